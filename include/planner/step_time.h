@@ -1,0 +1,43 @@
+// One training step's time on the critical (heaviest) pipeline stage, every
+// term separate: compute, recompute, exposed TP / CP / PP / DP / ZeRO-3
+// communication, the pipeline bubble and the optimizer step.
+#pragma once
+
+#include <cstdint>
+
+#include "planner/explain.h"
+#include "planner/layer_cost.h"
+#include "planner/pipeline.h"
+#include "planner/specs.h"
+
+namespace planner {
+
+struct StepTimeBreakdown {
+  double compute_s = 0;        // forward + backward kernels, all micro-batches, heaviest stage
+  double recompute_s = 0;      // recomputation in the backward pass
+  double tp_comm_s = 0;        // exposed tensor-parallel collectives
+  double cp_comm_s = 0;        // exposed part of the context-parallel K/V exchange
+  double pp_p2p_s = 0;         // exposed pipeline send/recv
+  double pp_bubble_s = 0;      // pipeline fill and drain
+  double dp_comm_s = 0;        // exposed gradient reduction (+ ZeRO-1/2 parameter all-gather)
+  double zero3_comm_s = 0;     // exposed ZeRO-3 parameter all-gathers / gradient reduce-scatters
+  double optimizer_s = 0;      // Adam update, memory bound
+  double step_s = 0;           // sum of the above
+
+  // Context for reports.
+  double dp_comm_total_s = 0;  // before overlap
+  double zero3_comm_total_s = 0;
+  double stage_time_per_micro_batch_s = 0;  // heaviest stage, fwd+bwd of one micro-batch
+  std::int64_t micro_batches = 0;
+  double bubble_fraction = 0;  // pp_bubble_s / step_s
+  double tokens_per_s = 0;
+  double model_flops_per_step = 0;     // PaLM convention
+  double hardware_flops_per_step = 0;  // + recomputation
+  double mfu = 0, hfu = 0;
+};
+
+[[nodiscard]] StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+                                          const TrainingSpec& ts, const StageLayout& layout, const LayerTime& lt,
+                                          const HeadTime& head, Explain* ex = nullptr);
+
+} // namespace planner

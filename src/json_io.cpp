@@ -1,0 +1,444 @@
+#include "planner/json_io.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "planner/input_error.h"
+
+namespace planner {
+
+using nlohmann::json;
+
+namespace {
+
+std::string describe(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+// Reads fields of one JSON object, recording every problem as "path: message".
+class FieldReader {
+ public:
+  FieldReader(const json& obj, std::string path, std::vector<std::string>& problems)
+      : obj_(obj), path_(std::move(path)), problems_(problems) {}
+
+  [[nodiscard]] bool ok_object() const { return obj_.is_object(); }
+
+  std::string field(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+  void problem(const std::string& key, const std::string& msg) { problems_.push_back(field(key) + ": " + msg); }
+
+  const json* get(const std::string& key, bool required, const char* expected) {
+    seen_.insert(key);
+    auto it = obj_.find(key);
+    if (it == obj_.end() || it->is_null()) {
+      if (required) problem(key, fmt::format("missing (expected {})", expected));
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  std::int64_t integer(const std::string& key, std::int64_t min_value, bool required = true, std::int64_t fallback = 0) {
+    const char* expected = min_value > 0 ? "a positive integer" : "a non-negative integer";
+    const json* v = get(key, required, expected);
+    if (!v) return fallback;
+    if (v->is_number_integer() || v->is_number_unsigned()) {
+      std::int64_t x = v->is_number_unsigned() && v->get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max())
+                           ? -1
+                           : v->get<std::int64_t>();
+      if (x >= min_value) return x;
+    } else if (v->is_number_float()) {
+      double d = v->get<double>();
+      if (std::isfinite(d) && d == std::floor(d) && d >= double(min_value) && d < 9.2e18) return std::int64_t(d);
+    }
+    problem(key, fmt::format("expected {}, got {}", expected, describe(*v)));
+    return fallback;
+  }
+
+  double number(const std::string& key, double min_value, double max_value, bool required = true, double fallback = 0,
+                bool exclusive_min = true) {
+    std::string expected = fmt::format("a number {} {:g}{}", exclusive_min ? ">" : ">=", min_value,
+                                       std::isfinite(max_value) ? fmt::format(" and <= {:g}", max_value) : "");
+    const json* v = get(key, required, expected.c_str());
+    if (!v) return fallback;
+    if (v->is_number()) {
+      double d = v->get<double>();
+      bool above = exclusive_min ? d > min_value : d >= min_value;
+      if (std::isfinite(d) && above && d <= max_value) return d;
+    }
+    problem(key, fmt::format("expected {}, got {}", expected, describe(*v)));
+    return fallback;
+  }
+
+  bool boolean(const std::string& key, bool required = true, bool fallback = false) {
+    const json* v = get(key, required, "true or false");
+    if (!v) return fallback;
+    if (v->is_boolean()) return v->get<bool>();
+    problem(key, fmt::format("expected true or false, got {}", describe(*v)));
+    return fallback;
+  }
+
+  std::string string(const std::string& key, bool required = true) {
+    const json* v = get(key, required, "a non-empty string");
+    if (!v) return {};
+    if (v->is_string() && !v->get<std::string>().empty()) return v->get<std::string>();
+    problem(key, fmt::format("expected a non-empty string, got {}", describe(*v)));
+    return {};
+  }
+
+  std::vector<std::string> string_list(const std::string& key) {
+    std::vector<std::string> out;
+    const json* v = get(key, false, "a list of strings");
+    if (!v) return out;
+    if (!v->is_array()) {
+      problem(key, fmt::format("expected a list of strings, got {}", describe(*v)));
+      return out;
+    }
+    for (const auto& e : *v) {
+      if (!e.is_string() || e.get<std::string>().empty()) {
+        problem(key, fmt::format("expected a list of non-empty strings, got element {}", describe(e)));
+        return {};
+      }
+      out.push_back(e.get<std::string>());
+    }
+    return out;
+  }
+
+  template <typename Enum, std::size_t N>
+  Enum choice(const std::string& key, const std::pair<const char*, Enum> (&table)[N], Enum fallback, bool required = true) {
+    std::string names;
+    for (const auto& [name, value] : table) names += (names.empty() ? "" : " | ") + std::string(name);
+    std::string expected = "one of " + names;
+    const json* v = get(key, required, expected.c_str());
+    if (!v) return fallback;
+    if (v->is_string()) {
+      for (const auto& [name, value] : table)
+        if (v->get<std::string>() == name) return value;
+    }
+    problem(key, fmt::format("expected {}, got {}", expected, describe(*v)));
+    return fallback;
+  }
+
+  const json* object(const std::string& key, bool required = true) {
+    const json* v = get(key, required, "an object");
+    if (v && !v->is_object()) {
+      problem(key, fmt::format("expected an object, got {}", describe(*v)));
+      return nullptr;
+    }
+    return v;
+  }
+
+  void allow(const std::string& key) { seen_.insert(key); }
+
+  // Unknown keys are errors: a typo must not silently fall back to a default.
+  void reject_unknown() {
+    for (auto it = obj_.begin(); it != obj_.end(); ++it)
+      if (!seen_.count(it.key())) problem(it.key(), "unknown field");
+  }
+
+ private:
+  const json& obj_;
+  std::string path_;
+  std::vector<std::string>& problems_;
+  std::set<std::string> seen_;
+};
+
+void throw_if_problems(const std::string& origin, const std::vector<std::string>& problems) {
+  if (problems.empty()) return;
+  std::string msg;
+  for (const auto& p : problems) msg += (msg.empty() ? "" : "; ") + p;
+  throw InputError(origin, msg);
+}
+
+void check_schema_version(FieldReader& r) {
+  std::int64_t v = r.integer("schema_version", 1);
+  if (v != 0 && v != kSpecSchemaVersion)
+    r.problem("schema_version", fmt::format("expected {}, got {}", kSpecSchemaVersion, v));
+}
+
+constexpr std::pair<const char*, FfnKind> kFfnNames[] = {
+    {"swiglu", FfnKind::swiglu}, {"geglu", FfnKind::geglu}, {"gelu", FfnKind::gelu},
+    {"relu", FfnKind::relu},     {"squared_relu", FfnKind::squared_relu}};
+constexpr std::pair<const char*, NormKind> kNormNames[] = {{"rmsnorm", NormKind::rmsnorm}, {"layernorm", NormKind::layernorm}};
+constexpr std::pair<const char*, PositionKind> kPositionNames[] = {{"rope", PositionKind::rope}, {"learned", PositionKind::learned}};
+constexpr std::pair<const char*, Topology> kTopologyNames[] = {{"switch", Topology::switched}, {"torus", Topology::torus}};
+
+template <typename Enum, std::size_t N>
+std::string_view name_of(const std::pair<const char*, Enum> (&table)[N], Enum e) {
+  for (const auto& [name, value] : table)
+    if (value == e) return name;
+  return "?";
+}
+
+std::array<double, kNumDTypes> per_dtype(FieldReader& parent, const std::string& key, std::vector<std::string>& problems,
+                                         double max_value, bool bf16_required) {
+  std::array<double, kNumDTypes> out{0.0, 0.0};
+  const json* o = parent.object(key);
+  if (!o) return out;
+  FieldReader r(*o, parent.field(key), problems);
+  out[std::size_t(DType::bf16)] = r.number("bf16", 0, max_value, bf16_required);
+  out[std::size_t(DType::fp8)] = r.number("fp8", 0, max_value, false);
+  r.reject_unknown();
+  return out;
+}
+
+} // namespace
+
+std::string_view to_string(FfnKind k) { return name_of(kFfnNames, k); }
+std::string_view to_string(NormKind k) { return name_of(kNormNames, k); }
+std::string_view to_string(PositionKind k) { return name_of(kPositionNames, k); }
+std::string_view to_string(Topology t) { return name_of(kTopologyNames, t); }
+std::string_view to_string(DType d) { return d == DType::bf16 ? "bf16" : "fp8"; }
+std::string_view to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+std::string_view to_string(Schedule s) {
+  switch (s) {
+    case Schedule::one_f_one_b: return "1f1b";
+    case Schedule::gpipe: return "gpipe";
+    case Schedule::interleaved: return "interleaved";
+  }
+  return "?";
+}
+std::string_view to_string(AttentionKernel a) { return a == AttentionKernel::flash ? "flash" : "unfused"; }
+
+ModelSpec model_from_json(const json& j, const std::string& origin) {
+  std::vector<std::string> problems;
+  if (!j.is_object()) throw InputError(origin, "expected a JSON object describing a model");
+  FieldReader r(j, "", problems);
+  ModelSpec m;
+  check_schema_version(r);
+  m.name = r.string("name");
+  m.aliases = r.string_list("aliases");
+  m.display_name = r.string("display_name", false);
+  if (m.display_name.empty()) m.display_name = m.name;
+  m.source = r.string("source", false);
+  m.num_layers = r.integer("num_layers", 1);
+  m.hidden_size = r.integer("hidden_size", 1);
+  m.ffn_hidden_size = r.integer("ffn_hidden_size", 1);
+  m.ffn_kind = r.choice("ffn_type", kFfnNames, FfnKind::swiglu);
+  m.num_heads = r.integer("num_attention_heads", 1);
+  m.num_kv_heads = r.integer("num_kv_heads", 1);
+  m.head_dim = r.integer("head_dim", 1, false, 0);
+  m.vocab_size = r.integer("vocab_size", 1);
+  m.tied_embeddings = r.boolean("tied_embeddings");
+  m.norm = r.choice("norm", kNormNames, NormKind::rmsnorm);
+  m.bias = r.boolean("bias");
+  m.dropout = r.boolean("dropout");
+  m.position = r.choice("position_embedding", kPositionNames, PositionKind::rope);
+  m.max_position_embeddings = r.integer("max_position_embeddings", 1, m.position == PositionKind::learned, 0);
+  m.default_seq_len = r.integer("default_seq_len", 1);
+  m.default_global_batch_tokens = r.integer("default_global_batch_tokens", 1);
+  m.expected_params = r.integer("expected_params", 1, false, 0);
+  r.allow("notes");
+  r.reject_unknown();
+  // Cross-field checks, only once the fields themselves are sane.
+  if (problems.empty()) {
+    if (m.head_dim == 0) {
+      if (m.hidden_size % m.num_heads != 0)
+        problems.push_back(fmt::format("head_dim: missing, and hidden_size {} is not divisible by num_attention_heads {}",
+                                       m.hidden_size, m.num_heads));
+      else
+        m.head_dim = m.hidden_size / m.num_heads;
+    }
+    if (m.num_heads % m.num_kv_heads != 0)
+      problems.push_back(fmt::format("num_kv_heads: expected a divisor of num_attention_heads {}, got {}", m.num_heads,
+                                     m.num_kv_heads));
+    // Bounds that keep every 64-bit product in the cost model exact.
+    if (m.hidden_size > (1 << 20)) problems.push_back("hidden_size: expected at most 1048576");
+    if (m.ffn_hidden_size > (1 << 22)) problems.push_back("ffn_hidden_size: expected at most 4194304");
+    if (m.num_layers > 100000) problems.push_back("num_layers: expected at most 100000");
+    if (m.vocab_size > 100000000) problems.push_back("vocab_size: expected at most 100000000");
+  }
+  throw_if_problems(origin, problems);
+  return m;
+}
+
+HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
+  std::vector<std::string> problems;
+  if (!j.is_object()) throw InputError(origin, "expected a JSON object describing a hardware profile");
+  FieldReader r(j, "", problems);
+  HardwareProfile h;
+  check_schema_version(r);
+  h.name = r.string("name");
+  h.aliases = r.string_list("aliases");
+  h.display_name = r.string("display_name", false);
+  if (h.display_name.empty()) h.display_name = h.name;
+  if (const json* chip = r.object("chip")) {
+    FieldReader c(*chip, "chip", problems);
+    h.chip_name = c.string("name");
+    h.peak_flops_per_s = per_dtype(c, "peak_flops_per_s", problems, 1e18, true);
+    h.hbm_capacity_bytes = c.number("hbm_capacity_bytes", 0, 1e15);
+    h.hbm_bandwidth_bytes_per_s = c.number("hbm_bandwidth_bytes_per_s", 0, 1e15);
+    c.reject_unknown();
+  }
+  h.memory_reserve_bytes = r.number("memory_reserve_bytes", 0, 1e15, true, 0, false);
+  h.collective_base_latency_s = r.number("collective_base_latency_s", 0, 1, true, 0, false);
+  if (const json* eff = r.object("efficiency")) {
+    FieldReader e(*eff, "efficiency", problems);
+    h.efficiency.gemm_max = per_dtype(e, "gemm_max", problems, 1.0, true);
+    h.efficiency.gemm_half_flops = e.number("gemm_half_flops", 0, 1e18, true, 0, false);
+    h.efficiency.attention_max = per_dtype(e, "attention_max", problems, 1.0, true);
+    h.efficiency.unfused_attention_max = e.number("unfused_attention_max", 0, 1.0);
+    h.efficiency.hbm_efficiency = e.number("hbm_efficiency", 0, 1.0);
+    e.reject_unknown();
+  }
+  const json* tiers = r.get("tiers", true, "a list of 1 or 2 interconnect tiers");
+  if (tiers && (!tiers->is_array() || tiers->empty() || tiers->size() > 2)) {
+    r.problem("tiers", fmt::format("expected a list of 1 or 2 interconnect tiers, got {}", describe(*tiers)));
+  } else if (tiers) {
+    for (std::size_t i = 0; i < tiers->size(); ++i) {
+      std::string path = fmt::format("tiers[{}]", i);
+      const json& tj = (*tiers)[i];
+      if (!tj.is_object()) {
+        problems.push_back(path + ": expected an object");
+        continue;
+      }
+      FieldReader t(tj, path, problems);
+      InterconnectTier tier;
+      tier.name = t.string("name");
+      tier.topology = t.choice("topology", kTopologyNames, Topology::switched);
+      tier.size = t.integer("size", i == 0 ? 1 : 0);
+      tier.latency_s = t.number("latency_s", 0, 1, true, 0, false);
+      tier.bandwidth_nominal_bytes_per_s = t.number("bandwidth_nominal_bytes_per_s", 0, 1e15);
+      tier.bandwidth_achieved_bytes_per_s = t.number("bandwidth_achieved_bytes_per_s", 0, 1e15);
+      if (tier.topology == Topology::torus) {
+        const json* dims = t.get("torus_dims", true, "a list of positive integers");
+        if (dims) {
+          bool good = dims->is_array() && !dims->empty() && dims->size() <= 3;
+          std::int64_t product = 1;
+          if (good)
+            for (const auto& d : *dims) {
+              if (!d.is_number_integer() || d.get<std::int64_t>() < 1 || d.get<std::int64_t>() > 4096) good = false;
+              else product *= d.get<std::int64_t>();
+              if (good) tier.torus_dims.push_back(d.get<std::int64_t>());
+            }
+          if (!good) t.problem("torus_dims", fmt::format("expected a list of 1 to 3 positive integers, got {}", describe(*dims)));
+          else if (product != tier.size)
+            t.problem("torus_dims", fmt::format("expected dimensions multiplying to size {}, got product {}", tier.size, product));
+        }
+      }
+      if (i == 1) {
+        tier.nics_per_node = t.integer("nics_per_node", 1);
+        tier.gpus_per_node = t.integer("gpus_per_node", 1);
+      }
+      t.reject_unknown();
+      if (tier.bandwidth_achieved_bytes_per_s > tier.bandwidth_nominal_bytes_per_s && tier.bandwidth_nominal_bytes_per_s > 0)
+        problems.push_back(path + ".bandwidth_achieved_bytes_per_s: expected at most bandwidth_nominal_bytes_per_s");
+      h.tiers.push_back(std::move(tier));
+    }
+    if (h.tiers.size() == 2 && h.tiers[0].size > 0 && h.tiers[1].gpus_per_node > 0 &&
+        h.tiers[0].size % h.tiers[1].gpus_per_node != 0 && h.tiers[1].gpus_per_node % h.tiers[0].size != 0)
+      problems.push_back("tiers[1].gpus_per_node: expected a divisor or multiple of tiers[0].size");
+  }
+  r.allow("sources");
+  r.allow("notes");
+  r.reject_unknown();
+  throw_if_problems(origin, problems);
+  return h;
+}
+
+json to_json(const ModelSpec& m) {
+  json j;
+  j["schema_version"] = kSpecSchemaVersion;
+  j["name"] = m.name;
+  j["aliases"] = m.aliases;
+  j["display_name"] = m.display_name;
+  if (!m.source.empty()) j["source"] = m.source;
+  j["num_layers"] = m.num_layers;
+  j["hidden_size"] = m.hidden_size;
+  j["ffn_hidden_size"] = m.ffn_hidden_size;
+  j["ffn_type"] = std::string(to_string(m.ffn_kind));
+  j["num_attention_heads"] = m.num_heads;
+  j["num_kv_heads"] = m.num_kv_heads;
+  j["head_dim"] = m.head_dim;
+  j["vocab_size"] = m.vocab_size;
+  j["tied_embeddings"] = m.tied_embeddings;
+  j["norm"] = std::string(to_string(m.norm));
+  j["bias"] = m.bias;
+  j["dropout"] = m.dropout;
+  j["position_embedding"] = std::string(to_string(m.position));
+  if (m.position == PositionKind::learned) j["max_position_embeddings"] = m.max_position_embeddings;
+  j["default_seq_len"] = m.default_seq_len;
+  j["default_global_batch_tokens"] = m.default_global_batch_tokens;
+  if (m.expected_params) j["expected_params"] = m.expected_params;
+  return j;
+}
+
+json to_json(const HardwareProfile& h) {
+  auto dt = [](const std::array<double, kNumDTypes>& a) {
+    json o;
+    o["bf16"] = a[0];
+    if (a[1] > 0) o["fp8"] = a[1];
+    return o;
+  };
+  json j;
+  j["schema_version"] = kSpecSchemaVersion;
+  j["name"] = h.name;
+  j["aliases"] = h.aliases;
+  j["display_name"] = h.display_name;
+  j["chip"] = {{"name", h.chip_name},
+               {"peak_flops_per_s", dt(h.peak_flops_per_s)},
+               {"hbm_capacity_bytes", h.hbm_capacity_bytes},
+               {"hbm_bandwidth_bytes_per_s", h.hbm_bandwidth_bytes_per_s}};
+  j["memory_reserve_bytes"] = h.memory_reserve_bytes;
+  j["collective_base_latency_s"] = h.collective_base_latency_s;
+  j["efficiency"] = {{"gemm_max", dt(h.efficiency.gemm_max)},
+                     {"gemm_half_flops", h.efficiency.gemm_half_flops},
+                     {"attention_max", dt(h.efficiency.attention_max)},
+                     {"unfused_attention_max", h.efficiency.unfused_attention_max},
+                     {"hbm_efficiency", h.efficiency.hbm_efficiency}};
+  json tiers = json::array();
+  for (std::size_t i = 0; i < h.tiers.size(); ++i) {
+    const auto& t = h.tiers[i];
+    json tj = {{"name", t.name},
+               {"topology", std::string(to_string(t.topology))},
+               {"size", t.size},
+               {"latency_s", t.latency_s},
+               {"bandwidth_nominal_bytes_per_s", t.bandwidth_nominal_bytes_per_s},
+               {"bandwidth_achieved_bytes_per_s", t.bandwidth_achieved_bytes_per_s}};
+    if (t.topology == Topology::torus) tj["torus_dims"] = t.torus_dims;
+    if (i == 1) {
+      tj["nics_per_node"] = t.nics_per_node;
+      tj["gpus_per_node"] = t.gpus_per_node;
+    }
+    tiers.push_back(tj);
+  }
+  j["tiers"] = tiers;
+  return j;
+}
+
+json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "cannot open file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  try {
+    return json::parse(buf.str());
+  } catch (const json::parse_error& e) {
+    // nlohmann reports a byte offset; give the line too, which a person can find.
+    std::string text = buf.str();
+    std::size_t at = std::min<std::size_t>(e.byte, text.size());
+    std::size_t line = 1 + std::size_t(std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n'));
+    throw InputError(fmt::format("{}:{}", path, line), "malformed JSON (expected a valid JSON document)");
+  }
+}
+
+ModelSpec load_model_file(const std::string& path) { return model_from_json(read_json_file(path), path); }
+HardwareProfile load_hardware_file(const std::string& path) { return hardware_from_json(read_json_file(path), path); }
+
+} // namespace planner

@@ -1,0 +1,93 @@
+#include "planner/pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace planner {
+
+std::int64_t StageLayout::layers_on(std::int64_t stage) const {
+  if (stage == 0) return first;
+  if (stage == stages - 1) return last;
+  return stage - 1 < middle_hi_count ? middle_hi : middle_hi - 1;
+}
+
+StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_t min_layers, double extra_first,
+                           double extra_last) {
+  StageLayout out;
+  out.stages = std::max<std::int64_t>(stages, 1);
+  min_layers = std::max<std::int64_t>(min_layers, 1);
+  if (layers < out.stages * min_layers) {
+    out.feasible = false;
+    return out;
+  }
+  if (out.stages == 1) {
+    out.first = out.last = layers;
+    return out;
+  }
+  const std::int64_t p = out.stages, mids = p - 2;
+  // Capacity of each stage under a bound T on the heaviest stage's cost.
+  auto cap = [&](double T, double extra) { return std::max<std::int64_t>(0, std::int64_t(std::floor(T - extra + 1e-9))); };
+  auto total_cap = [&](double T) { return cap(T, extra_first) + cap(T, extra_last) + mids * cap(T, 0.0); };
+  auto ok = [&](double T) {
+    return cap(T, extra_first) >= min_layers && cap(T, extra_last) >= min_layers && (mids == 0 || cap(T, 0.0) >= min_layers) &&
+           total_cap(T) >= layers;
+  };
+  // The optimum is at an integer M for some stage kind: T in {M, M+ef, M+el}.
+  // Binary search over integer M for each kind, keep the smallest feasible T.
+  double best = std::numeric_limits<double>::infinity();
+  for (double extra : {0.0, extra_first, extra_last}) {
+    std::int64_t lo = 0, hi = layers + 1;
+    if (!ok(double(hi) + extra)) continue;
+    while (lo < hi) {
+      std::int64_t mid = lo + (hi - lo) / 2;
+      if (ok(double(mid) + extra)) hi = mid; else lo = mid + 1;
+    }
+    best = std::min(best, double(lo) + extra);
+  }
+  std::int64_t f = cap(best, extra_first), l = cap(best, extra_last), mcap = mids ? cap(best, 0.0) : 0;
+  std::int64_t excess = f + l + mids * mcap - layers;
+  // Remove the excess: from middle stages first (one layer each), then from the
+  // end stages, never below min_layers.
+  std::int64_t hi_count = mids;
+  if (mids > 0) {
+    std::int64_t take = std::min(excess, mcap > min_layers ? mids : 0);
+    hi_count = mids - take;
+    excess -= take;
+  }
+  while (excess > 0 && (f > min_layers || l > min_layers)) {
+    if (double(f) + extra_first >= double(l) + extra_last && f > min_layers) --f; else if (l > min_layers) --l; else --f;
+    --excess;
+  }
+  if (excess > 0 && mids > 0) {  // extreme: spread the rest over middle stages again
+    mcap -= 1;
+    hi_count = mids - excess;
+    excess = 0;
+  }
+  out.first = f;
+  out.last = l;
+  out.middle_hi = mcap;
+  out.middle_hi_count = hi_count;
+  out.feasible = excess == 0;
+  return out;
+}
+
+double micro_batches_in_flight(Schedule s, std::int64_t p, std::int64_t v, std::int64_t m, std::int64_t stage) {
+  const double md = double(m);
+  switch (s) {
+    case Schedule::gpipe: return md;
+    case Schedule::one_f_one_b: return std::min(md, double(p - stage));
+    case Schedule::interleaved: {
+      const double chunks = std::min(md * double(v), double(2 * (p - stage - 1) + (v - 1) * p + 1));
+      return chunks / double(v);
+    }
+  }
+  return md;
+}
+
+double bubble_fraction(std::int64_t p, std::int64_t v, std::int64_t m) {
+  const double bubble = double(p - 1) / double(std::max<std::int64_t>(v, 1));
+  return bubble / (double(m) + bubble);
+}
+
+} // namespace planner

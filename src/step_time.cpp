@@ -1,0 +1,163 @@
+#include "planner/step_time.h"
+
+#include <algorithm>
+
+#include "planner/collectives.h"
+#include "planner/memory_model.h"
+#include "planner/model_math.h"
+
+namespace planner {
+
+namespace {
+
+// The ranks sharing one weight shard: DP x CP. Contiguous in the rank order
+// [TP, CP, PP, DP] when PP = 1; otherwise CP and DP members combine.
+GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelConfig& pc) {
+  if (pc.pp == 1) return placement(hw, pc.cp * pc.dp, pc.tp);
+  const GroupPlacement dp = placement(hw, pc.dp, pc.tp * pc.cp * pc.pp);
+  const GroupPlacement cp = placement(hw, pc.cp, pc.tp);
+  GroupPlacement g;
+  g.size = pc.cp * pc.dp;
+  g.stride = pc.tp;
+  g.members_per_domain = std::min(g.size, dp.members_per_domain * cp.members_per_domain);
+  g.domains = (g.size + g.members_per_domain - 1) / g.members_per_domain;
+  for (std::size_t d = 0; d < 3; ++d) {
+    g.torus_extent[d] = std::max(dp.torus_extent[d], cp.torus_extent[d]);
+    g.torus_wrap[d] = dp.torus_wrap[d] || cp.torus_wrap[d];
+  }
+  return g;
+}
+
+void note(Explain* ex, const char* name, const char* formula, const char* cite,
+          std::vector<std::pair<std::string, double>> inputs, double out) {
+  if (ex) ex->add({name, formula, cite, std::move(inputs), out, "s"});
+}
+
+} // namespace
+
+StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+                            const TrainingSpec& ts, const StageLayout& layout, const LayerTime& lt, const HeadTime& head,
+                            Explain* ex) {
+  StepTimeBreakdown st;
+  const std::int64_t p = pc.pp, v = pc.virtual_stages;
+  const std::int64_t mb = ts.global_batch_sequences / (pc.dp * pc.micro_batch_size);
+  st.micro_batches = mb;
+  const double md = double(mb), t = double(pc.tp);
+
+  // Per-micro-batch time of each stage; the heaviest sets the steady state.
+  const double head_first = head.embedding_fwd_s + head.embedding_bwd_s;
+  const double head_last = head.output_fwd_s + head.output_bwd_s + head.output_tp_comm_s;
+  auto stage_time = [&](std::int64_t r) {
+    double x = double(layout.layers_on(r)) * lt.total_s();
+    if (r == 0) x += head_first;
+    if (r == p - 1) x += head_last;
+    return x;
+  };
+  std::int64_t heavy = 0;
+  double t_max = stage_time(0);
+  for (std::int64_t r : {std::int64_t(1), p - 1})
+    if (r < p && stage_time(r) > t_max) t_max = stage_time(r), heavy = r;
+  const double layers = double(layout.layers_on(heavy));
+  st.stage_time_per_micro_batch_s = t_max;
+
+  // Steady state: m micro-batches through the heaviest stage.
+  double compute = layers * (lt.compute_fwd_s() + lt.compute_bwd_s());
+  double tp = layers * (lt.tp_comm_fwd_s + lt.tp_comm_bwd_s + lt.tp_comm_recompute_s);
+  if (heavy == 0) compute += head_first;
+  if (heavy == p - 1) compute += head.output_fwd_s + head.output_bwd_s, tp += head.output_tp_comm_s;
+  st.compute_s = md * compute;
+  st.recompute_s = md * layers * lt.recompute_s;
+  st.tp_comm_s = md * tp;
+  st.cp_comm_s = md * layers * (lt.cp_comm_fwd_s + lt.cp_comm_bwd_s);
+
+  // Bubble: while the heaviest stage works m micro-batches, the fill and drain
+  // pass once through every other stage, 1/v of it per chunk with interleaving:
+  // (sum_r t_r - t_max)/v; (p-1)/v * t for uniform stages (Narayanan et al.
+  // 2021 §2.2). GPipe has the same bubble as 1F1B.
+  if (p > 1) {
+    const double all_stages = double(m.num_layers) * lt.total_s() + head_first + head_last;
+    st.pp_bubble_s = std::max(0.0, all_stages - t_max) / double(v);
+    // Send/recv of one micro-batch's boundary activation (b*s/cp*h*2 bytes,
+    // split over TP by the scatter-gather optimisation, Narayanan et al. 2021
+    // §4.1), forward and backward. Megatron's 1F1B blocks on these in the
+    // steady state unless p2p overlap is on; the fill/drain ones are exposed anyway.
+    GroupPlacement pair = placement(hw, 2, pc.tp * pc.cp);
+    const double bytes = 2.0 * double(pc.micro_batch_size) * double(ts.seq_len) / double(pc.cp) * double(m.hidden_size) / t;
+    const double one = collective_cost(hw, pair, Collective::send_recv, bytes).total_s();
+    const double transfers = ts.overlap_p2p ? 2.0 * double(p - 1) : 2.0 * (md * double(v) + double(p - 1));
+    st.pp_p2p_s = transfers * one;
+    note(ex, "pipeline bubble", "(sum of stage times - heaviest) / v", "Narayanan et al. 2021 §2.2.2",
+         {{"p", double(p)}, {"v", double(v)}, {"m", md}, {"heaviest_stage_s", t_max}}, st.pp_bubble_s);
+    note(ex, "pipeline send/recv", "transfers * (alpha + b*s/cp*h*2/t / B)", "Narayanan et al. 2021 §4.1",
+         {{"bytes", bytes}, {"transfers", transfers}, {"one_s", one}}, st.pp_p2p_s);
+  }
+
+  // Data parallelism over DP x CP (ranks holding the same weights).
+  const GroupPlacement wg = weight_sharing_group(hw, pc);
+  const double params_local = stage_params(m, layout, heavy) / t;
+  const double bwd_window = ts.overlap_grad_reduce ? layers * lt.bwd_s() : 0.0;
+  if (wg.size > 1 && pc.zero_stage < 3) {
+    const double grad_bytes = params_local * ts.grad_bytes_per_param;
+    // ZeRO-0: all-reduce; ZeRO-1/2 (Megatron distributed optimizer): reduce-
+    // scatter the gradients, all-gather the updated bf16 weights.
+    const Collective red = pc.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+    const double t_red = collective_cost(hw, wg, red, grad_bytes).total_s();
+    // Buckets of 40M parameters (Megatron-LM DDP default): the last bucket's
+    // reduction starts only when the backward ends, so it is always exposed.
+    const double bucket = std::min(grad_bytes, 40e6 * ts.grad_bytes_per_param);
+    const double t_bucket = collective_cost(hw, wg, red, bucket).total_s();
+    double exposed = ts.overlap_grad_reduce ? std::max(t_red - bwd_window, t_bucket) : t_red;
+    double t_ag = 0;
+    if (pc.zero_stage >= 1) {
+      t_ag = collective_cost(hw, wg, Collective::all_gather, params_local * ts.weight_bytes_per_param).total_s();
+      const double fwd_window = ts.overlap_grad_reduce ? layers * lt.fwd_s() : 0.0;
+      exposed += std::max(t_ag - fwd_window, 0.0);
+    }
+    st.dp_comm_total_s = t_red + t_ag;
+    st.dp_comm_s = exposed;
+    note(ex, "DP gradient reduction (exposed)",
+         "max(reduce(grads) - backward of last micro-batch, last 40M-param bucket) [+ ZeRO-1/2 weight all-gather]",
+         "Li et al. 2020 (PyTorch DDP buckets); Megatron-LM distributed optimizer",
+         {{"grad_bytes", grad_bytes}, {"group", double(wg.size)}, {"reduce_s", t_red}, {"window_s", bwd_window}}, exposed);
+  }
+  if (wg.size > 1 && pc.zero_stage >= 3) {
+    // ZeRO-3 / FSDP: all-gather each layer's weights before its forward and
+    // backward, reduce-scatter its gradients after the backward; prefetching
+    // the next layer hides the gather when a layer's compute outlasts it:
+    // alpha*lg p <= (B*S/C - 1/beta)*n (course slides, Kakade & Anand).
+    const double layer_params = double(count_params(m).per_layer) / t;
+    const double t_ag = collective_cost(hw, wg, Collective::all_gather, layer_params * ts.weight_bytes_per_param).total_s();
+    const double t_rs = collective_cost(hw, wg, Collective::reduce_scatter, layer_params * ts.grad_bytes_per_param).total_s();
+    const double fwd_exposed = t_ag + layers * std::max(0.0, t_ag - lt.fwd_s());
+    const double bwd_exposed = layers * std::max(0.0, t_ag + t_rs - lt.bwd_s());
+    st.zero3_comm_s = md * (fwd_exposed + bwd_exposed);
+    st.zero3_comm_total_s = md * layers * (2.0 * t_ag + t_rs);
+    note(ex, "ZeRO-3 parameter gathers (exposed)", "m * [ag + L*max(0, ag - fwd_layer) + L*max(0, ag + rs - bwd_layer)]",
+         "Rajbhandari et al. 2020; prefetch condition from the course slides",
+         {{"ag_per_layer_s", t_ag}, {"rs_per_layer_s", t_rs}, {"fwd_layer_s", lt.fwd_s()}, {"bwd_layer_s", lt.bwd_s()}},
+         st.zero3_comm_s);
+  }
+
+  // Adam step, memory bound: read grad + fp32 master, m, v; write master, m,
+  // v and the bf16 weight copy (24 + grad + weight bytes per parameter).
+  const double opt_params = params_local / (pc.zero_stage >= 1 ? double(pc.dp * pc.cp) : 1.0);
+  const double opt_bytes = opt_params * (24.0 + ts.grad_bytes_per_param + ts.weight_bytes_per_param);
+  st.optimizer_s = opt_bytes / (hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency);
+
+  st.step_s = st.compute_s + st.recompute_s + st.tp_comm_s + st.cp_comm_s + st.pp_p2p_s + st.pp_bubble_s + st.dp_comm_s +
+              st.zero3_comm_s + st.optimizer_s;
+  st.bubble_fraction = st.step_s > 0 ? st.pp_bubble_s / st.step_s : 0.0;
+  const double tokens = double(ts.global_batch_sequences) * double(ts.seq_len);
+  st.tokens_per_s = tokens / st.step_s;
+  const FlopsPerToken f = flops_per_token(m, ts.seq_len, pc.recompute);
+  st.model_flops_per_step = f.model * tokens;
+  st.hardware_flops_per_step = f.hardware * tokens;
+  const double peak_total = double(ts.num_gpus) * hw.peak_flops_per_s[std::size_t(ts.dtype)];
+  st.mfu = st.model_flops_per_step / (st.step_s * peak_total);
+  st.hfu = st.hardware_flops_per_step / (st.step_s * peak_total);
+  note(ex, "MFU", "(6N + 12*L*H*Q*T) * tokens / (step * GPUs * peak)", "Chowdhery et al. 2022 (PaLM) App. B",
+       {{"model_flops_per_step", st.model_flops_per_step}, {"step_s", st.step_s}, {"gpus", double(ts.num_gpus)}}, st.mfu);
+  return st;
+}
+
+} // namespace planner
