@@ -295,6 +295,11 @@ HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
     h.efficiency.attention_max = per_dtype(e, "attention_max", problems, 1.0, true);
     h.efficiency.unfused_attention_max = e.number("unfused_attention_max", 0, 1.0);
     h.efficiency.hbm_efficiency = e.number("hbm_efficiency", 0, 1.0);
+    h.efficiency.compute_units = e.integer("compute_units", 1, false, 0);
+    h.efficiency.gemm_tile_m = e.integer("gemm_tile_m", 1, false, 0);
+    h.efficiency.gemm_tile_n = e.integer("gemm_tile_n", 1, false, 0);
+    if ((h.efficiency.compute_units > 0) != (h.efficiency.gemm_tile_m > 0 && h.efficiency.gemm_tile_n > 0))
+      e.problem("compute_units", "expected compute_units, gemm_tile_m and gemm_tile_n together (all or none)");
     e.reject_unknown();
   }
   const json* tiers = r.get("tiers", true, "a list of 1 or 2 interconnect tiers");
@@ -402,6 +407,11 @@ json to_json(const HardwareProfile& h) {
                      {"attention_max", dt(h.efficiency.attention_max)},
                      {"unfused_attention_max", h.efficiency.unfused_attention_max},
                      {"hbm_efficiency", h.efficiency.hbm_efficiency}};
+  if (h.efficiency.compute_units > 0) {
+    j["efficiency"]["compute_units"] = h.efficiency.compute_units;
+    j["efficiency"]["gemm_tile_m"] = h.efficiency.gemm_tile_m;
+    j["efficiency"]["gemm_tile_n"] = h.efficiency.gemm_tile_n;
+  }
   json tiers = json::array();
   for (std::size_t i = 0; i < h.tiers.size(); ++i) {
     const auto& t = h.tiers[i];

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "planner/collectives.h"
+#include "planner/model_math.h"
 
 namespace planner {
 
@@ -50,20 +51,34 @@ void note(Explain* ex, const char* name, const char* formula, const char* cite,
 
 } // namespace
 
-double gemm_time_s(const HardwareProfile& hw, DType dt, double flops, double bytes) {
-  // Saturating GEMM efficiency: a fixed per-kernel overhead (launch, wave
-  // quantisation tail) equivalent to gemm_half_flops, then the large-GEMM
-  // throughput gemm_max * peak; an approximation of cuBLAS behaviour
-  // (docs/hardware_profiles.md), bounded below by the HBM roofline.
+double wave_efficiency(const HardwareProfile& hw, double M, double N) {
+  const auto& e = hw.efficiency;
+  if (e.compute_units <= 0 || e.gemm_tile_m <= 0 || e.gemm_tile_n <= 0) return 1.0;
+  // NVIDIA, "Matrix Multiplication Background User's Guide", wave quantisation.
+  auto eff = [&](double tm, double tn) {
+    const double tiles = std::ceil(M / tm) * std::ceil(N / tn);
+    const double units = double(e.compute_units);
+    return tiles / (std::ceil(tiles / units) * units);
+  };
+  return std::max(eff(double(e.gemm_tile_m), double(e.gemm_tile_n)), eff(double(e.gemm_tile_n), double(e.gemm_tile_m)));
+}
+
+double gemm_time_s(const HardwareProfile& hw, DType dt, double M, double N, double K) {
+  // Large-GEMM throughput gemm_max * peak (best-shape cuBLAS measurements),
+  // less the idle units of the last wave, plus a fixed per-kernel overhead
+  // equivalent to gemm_half_flops; bounded below by the HBM roofline
+  // (Williams et al. 2009). An approximation: docs/hardware_profiles.md.
   const double eff_peak = peak(hw, dt) * hw.efficiency.gemm_max[std::size_t(dt)];
-  return std::max((flops + hw.efficiency.gemm_half_flops) / eff_peak, bytes / hbm_bw(hw));
+  const double flops = 2.0 * M * N * K;
+  const double operand = dt == DType::fp8 ? 1.0 : 2.0;
+  const double bytes = operand * (M * K + K * N) + kAct * M * N;
+  return std::max((flops / wave_efficiency(hw, M, N) + hw.efficiency.gemm_half_flops) / eff_peak, bytes / hbm_bw(hw));
 }
 
 LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                      Explain* ex) {
   const Dims d = dims(m, pc, ts);
   const DType dt = ts.dtype;
-  const double wbytes = dt == DType::fp8 ? 1.0 : 2.0;  // GEMM operand bytes
   LayerTime lt;
 
   // --- GEMMs (forward): 2*M*N*K each. Shapes per TP rank (Megatron column/row
@@ -73,12 +88,11 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
   struct Gemm { double M, N, K; };
   const Gemm gemms[4] = {{d.n, q_out + kv_out, d.h}, {d.n, d.h, d.H * d.hd / d.t}, {d.n, ffn_in, d.h}, {d.n, d.h, d.F / d.t}};
   for (const Gemm& g : gemms) {
-    const double flops = 2.0 * g.M * g.N * g.K;
-    const double bytes = wbytes * (g.M * g.K + g.K * g.N) + kAct * g.M * g.N;
-    lt.gemm_flops_fwd += flops;
-    lt.gemm_fwd_s += gemm_time_s(hw, dt, flops, bytes);
-    // Backward: input gradient and weight gradient, each the forward's FLOPs.
-    lt.gemm_bwd_s += 2.0 * gemm_time_s(hw, dt, flops, bytes);
+    lt.gemm_flops_fwd += 2.0 * g.M * g.N * g.K;
+    lt.gemm_fwd_s += gemm_time_s(hw, dt, g.M, g.N, g.K);
+    // Backward: input gradient (M x K output) and weight gradient (K x N
+    // output, reduced over M), each the forward's FLOPs.
+    lt.gemm_bwd_s += gemm_time_s(hw, dt, g.M, g.K, g.N) + gemm_time_s(hw, dt, g.K, g.N, g.M);
   }
   note(ex, "layer GEMMs (fwd)", "sum over QKV, O, FFN-in, FFN-out of (2MNK + F_half)/(peak*gemm_max), bwd = 2x",
        "Shoeybi et al. 2019 (Megatron TP shapes); Narayanan et al. 2021 §3 (bwd = 2x fwd)",
@@ -124,6 +138,15 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
   if (d.rope) ew_bytes += 2.0 * kAct * d.n * (d.H + d.KV) * d.hd / d.t;
   lt.elementwise_fwd_s = ew_bytes / hbm_bw(hw);
   lt.elementwise_bwd_s = 2.0 * lt.elementwise_fwd_s;
+  // Gradient accumulation across micro-batches: each micro-batch's bf16
+  // weight gradient is added into the accumulator (Megatron: fp32 main_grad):
+  // read 2 + read and write grad_bytes per local parameter. Memory bound.
+  const double layer_params = double(count_params(m).per_layer) / d.t;
+  const double accum_bytes = layer_params * (kAct + 2.0 * ts.grad_bytes_per_param);
+  lt.grad_accumulate_s = accum_bytes / hbm_bw(hw);
+  note(ex, "gradient accumulation (per layer, per micro-batch)", "params/t * (2 + 2*grad_bytes) / (HBM bw * hbm_efficiency)",
+       "Megatron-LM main_grad accumulation (fp32 when grad_bytes = 4)", {{"params_local", layer_params}, {"bytes", accum_bytes}},
+       lt.grad_accumulate_s, "s");
   note(ex, "element-wise kernels (fwd)", "bytes(norms, residual/dropout, activation, RoPE) / (HBM bw * hbm_efficiency)",
        "roofline (Williams et al. 2009); tensor sizes from Korthikanti et al. 2022 §4",
        {{"bytes", ew_bytes}, {"hbm_bytes_per_s", hbm_bw(hw)}}, lt.elementwise_fwd_s, "s");
@@ -142,6 +165,14 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
       per_pair = collective_cost(hw, g, Collective::all_reduce, bytes).total_s();
     lt.tp_comm_fwd_s = 2.0 * per_pair;
     lt.tp_comm_bwd_s = 2.0 * per_pair;
+    if (pc.sequence_parallel) {
+      // SP keeps only the sequence-sharded norm outputs, so the backward
+      // all-gathers them again for the QKV and FFN-in weight gradients
+      // (Korthikanti et al. 2022 §4.2.2). Megatron launches it next to the
+      // input-gradient GEMM, but the two share SMs and HBM; counted exposed
+      // (an approximation, see docs/cost_model.md).
+      lt.tp_comm_bwd_s += 2.0 * collective_cost(hw, g, Collective::all_gather, bytes).total_s();
+    }
     if (pc.recompute == Recompute::full) lt.tp_comm_recompute_s = 2.0 * per_pair;
     note(ex, "TP communication per layer (fwd)",
          pc.sequence_parallel ? "2 x (all-gather + reduce-scatter) of b*s/cp*h*2 bytes" : "2 x all-reduce of b*s/cp*h*2 bytes",
@@ -185,11 +216,11 @@ HeadTime head_time(const ModelSpec& m, const HardwareProfile& hw, const Parallel
   // Vocabulary-parallel output projection: 2*n*h*V/t FLOPs, bwd 2x; the
   // logits go through an fp32 softmax cross-entropy (read bf16, write fp32,
   // read again in backward: ~ (2 + 4 + 4 + 2) bytes per logit).
-  const double flops = 2.0 * d.n * d.h * V / d.t;
-  const double bytes = 2.0 * (d.h * V / d.t + d.n * d.h) + kAct * d.n * V / d.t;
   const double logits = d.n * V / d.t;
-  ht.output_fwd_s = gemm_time_s(hw, ts.dtype, flops, bytes) + logits * 6.0 / hbm_bw(hw);
-  ht.output_bwd_s = 2.0 * gemm_time_s(hw, ts.dtype, flops, bytes) + logits * 6.0 / hbm_bw(hw);
+  const double Vt = V / d.t;
+  ht.output_fwd_s = gemm_time_s(hw, ts.dtype, d.n, Vt, d.h) + logits * 6.0 / hbm_bw(hw);
+  ht.output_bwd_s = gemm_time_s(hw, ts.dtype, d.n, d.h, Vt) + gemm_time_s(hw, ts.dtype, d.h, Vt, d.n) +
+                    logits * 6.0 / hbm_bw(hw);
   if (pc.tp > 1) {
     // Vocab-parallel cross-entropy: all-reduces of max and sum-exp (n floats each).
     const GroupPlacement g = placement(hw, pc.tp, 1);

@@ -63,6 +63,8 @@ json time_json(const StepTimeBreakdown& t) {
           {"step_s", round_to(t.step_s, 6)},
           {"dp_comm_total_s", round_to(t.dp_comm_total_s, 6)},
           {"zero3_comm_total_s", round_to(t.zero3_comm_total_s, 6)},
+          {"layer_fwd_s", round_to(t.layer_fwd_s, 7)},
+          {"layer_bwd_s", round_to(t.layer_bwd_s, 7)},
           {"micro_batches", t.micro_batches},
           {"bubble_fraction", round_to(t.bubble_fraction, 5)},
           {"tokens_per_s", round_to(t.tokens_per_s, 1)},
@@ -172,6 +174,8 @@ std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Forma
     out += fmt::format("  {:<22}{:>10.4f} s\n", "step", t.step_s);
     out += fmt::format("  DP comm before overlap {:.4f} s; ZeRO-3 comm before overlap {:.4f} s\n", t.dp_comm_total_s,
                        t.zero3_comm_total_s);
+    out += fmt::format("  one layer, one micro-batch: forward {:.3f} ms, backward {:.3f} ms (incl. recompute)\n",
+                       1e3 * t.layer_fwd_s, 1e3 * t.layer_bwd_s);
     out += fmt::format("\nthroughput {:.0f} tokens/s ({:.1f} per GPU) | MFU {:.1f}% | HFU {:.1f}% | dominant overhead: {}\n",
                        t.tokens_per_s, t.tokens_per_s / double(ctx.training.num_gpus), 100.0 * t.mfu, 100.0 * t.hfu,
                        dominant_overhead(t));

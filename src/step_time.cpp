@@ -59,6 +59,8 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
     if (r < p && stage_time(r) > t_max) t_max = stage_time(r), heavy = r;
   const double layers = double(layout.layers_on(heavy));
   st.stage_time_per_micro_batch_s = t_max;
+  st.layer_fwd_s = lt.fwd_s();
+  st.layer_bwd_s = lt.bwd_s();
 
   // Steady state: m micro-batches through the heaviest stage.
   double compute = layers * (lt.compute_fwd_s() + lt.compute_bwd_s());
@@ -138,10 +140,13 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
          st.zero3_comm_s);
   }
 
-  // Adam step, memory bound: read grad + fp32 master, m, v; write master, m,
-  // v and the bf16 weight copy (24 + grad + weight bytes per parameter).
+  // Optimizer step, memory bound, per local parameter (Megatron-LM
+  // MixedPrecisionOptimizer.step): gradient-norm read (g), Adam (read g and
+  // fp32 master, m, v; write master, m, v: g + 24), copy master to the bf16
+  // weights (read 4, write w), zero the gradient buffer (g): 3g + 28 + w bytes.
   const double opt_params = params_local / (pc.zero_stage >= 1 ? double(pc.dp * pc.cp) : 1.0);
-  const double opt_bytes = opt_params * (24.0 + ts.grad_bytes_per_param + ts.weight_bytes_per_param);
+  const double g_bytes = ts.grad_bytes_per_param;
+  const double opt_bytes = opt_params * (3.0 * g_bytes + 28.0 + ts.weight_bytes_per_param);
   st.optimizer_s = opt_bytes / (hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency);
 
   st.step_s = st.compute_s + st.recompute_s + st.tp_comm_s + st.cp_comm_s + st.pp_p2p_s + st.pp_bubble_s + st.dp_comm_s +
@@ -155,8 +160,10 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
   const double peak_total = double(ts.num_gpus) * hw.peak_flops_per_s[std::size_t(ts.dtype)];
   st.mfu = st.model_flops_per_step / (st.step_s * peak_total);
   st.hfu = st.hardware_flops_per_step / (st.step_s * peak_total);
-  note(ex, "MFU", "(6N + 12*L*H*Q*T) * tokens / (step * GPUs * peak)", "Chowdhery et al. 2022 (PaLM) App. B",
-       {{"model_flops_per_step", st.model_flops_per_step}, {"step_s", st.step_s}, {"gpus", double(ts.num_gpus)}}, st.mfu);
+  if (ex)
+    ex->add({"MFU", "(6N + 12*L*H*Q*T) * tokens / (step * GPUs * peak)", "Chowdhery et al. 2022 (PaLM) App. B",
+             {{"model_flops_per_step", st.model_flops_per_step}, {"step_s", st.step_s}, {"gpus", double(ts.num_gpus)}},
+             st.mfu, "fraction"});
   return st;
 }
 

@@ -15,6 +15,7 @@ struct LayerTime {
   double gemm_fwd_s = 0, attention_fwd_s = 0, elementwise_fwd_s = 0;
   // Backward pass (excluding recomputation), seconds.
   double gemm_bwd_s = 0, attention_bwd_s = 0, elementwise_bwd_s = 0;
+  double grad_accumulate_s = 0; // adding this micro-batch's weight gradients into the accumulator
   double recompute_s = 0;       // extra forward work in the backward pass
   double tp_comm_fwd_s = 0, tp_comm_bwd_s = 0, tp_comm_recompute_s = 0;  // exposed
   double cp_comm_fwd_s = 0, cp_comm_bwd_s = 0;  // exposed part of the K/V ring exchange
@@ -23,7 +24,9 @@ struct LayerTime {
   double attention_flops_fwd = 0;               // executed, per GPU
 
   [[nodiscard]] double compute_fwd_s() const { return gemm_fwd_s + attention_fwd_s + elementwise_fwd_s; }
-  [[nodiscard]] double compute_bwd_s() const { return gemm_bwd_s + attention_bwd_s + elementwise_bwd_s; }
+  [[nodiscard]] double compute_bwd_s() const {
+    return gemm_bwd_s + attention_bwd_s + elementwise_bwd_s + grad_accumulate_s;
+  }
   [[nodiscard]] double fwd_s() const { return compute_fwd_s() + tp_comm_fwd_s + cp_comm_fwd_s; }
   [[nodiscard]] double bwd_s() const {
     return compute_bwd_s() + recompute_s + tp_comm_bwd_s + tp_comm_recompute_s + cp_comm_bwd_s;
@@ -55,8 +58,14 @@ struct LayerActivations {
 [[nodiscard]] LayerActivations layer_activations(const ModelSpec& m, const ParallelConfig& pc, const TrainingSpec& ts,
                                                  Explain* ex = nullptr);
 
-// Time of one GEMM of `flops` moving `bytes` through HBM: the slower of
-// (F + F_half)/(peak * gemm_max) and bytes/(HBM bw * efficiency).
-[[nodiscard]] double gemm_time_s(const HardwareProfile& hw, DType dt, double flops, double bytes);
+// Time of one (M x K) * (K x N) GEMM: the slower of
+// (2MNK / q + F_half)/(peak * gemm_max), q the wave-quantisation efficiency of
+// the M x N output, and its operand bytes / (HBM bw * efficiency).
+[[nodiscard]] double gemm_time_s(const HardwareProfile& hw, DType dt, double M, double N, double K);
+
+// Fraction of compute units busy over all waves of an M x N output tiled
+// gemm_tile_m x gemm_tile_n (either orientation, the better one): tiles /
+// (ceil(tiles / units) * units). 1 when the profile gives no tile data.
+[[nodiscard]] double wave_efficiency(const HardwareProfile& hw, double M, double N);
 
 } // namespace planner

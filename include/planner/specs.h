@@ -71,6 +71,10 @@ struct ComputeEfficiency {
   std::array<double, kNumDTypes> attention_max{0.0, 0.0}; // fused (flash) attention kernels
   double unfused_attention_max = 0;   // batched GEMMs of the unfused attention core
   double hbm_efficiency = 0;          // achieved / nominal HBM bandwidth, element-wise kernels
+  // Wave quantisation: output tiles of gemm_tile_m x gemm_tile_n spread over
+  // compute_units (SMs / MXUs); the last partial wave idles units. 0 = off.
+  std::int64_t compute_units = 0;
+  std::int64_t gemm_tile_m = 0, gemm_tile_n = 0;
   bool operator==(const ComputeEfficiency&) const = default;
 };
 

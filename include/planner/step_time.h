@@ -28,6 +28,7 @@ struct StepTimeBreakdown {
   double dp_comm_total_s = 0;  // before overlap
   double zero3_comm_total_s = 0;
   double stage_time_per_micro_batch_s = 0;  // heaviest stage, fwd+bwd of one micro-batch
+  double layer_fwd_s = 0, layer_bwd_s = 0;  // one layer, one micro-batch (bwd incl. recompute)
   std::int64_t micro_batches = 0;
   double bubble_fraction = 0;  // pp_bubble_s / step_s
   double tokens_per_s = 0;
