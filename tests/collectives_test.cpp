@@ -1,0 +1,225 @@
+// collectives: group placement and alpha-beta costs (reference README §2-3).
+// Every expected number is the README's formula evaluated with the loaded
+// profile's alpha and bandwidth values, so retuning a profile does not break
+// these tests; only a change of formula does.
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "planner/catalog.h"
+#include "planner/collectives.h"
+
+using namespace planner;
+
+namespace {
+const std::string kDir = PLANNER_SOURCE_DIR;
+constexpr double kRel = 1e-12;  // same formula, different association order
+
+// Per-GPU share of the node's NICs: nics_per_node / gpus_per_node NICs.
+double nic_share(const HardwareProfile& hw) {
+  const InterconnectTier& ib = hw.tiers.at(1);
+  return ib.bandwidth_achieved_bytes_per_s * double(ib.nics_per_node) / double(ib.gpus_per_node);
+}
+} // namespace
+
+TEST_CASE("placement of TP/DP-style groups on DGX H100", "[collectives]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  REQUIRE(hw.tiers.at(0).size == 8);
+  // Ranks r = tp + TP*(cp + ...); node = r / 8. Members are stride apart.
+  struct Row {
+    std::int64_t size, stride, per_domain, domains;
+  };
+  const Row rows[] = {
+      {8, 1, 8, 1},    // TP=8: the whole node
+      {4, 1, 4, 1},    // TP=4: half a node
+      {8, 8, 1, 8},    // DP with TP=8: one GPU per node
+      {16, 1, 8, 2},   // two full nodes
+      {4, 2, 4, 1},    // ranks 0,2,4,6
+      {4, 4, 2, 2},    // ranks 0,4 | 8,12
+      {64, 16, 1, 64}, // stride beyond a node
+  };
+  for (const Row& r : rows) {
+    INFO("size " << r.size << " stride " << r.stride);
+    const GroupPlacement g = placement(hw, r.size, r.stride);
+    CHECK(g.size == r.size);
+    CHECK(g.stride == r.stride);
+    CHECK(g.members_per_domain == r.per_domain);
+    CHECK(g.domains == r.domains);
+    CHECK(g.crosses_domains() == (r.domains > 1));
+  }
+}
+
+TEST_CASE("ring all-reduce inside one NVSwitch node", "[collectives]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const InterconnectTier& nv = hw.tiers.at(0);
+  const double a0 = hw.collective_base_latency_s;
+  for (std::int64_t p : {2, 4, 8}) {
+    for (double n : {1e3, 1e6, 1e9}) {
+      INFO("p " << p << " n " << n);
+      const GroupPlacement g = placement(hw, p, 1);
+      REQUIRE(g.domains == 1);
+      const CollectiveCost c = collective_cost(hw, g, Collective::all_reduce, n);
+      // Ring: 2(p-1) alpha + 2(p-1)/p * n / B (Thakur et al. 2005), plus the launch latency.
+      CHECK(c.algorithm == Algorithm::ring);
+      CHECK(c.latency_s == Approx(a0 + 2.0 * double(p - 1) * nv.latency_s).epsilon(kRel));
+      CHECK(c.bandwidth_s == Approx(2.0 * double(p - 1) / double(p) * n / nv.bandwidth_achieved_bytes_per_s).epsilon(kRel));
+      CHECK(c.bus_bandwidth_bytes_per_s == nv.bandwidth_achieved_bytes_per_s);
+      CHECK(c.total_s() == c.latency_s + c.bandwidth_s);
+    }
+  }
+}
+
+TEST_CASE("ring bandwidth across nodes: the slower of NVLink and the group's NICs", "[collectives]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const InterconnectTier& nv = hw.tiers.at(0);
+  const InterconnectTier& ib = hw.tiers.at(1);
+  // DGX H100: one NIC per GPU (reference README §2).
+  REQUIRE(ib.nics_per_node == ib.gpus_per_node);
+
+  SECTION("one GPU per node gets one NIC") {
+    const GroupPlacement dp = placement(hw, 8, 8);
+    CHECK(dp.members_per_domain == 1);
+    CHECK(ring_bandwidth_bytes_per_s(hw, dp) == Approx(ib.bandwidth_achieved_bytes_per_s).epsilon(kRel));
+  }
+  SECTION("eight GPUs per node use eight NICs, capped by NVLink") {
+    const GroupPlacement g = placement(hw, 16, 1);
+    CHECK(g.members_per_domain == 8);
+    const double expected = std::min(nv.bandwidth_achieved_bytes_per_s, 8.0 * nic_share(hw));
+    CHECK(ring_bandwidth_bytes_per_s(hw, g) == Approx(expected).epsilon(kRel));
+  }
+  SECTION("two GPUs per node use two NICs") {
+    const GroupPlacement g = placement(hw, 4, 4);
+    CHECK(ring_bandwidth_bytes_per_s(hw, g) ==
+          Approx(std::min(nv.bandwidth_achieved_bytes_per_s, 2.0 * nic_share(hw))).epsilon(kRel));
+  }
+  SECTION("inside one node: NVLink") {
+    CHECK(ring_bandwidth_bytes_per_s(hw, placement(hw, 8, 1)) == nv.bandwidth_achieved_bytes_per_s);
+  }
+}
+
+TEST_CASE("all-reduce across nodes: the cheaper of ring and double binary tree", "[collectives]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const double a0 = hw.collective_base_latency_s;
+  const double a_nv = hw.tiers.at(0).latency_s, a_ib = hw.tiers.at(1).latency_s;
+  // 16 nodes x 8 GPUs.
+  const std::int64_t p = 128, k = 8, D = 16;
+  const GroupPlacement g = placement(hw, p, 1);
+  REQUIRE(g.members_per_domain == k);
+  REQUIRE(g.domains == D);
+  const double B = ring_bandwidth_bytes_per_s(hw, g);
+  // NCCL tuning.cc ring: 2(p-1) steps, 2(D-1) of them between nodes.
+  const double ring_lat = a0 + double(2 * (p - 1) - 2 * (D - 1)) * a_nv + double(2 * (D - 1)) * a_ib;
+  // Tree: 2(lg D * alpha_inter + (k-1) * alpha_intra), 2n/B (reference README §3).
+  const double tree_lat = a0 + 2.0 * (std::log2(double(D)) * a_ib + double(k - 1) * a_nv);
+
+  SECTION("small messages take the tree") {
+    const double n = 1024;
+    const CollectiveCost c = collective_cost(hw, g, Collective::all_reduce, n);
+    CHECK(c.algorithm == Algorithm::tree);
+    CHECK(c.latency_s == Approx(tree_lat).epsilon(kRel));
+    CHECK(c.bandwidth_s == Approx(2.0 * n / B).epsilon(kRel));
+    CHECK(c.total_s() < ring_lat + 2.0 * double(p - 1) / double(p) * n / B);
+  }
+  SECTION("every size gets the cheaper of the two") {
+    for (double n : {1e3, 1e6, 1e9, 1e11}) {
+      INFO("n " << n);
+      const double ring = ring_lat + 2.0 * double(p - 1) / double(p) * n / B;
+      const double tree = tree_lat + 2.0 * n / B;
+      const CollectiveCost c = collective_cost(hw, g, Collective::all_reduce, n);
+      CHECK(c.total_s() == Approx(std::min(ring, tree)).epsilon(kRel));
+      CHECK(c.algorithm == (tree < ring ? Algorithm::tree : Algorithm::ring));
+    }
+    // Bandwidth-bound enough that the ring's (p-1)/p saving beats the tree's latency.
+    CHECK(collective_cost(hw, g, Collective::all_reduce, 1e11).algorithm == Algorithm::ring);
+  }
+}
+
+TEST_CASE("all-gather and reduce-scatter: (p-1) alpha + (p-1)/p n/B", "[collectives]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const double a0 = hw.collective_base_latency_s;
+  const double a_nv = hw.tiers.at(0).latency_s, a_ib = hw.tiers.at(1).latency_s;
+  struct Row {
+    std::int64_t size, stride, inter_steps;
+  };
+  const Row rows[] = {{8, 1, 0}, {4, 1, 0}, {16, 1, 1}, {8, 8, 7}};
+  for (const Row& r : rows)
+    for (Collective c : {Collective::all_gather, Collective::reduce_scatter}) {
+      const double n = 3e8, p = double(r.size);
+      INFO(to_string(c) << " size " << r.size << " stride " << r.stride);
+      const GroupPlacement g = placement(hw, r.size, r.stride);
+      const double B = ring_bandwidth_bytes_per_s(hw, g);
+      const CollectiveCost cc = collective_cost(hw, g, c, n);
+      CHECK(cc.algorithm == Algorithm::ring);
+      CHECK(cc.latency_s == Approx(a0 + double(r.size - 1 - r.inter_steps) * a_nv + double(r.inter_steps) * a_ib).epsilon(kRel));
+      CHECK(cc.bandwidth_s == Approx((p - 1) / p * n / B).epsilon(kRel));
+    }
+}
+
+TEST_CASE("send/recv: base + alpha + n/B on the link between the two ranks", "[collectives]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const double a0 = hw.collective_base_latency_s, n = 5e7;
+  SECTION("inside a node: NVLink") {
+    const CollectiveCost c = collective_cost(hw, placement(hw, 2, 4), Collective::send_recv, n);
+    CHECK(c.algorithm == Algorithm::direct);
+    CHECK(c.latency_s == Approx(a0 + hw.tiers[0].latency_s).epsilon(kRel));
+    CHECK(c.bandwidth_s == Approx(n / hw.tiers[0].bandwidth_achieved_bytes_per_s).epsilon(kRel));
+  }
+  SECTION("between nodes: the GPU's NIC share") {
+    const CollectiveCost c = collective_cost(hw, placement(hw, 2, 8), Collective::send_recv, n);
+    CHECK(c.latency_s == Approx(a0 + hw.tiers[1].latency_s).epsilon(kRel));
+    CHECK(c.bandwidth_s == Approx(n / nic_share(hw)).epsilon(kRel));
+  }
+}
+
+TEST_CASE("trivial groups and empty messages cost nothing", "[collectives]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  CHECK(collective_cost(hw, placement(hw, 1, 1), Collective::all_reduce, 1e9).total_s() == 0.0);
+  CHECK(collective_cost(hw, placement(hw, 8, 1), Collective::all_gather, 0.0).total_s() == 0.0);
+}
+
+TEST_CASE("TPU v5e torus: wrap-around axes and 2D all-reduce", "[collectives]") {
+  const HardwareProfile tpu = find_hardware("tpu-v5e-256", kDir);
+  const InterconnectTier& ici = tpu.tiers.at(0);
+  REQUIRE(ici.topology == Topology::torus);
+  REQUIRE(ici.torus_dims == std::vector<std::int64_t>{16, 16});
+  const double B = ici.bandwidth_achieved_bytes_per_s, a = ici.latency_s, a0 = tpu.collective_base_latency_s;
+  const double n = 1e8;
+
+  SECTION("a full 16-wide axis wraps: (k-1)/k n/B, 2 ceil((k-1)/2) alpha") {
+    for (std::int64_t stride : {1, 16}) {  // axis 0 (a row), axis 1 (a column)
+      INFO("stride " << stride);
+      const GroupPlacement g = placement(tpu, 16, stride);
+      const std::size_t axis = stride == 1 ? 0 : 1;
+      CHECK(g.domains == 1);
+      CHECK(g.torus_extent[axis] == 16);
+      CHECK(g.torus_extent[1 - axis] == 1);
+      CHECK(g.torus_wrap[axis]);
+      const CollectiveCost c = collective_cost(tpu, g, Collective::all_reduce, n);
+      CHECK(c.algorithm == Algorithm::torus);
+      CHECK(c.bandwidth_s == Approx(15.0 / 16.0 * n / B).epsilon(kRel));
+      CHECK(c.latency_s == Approx(a0 + 2.0 * std::ceil(15.0 / 2.0) * a).epsilon(kRel));
+    }
+  }
+  SECTION("a partial axis does not wrap") {
+    const GroupPlacement g = placement(tpu, 8, 1);
+    CHECK(g.torus_extent[0] == 8);
+    CHECK_FALSE(g.torus_wrap[0]);
+    // Open line: one direction's worth of link bandwidth, e-1 hops per pass.
+    const CollectiveCost c = collective_cost(tpu, g, Collective::all_reduce, n);
+    CHECK(c.bandwidth_s == Approx(2.0 * 7.0 / 8.0 * n / B).epsilon(kRel));
+    CHECK(c.latency_s == Approx(a0 + 2.0 * 7.0 * a).epsilon(kRel));
+  }
+  SECTION("the full 2D torus halves the dimension-by-dimension term") {
+    const GroupPlacement g = placement(tpu, 256, 1);
+    CHECK(g.torus_extent[0] == 16);
+    CHECK(g.torus_extent[1] == 16);
+    CHECK(g.torus_wrap[0]);
+    CHECK(g.torus_wrap[1]);
+    const double p = 256;
+    const double dim_by_dim = (p - 1) / p * n / B;  // reference README §3
+    const CollectiveCost c = collective_cost(tpu, g, Collective::all_reduce, n);
+    CHECK(c.bandwidth_s == Approx(dim_by_dim / 2.0).epsilon(kRel));
+  }
+}

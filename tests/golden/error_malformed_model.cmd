@@ -1,0 +1,1 @@
+evaluate --model tests/golden/data/bad_model.json --gpus 8

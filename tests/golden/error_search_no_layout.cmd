@@ -1,0 +1,1 @@
+search --model llama70b --gpus 7

@@ -1,0 +1,1 @@
+evaluate --model llama9b --gpus 8

@@ -1,0 +1,1 @@
+evaluate --model llama70b --gpus 64 --tp 4 --pp 4 --dp 4 --vpp 2 --format json

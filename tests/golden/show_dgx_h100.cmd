@@ -1,0 +1,1 @@
+show dgx-h100

@@ -1,0 +1,265 @@
+// layer_cost: activations kept per layer (Korthikanti et al. 2022 §4, reference
+// README §4), GEMM/attention FLOPs per layer, and the structure of the layer
+// time (backward multiples, TP collectives, recomputation). Times are checked
+// against the formulas with the loaded profile's efficiencies, never against
+// printed numbers.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "planner/catalog.h"
+#include "planner/collectives.h"
+#include "planner/layer_cost.h"
+#include "planner/model_math.h"
+
+using namespace planner;
+
+namespace {
+const std::string kDir = PLANNER_SOURCE_DIR;
+constexpr double kRel = 1e-12;
+
+TrainingSpec training(std::int64_t seq, AttentionKernel a) {
+  TrainingSpec ts;
+  ts.num_gpus = 8;
+  ts.seq_len = seq;
+  ts.global_batch_sequences = 64;
+  ts.attention = a;
+  return ts;
+}
+
+ParallelConfig config(std::int64_t tp, bool sp, Recompute r, std::int64_t b, std::int64_t cp = 1) {
+  ParallelConfig pc;
+  pc.tp = tp;
+  pc.cp = cp;
+  pc.sequence_parallel = sp;
+  pc.recompute = r;
+  pc.micro_batch_size = b;
+  return pc;
+}
+} // namespace
+
+TEST_CASE("GPT layer activations match Korthikanti et al. 2022 exactly", "[layer_cost]") {
+  // GPT-3 175B layer: h = 12288, a = 96 heads, s = 2048; LayerNorm, 4h GELU MLP, dropout.
+  const ModelSpec m = find_model("gpt3-175b", kDir);
+  REQUIRE(m.dropout);
+  const double s = 2048, h = 12288, a = 96;
+  auto eq1 = [&](double b) { return s * b * h * (34.0 + 5.0 * a * s / h); };  // Eq. 1, no parallelism
+  struct Row {
+    const char* what;
+    std::int64_t t;
+    bool sp;
+    Recompute r;
+    std::int64_t b;
+    double expected;
+  };
+  const Row rows[] = {
+      {"no parallelism (Eq. 1)", 1, false, Recompute::none, 1, eq1(1)},
+      {"no parallelism, b = 2", 1, false, Recompute::none, 2, eq1(2)},
+      {"TP without SP (§4.2.1): sbh(10 + 24/t + 5as/(ht))", 8, false, Recompute::none, 1,
+       s * h * (10.0 + 24.0 / 8.0 + 5.0 * a * s / (h * 8.0))},
+      {"TP + SP (§4.2.2): Eq.1 / t", 8, true, Recompute::none, 1, eq1(1) / 8.0},
+      {"TP + SP, t = 4, b = 2", 4, true, Recompute::none, 2, eq1(2) / 4.0},
+      {"selective recompute + SP (§5): 34sbh/t", 8, true, Recompute::selective, 1, 34.0 * s * h / 8.0},
+      {"full recompute + SP: 2sbh/t", 8, true, Recompute::full, 1, 2.0 * s * h / 8.0},
+      {"full recompute, no TP: 2sbh", 1, false, Recompute::full, 1, 2.0 * s * h},
+  };
+  for (const Row& r : rows) {
+    SECTION(r.what) {
+      const LayerActivations act =
+          layer_activations(m, config(r.t, r.sp, r.r, r.b), training(2048, AttentionKernel::unfused));
+      CHECK(act.stored_bytes == Approx(r.expected).epsilon(kRel));
+    }
+  }
+}
+
+TEST_CASE("flash attention drops the 5as/h term up to the fp32 log-sum-exp rows", "[layer_cost]") {
+  const ModelSpec m = find_model("gpt3-175b", kDir);
+  const double s = 2048, h = 12288;
+  for (std::int64_t t : {1, 8}) {
+    INFO("t " << t);
+    const double base = 34.0 * s * h / double(t);
+    const LayerActivations act =
+        layer_activations(m, config(t, t > 1, Recompute::none, 1), training(2048, AttentionKernel::flash));
+    CHECK(act.stored_bytes == Approx(base).epsilon(0.01));
+    CHECK(act.stored_bytes >= base);
+    // Selective recompute has nothing to drop: flash already recomputes the core.
+    CHECK(layer_activations(m, config(t, t > 1, Recompute::selective, 1), training(2048, AttentionKernel::flash))
+              .stored_bytes == act.stored_bytes);
+  }
+}
+
+TEST_CASE("SwiGLU + GQA activations, tensor by tensor (Llama 3.1 8B)", "[layer_cost]") {
+  // n = b*s tokens, h = 4096, F = 14336, H = 32, KV = 8, hd = 128, no dropout:
+  // norm inputs 2*2nh, QKV/FFN GEMM inputs 2*2nh, Q+K+V 2n(H+2KV)hd = 3nh,
+  // attention output 2nh, gate+up outputs 4nF, SwiGLU output 2nF
+  // => 13nh + 6nF, plus flash's fp32 log-sum-exp 4*b*H*s.
+  const ModelSpec m = find_model("llama8b", kDir);
+  const double s = 8192, h = 4096, F = 14336, H = 32;
+  for (std::int64_t b : {1, 2}) {
+    const double n = double(b) * s;
+    const LayerActivations act =
+        layer_activations(m, config(1, false, Recompute::none, b), training(8192, AttentionKernel::flash));
+    CHECK(act.stored_bytes == Approx(13.0 * n * h + 6.0 * n * F + 4.0 * double(b) * H * s).epsilon(kRel));
+  }
+}
+
+TEST_CASE("context parallelism divides activations by cp", "[layer_cost]") {
+  for (const char* name : {"gpt3-175b", "llama70b"}) {
+    const ModelSpec m = find_model(name, kDir);
+    for (AttentionKernel k : {AttentionKernel::unfused, AttentionKernel::flash}) {
+      INFO(name << (k == AttentionKernel::flash ? " flash" : " unfused"));
+      const TrainingSpec ts = training(8192, k);
+      const double one = layer_activations(m, config(8, true, Recompute::none, 1, 1), ts).stored_bytes;
+      const double four = layer_activations(m, config(8, true, Recompute::none, 1, 4), ts).stored_bytes;
+      CHECK(four == Approx(one / 4.0).epsilon(kRel));
+    }
+  }
+}
+
+TEST_CASE("GEMM time: saturating efficiency with wave quantisation, bounded below by HBM", "[layer_cost]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const double eff_peak = hw.peak_flops_per_s[0] * hw.efficiency.gemm_max[0];
+  const double hbm = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  const double Fh = hw.efficiency.gemm_half_flops;
+  struct Row {
+    double M, N, K;
+  };
+  const Row rows[] = {{8192, 8192, 8192}, {8192, 1280, 4096}, {16, 4096, 4096}, {4096, 16, 8}, {1, 1, 1}};
+  for (const Row& r : rows) {
+    INFO("M " << r.M << " N " << r.N << " K " << r.K);
+    const double flops = 2.0 * r.M * r.N * r.K;
+    const double bytes = 2.0 * (r.M * r.K + r.K * r.N) + 2.0 * r.M * r.N;  // bf16 operands and output
+    const double q = wave_efficiency(hw, r.M, r.N);
+    CHECK(q > 0.0);
+    CHECK(q <= 1.0);
+    CHECK(gemm_time_s(hw, DType::bf16, r.M, r.N, r.K) == Approx(std::max((flops / q + Fh) / eff_peak, bytes / hbm)).epsilon(kRel));
+  }
+}
+
+TEST_CASE("wave quantisation: tiles / (waves * units), the better orientation", "[layer_cost]") {
+  HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  hw.efficiency.compute_units = 132, hw.efficiency.gemm_tile_m = 256, hw.efficiency.gemm_tile_n = 128;
+  struct Row {
+    double M, N, expected;
+  };
+  const Row rows[] = {
+      // Shapes that tile exactly in both orientations (256x128 and 128x256).
+      {8192, 8192, 2048.0 / 2112.0},      // 32 x 64 = 2048 tiles: 16 waves of 132
+      {256 * 132, 128, 1.0},              // 256x128: 132 tiles, exactly one full wave
+      {256 * 133, 256, 266.0 / 396.0},    // 266 tiles either way: 3 waves
+      {256, 256, 2.0 / 132.0},            // 2 tiles on 132 SMs
+  };
+  for (const Row& r : rows) {
+    INFO("M " << r.M << " N " << r.N);
+    CHECK(wave_efficiency(hw, r.M, r.N) == Approx(r.expected).epsilon(kRel));
+  }
+  hw.efficiency.compute_units = 0;  // no tile data: no quantisation
+  CHECK(wave_efficiency(hw, 100, 100) == 1.0);
+}
+
+TEST_CASE("layer FLOPs: 2 x tokens x matmul parameters / t, attention 4*b*(H/t)*s_local*s*hd", "[layer_cost]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ParamCounts p = count_params(m);
+  const double matmul_per_layer = double(p.attention_per_layer + p.ffn_per_layer);  // no biases
+  struct Row {
+    std::int64_t t, b, cp;
+  };
+  const Row rows[] = {{1, 1, 1}, {2, 1, 1}, {8, 2, 1}, {4, 1, 2}, {8, 4, 4}};
+  for (const Row& r : rows) {
+    INFO("t " << r.t << " b " << r.b << " cp " << r.cp);
+    const double s = 8192, s_local = s / double(r.cp), n = double(r.b) * s_local;
+    const double attn_full = 4.0 * double(r.b) * (32.0 / double(r.t)) * s_local * s * 128.0;
+    const ParallelConfig pc = config(r.t, r.t > 1, Recompute::none, r.b, r.cp);
+    const LayerTime flash = layer_time(m, hw, pc, training(8192, AttentionKernel::flash));
+    CHECK(flash.gemm_flops_fwd == Approx(2.0 * n * matmul_per_layer / double(r.t)).epsilon(kRel));
+    CHECK(flash.attention_flops_fwd == Approx(attn_full / 2.0).epsilon(kRel));  // causal blocks skipped
+    const LayerTime unfused = layer_time(m, hw, pc, training(8192, AttentionKernel::unfused));
+    CHECK(unfused.attention_flops_fwd == Approx(attn_full).epsilon(kRel));
+  }
+}
+
+TEST_CASE("layer time structure: backward multiples, TP collectives, recompute", "[layer_cost]") {
+  const ModelSpec m = find_model("llama70b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const TrainingSpec flash = training(8192, AttentionKernel::flash);
+  const TrainingSpec unfused = training(8192, AttentionKernel::unfused);
+  const double n = 8192, h = 8192;
+
+  SECTION("GEMM backward = 2x forward FLOPs; flash attention backward = 2.5x forward FLOPs") {
+    const LayerTime lt = layer_time(m, hw, config(4, true, Recompute::none, 1), flash);
+    const double eff_peak = hw.peak_flops_per_s[0] * hw.efficiency.gemm_max[0];
+    CHECK(lt.gemm_fwd_s >= lt.gemm_flops_fwd / eff_peak);
+    CHECK(lt.gemm_bwd_s >= 2.0 * lt.gemm_flops_fwd / eff_peak);
+    // Without per-kernel overhead and wave quantisation these compute-bound
+    // GEMMs run at exactly gemm_max * peak, and the backward is exactly 2x.
+    HardwareProfile ideal = hw;
+    ideal.efficiency.gemm_half_flops = 0;
+    ideal.efficiency.compute_units = 0;
+    const LayerTime li = layer_time(m, ideal, config(4, true, Recompute::none, 1), flash);
+    CHECK(li.gemm_fwd_s == Approx(li.gemm_flops_fwd / eff_peak).epsilon(kRel));
+    CHECK(li.gemm_bwd_s == Approx(2.0 * li.gemm_fwd_s).epsilon(kRel));
+    CHECK(lt.attention_fwd_s ==
+          Approx(lt.attention_flops_fwd / (hw.peak_flops_per_s[0] * hw.efficiency.attention_max[0])).epsilon(kRel));
+    CHECK(lt.attention_bwd_s == Approx(2.5 * lt.attention_fwd_s).epsilon(kRel));
+    CHECK(lt.elementwise_bwd_s == Approx(2.0 * lt.elementwise_fwd_s).epsilon(kRel));
+  }
+  SECTION("no TP, no communication") {
+    const LayerTime lt = layer_time(m, hw, config(1, false, Recompute::none, 1), flash);
+    CHECK(lt.tp_comm_fwd_s == 0.0);
+    CHECK(lt.tp_comm_bwd_s == 0.0);
+    CHECK(lt.cp_comm_total_s == 0.0);
+  }
+  SECTION("TP without SP: two all-reduces of n*h*2 bytes each way") {
+    const LayerTime lt = layer_time(m, hw, config(8, false, Recompute::none, 1), flash);
+    const double ar = collective_cost(hw, placement(hw, 8, 1), Collective::all_reduce, 2.0 * n * h).total_s();
+    CHECK(lt.tp_comm_fwd_s == Approx(2.0 * ar).epsilon(kRel));
+    CHECK(lt.tp_comm_bwd_s == Approx(2.0 * ar).epsilon(kRel));
+    CHECK(lt.tp_comm_recompute_s == 0.0);
+  }
+  SECTION("TP with SP: all-gather + reduce-scatter of the same volume") {
+    const LayerTime lt = layer_time(m, hw, config(8, true, Recompute::full, 1), flash);
+    const GroupPlacement g = placement(hw, 8, 1);
+    const double pair = collective_cost(hw, g, Collective::all_gather, 2.0 * n * h).total_s() +
+                        collective_cost(hw, g, Collective::reduce_scatter, 2.0 * n * h).total_s();
+    CHECK(lt.tp_comm_fwd_s == Approx(2.0 * pair).epsilon(kRel));
+    // Backward: the forward's pairs plus re-gathering the two sequence-sharded
+    // norm outputs for the weight gradients (Korthikanti et al. 2022 §4.2.2).
+    const double regather = collective_cost(hw, g, Collective::all_gather, 2.0 * n * h).total_s();
+    CHECK(lt.tp_comm_bwd_s == Approx(2.0 * pair + 2.0 * regather).epsilon(kRel));
+    CHECK(lt.tp_comm_recompute_s == Approx(2.0 * pair).epsilon(kRel));  // full recompute repeats the forward's
+  }
+  SECTION("gradient accumulation: read 2 + read/write grad_bytes per local layer parameter") {
+    const double hbm = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+    const double per_layer = double(count_params(m).per_layer);
+    for (double g : {2.0, 4.0}) {
+      TrainingSpec ts = flash;
+      ts.grad_bytes_per_param = g;
+      const LayerTime lt = layer_time(m, hw, config(8, true, Recompute::none, 1), ts);
+      CHECK(lt.grad_accumulate_s == Approx(per_layer / 8.0 * (2.0 + 2.0 * g) / hbm).epsilon(kRel));
+    }
+  }
+  SECTION("recompute: full re-runs the forward, selective the unfused attention core only") {
+    const LayerTime full = layer_time(m, hw, config(8, true, Recompute::full, 1), flash);
+    CHECK(full.recompute_s == Approx(full.compute_fwd_s()).epsilon(kRel));
+    CHECK(layer_time(m, hw, config(8, true, Recompute::selective, 1), flash).recompute_s == 0.0);
+    const LayerTime sel = layer_time(m, hw, config(8, true, Recompute::selective, 1), unfused);
+    CHECK(sel.recompute_s == Approx(sel.attention_fwd_s).epsilon(kRel));
+    CHECK(layer_time(m, hw, config(8, true, Recompute::none, 1), flash).recompute_s == 0.0);
+  }
+  SECTION("every term is finite and non-negative") {
+    for (std::int64_t cp : {1, 2, 8}) {
+      const LayerTime lt = layer_time(m, hw, config(8, true, Recompute::full, 1, cp), flash);
+      for (double x : {lt.gemm_fwd_s, lt.attention_fwd_s, lt.elementwise_fwd_s, lt.gemm_bwd_s, lt.attention_bwd_s,
+                       lt.elementwise_bwd_s, lt.grad_accumulate_s, lt.recompute_s, lt.tp_comm_fwd_s, lt.tp_comm_bwd_s, lt.tp_comm_recompute_s,
+                       lt.cp_comm_fwd_s, lt.cp_comm_bwd_s, lt.cp_comm_total_s}) {
+        CHECK(std::isfinite(x));
+        CHECK(x >= 0.0);
+      }
+      CHECK(lt.cp_comm_fwd_s + lt.cp_comm_bwd_s <= lt.cp_comm_total_s + 1e-18);
+    }
+  }
+}

@@ -1,0 +1,137 @@
+// memory_model: per-GPU memory by component. Model state is 2 + 2 + 12 = 16
+// bytes per parameter (mixed-precision Adam, ZeRO paper; reference README §4),
+// sharded over DP x CP by ZeRO stage; activations are checked per layer in
+// layer_cost_test.cpp and here only as layers x micro-batches in flight.
+#include <cstdint>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "planner/catalog.h"
+#include "planner/evaluate.h"
+#include "planner/layer_cost.h"
+#include "planner/memory_model.h"
+#include "planner/model_math.h"
+
+using namespace planner;
+
+namespace {
+const std::string kDir = PLANNER_SOURCE_DIR;
+constexpr double kRel = 1e-12;
+
+TrainingSpec training(std::int64_t gpus, std::int64_t seq, std::int64_t batch) {
+  TrainingSpec ts;
+  ts.num_gpus = gpus;
+  ts.seq_len = seq;
+  ts.global_batch_sequences = batch;
+  return ts;
+}
+} // namespace
+
+TEST_CASE("stage parameters: layers plus the embedding / output layer", "[memory_model]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  // Llama 3.1 8B: 218,112,000 per layer, V*h = 525,336,576, final norm 4096.
+  const StageLayout two = balance_layers(32, 2, 1, 0.0, 0.0);
+  REQUIRE(two.first == 16);
+  CHECK(stage_params(m, two, 0) == 16.0 * 218'112'000 + 525'336'576);
+  CHECK(stage_params(m, two, 1) == 16.0 * 218'112'000 + 525'336'576 + 4'096);
+  const StageLayout one = balance_layers(32, 1, 1, 0.0, 0.0);
+  CHECK(stage_params(m, one, 0) == 8'030'261'248.0);
+
+  // Tied embeddings with PP > 1: the last stage keeps its own copy for the output layer.
+  const ModelSpec g = find_model("gpt3-175b", kDir);
+  const ParamCounts gp = count_params(g);
+  const StageLayout gl = balance_layers(96, 2, 1, 0.0, 0.0);
+  CHECK(stage_params(g, gl, 1) == 48.0 * double(gp.per_layer) + double(gp.embedding + gp.final_norm));
+  CHECK(stage_params(g, gl, 0) == 48.0 * double(gp.per_layer) + double(gp.embedding + gp.position));
+}
+
+TEST_CASE("model state is 16 bytes per parameter, sharded over dp*cp by ZeRO stage", "[memory_model]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const TrainingSpec ts = training(16, 8192, 64);
+  struct Row {
+    int zero;
+    double w_div, g_div, o_div;  // divisors of the 2, 2, 12 bytes (dp*cp = 4)
+  };
+  const Row rows[] = {{0, 1, 1, 1}, {1, 1, 1, 4}, {2, 1, 4, 4}, {3, 4, 4, 4}};
+  for (const Row& r : rows) {
+    SECTION("ZeRO-" + std::to_string(r.zero)) {
+      ParallelConfig pc;
+      pc.tp = 2, pc.cp = 2, pc.pp = 2, pc.dp = 2;
+      pc.zero_stage = r.zero;
+      const Evaluation ev = evaluate(m, hw, pc, ts);
+      REQUIRE(ev.reason_list() == std::vector<Reason>{});
+      const MemoryBreakdown& mem = ev.memory;
+      const double params = stage_params(m, ev.layout, mem.peak_stage) / 2.0;  // /tp
+      CHECK(mem.weights_bytes == Approx(params * 2.0 / r.w_div).epsilon(kRel));
+      CHECK(mem.gradients_bytes == Approx(params * 2.0 / r.g_div).epsilon(kRel));
+      CHECK(mem.optimizer_bytes == Approx(params * 12.0 / r.o_div).epsilon(kRel));
+      if (r.zero == 0)
+        CHECK(mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes == Approx(params * 16.0).epsilon(kRel));
+    }
+  }
+}
+
+TEST_CASE("bytes per parameter follow the training spec", "[memory_model]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  TrainingSpec ts = training(8, 8192, 64);
+  ts.grad_bytes_per_param = 4;  // fp32 main grads: 18 bytes per parameter
+  ParallelConfig pc;
+  pc.tp = 8;
+  const Evaluation ev = evaluate(m, hw, pc, ts);
+  const double params = 8'030'261'248.0 / 8.0;
+  CHECK(ev.memory.weights_bytes + ev.memory.gradients_bytes + ev.memory.optimizer_bytes ==
+        Approx(params * 18.0).epsilon(kRel));
+}
+
+TEST_CASE("components add up, and activations scale with layers and micro-batches in flight", "[memory_model]") {
+  const ModelSpec m = find_model("llama70b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const TrainingSpec ts = training(64, 8192, 512);
+  ParallelConfig pc;
+  pc.tp = 4, pc.pp = 4, pc.dp = 4, pc.virtual_stages = 2, pc.sequence_parallel = true;
+  const Evaluation ev = evaluate(m, hw, pc, ts);
+  const MemoryBreakdown& mem = ev.memory;
+  CHECK(mem.total_bytes == Approx(mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes + mem.activations_bytes +
+                                  mem.logits_bytes + mem.transient_bytes + mem.reserve_bytes)
+                               .epsilon(kRel));
+  CHECK(mem.reserve_bytes == hw.memory_reserve_bytes);
+  CHECK(mem.capacity_bytes == hw.hbm_capacity_bytes);
+  CHECK(mem.fits() == (mem.total_bytes <= mem.capacity_bytes));
+  // Interleaved, m = 512/4 = 128: stage 0 holds p + (p-1)/v = 5.5 stages' worth in flight.
+  const double in_flight = mem.peak_stage == 0 ? 4.0 + 3.0 / 2.0
+                                               : micro_batches_in_flight(Schedule::interleaved, 4, 2, 128, mem.peak_stage);
+  CHECK(mem.micro_batches_in_flight == Approx(in_flight).epsilon(kRel));
+  const ParallelConfig npc = normalized(pc);
+  const double per_layer = layer_activations(m, npc, ts).stored_bytes;
+  // Stage 0 also keeps the embedding output, b*s*h*2 bytes split by SP.
+  const double embedding_out = mem.peak_stage == 0 ? 2.0 * 8192.0 * 8192.0 / 4.0 : 0.0;
+  CHECK(mem.activations_bytes ==
+        Approx((per_layer * double(mem.layers_on_peak_stage) + embedding_out) * mem.micro_batches_in_flight).epsilon(kRel));
+}
+
+TEST_CASE("last stage logits: bf16 + fp32 + fp32 per vocabulary entry", "[memory_model]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const TrainingSpec ts = training(16, 8192, 64);
+  ParallelConfig pc;
+  pc.tp = 8, pc.cp = 2, pc.micro_batch_size = 2;  // pp = 1: stage 0 is also the last
+  const Evaluation ev = evaluate(m, hw, pc, ts);
+  REQUIRE(ev.reason_list() == std::vector<Reason>{});
+  // b*s/cp tokens x V/t logits x 10 bytes.
+  CHECK(ev.memory.logits_bytes == Approx(2.0 * 8192.0 / 2.0 * 128256.0 / 8.0 * 10.0).epsilon(kRel));
+}
+
+TEST_CASE("ZeRO-3 gathers a layer (and prefetches the next)", "[memory_model]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const TrainingSpec ts = training(64, 8192, 64);
+  ParallelConfig pc;
+  pc.tp = 2, pc.dp = 32, pc.zero_stage = 3;
+  const Evaluation ev = evaluate(m, hw, pc, ts);
+  REQUIRE(ev.reason_list() == std::vector<Reason>{});
+  // Current + prefetched layer's bf16 weights and one layer's bf16 grads: 6 bytes per layer parameter / tp.
+  CHECK(ev.memory.transient_bytes == Approx(218'112'000.0 / 2.0 * 6.0).epsilon(kRel));
+}
