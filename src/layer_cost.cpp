@@ -55,10 +55,12 @@ double wave_efficiency(const HardwareProfile& hw, double M, double N) {
   const auto& e = hw.efficiency;
   if (e.compute_units <= 0 || e.gemm_tile_m <= 0 || e.gemm_tile_n <= 0) return 1.0;
   // NVIDIA, "Matrix Multiplication Background User's Guide", wave quantisation.
+  // Useful work over the capacity of the waves launched: partially filled
+  // tiles and the idle units of the last wave both count as lost.
   auto eff = [&](double tm, double tn) {
     const double tiles = std::ceil(M / tm) * std::ceil(N / tn);
     const double units = double(e.compute_units);
-    return tiles / (std::ceil(tiles / units) * units);
+    return (M * N) / (std::ceil(tiles / units) * units * tm * tn);
   };
   return std::max(eff(double(e.gemm_tile_m), double(e.gemm_tile_n)), eff(double(e.gemm_tile_n), double(e.gemm_tile_m)));
 }

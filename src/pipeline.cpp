@@ -51,6 +51,10 @@ StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_
   // end stages, never below min_layers.
   std::int64_t hi_count = mids;
   if (mids > 0) {
+    // Whole rows first: lower every middle stage while the excess covers it.
+    const std::int64_t rows = std::min(excess / mids, mcap - min_layers);
+    mcap -= rows;
+    excess -= rows * mids;
     std::int64_t take = std::min(excess, mcap > min_layers ? mids : 0);
     hi_count = mids - take;
     excess -= take;

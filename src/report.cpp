@@ -334,6 +334,9 @@ std::string render_hardware(const HardwareProfile& h, Format f) {
   if (e.gemm_max[1] > 0) out += fmt::format(" fp8 {:.2f}", e.gemm_max[1]);
   out += fmt::format(", GEMM half-efficiency size {:.3g} FLOP, flash attention {:.2f}, unfused attention {:.2f}, HBM {:.2f}\n",
                      e.gemm_half_flops, e.attention_max[0], e.unfused_attention_max, e.hbm_efficiency);
+  if (e.compute_units > 0)
+    out += fmt::format("  GEMM tiles {}x{} over {} compute units (wave quantisation)\n", e.gemm_tile_m, e.gemm_tile_n,
+                       e.compute_units);
   for (std::size_t i = 0; i < h.tiers.size(); ++i) {
     const auto& t = h.tiers[i];
     out += fmt::format("  tier {} {}: {} size {}", i, t.name, to_string(t.topology), t.size == 0 ? std::string("unbounded") : std::to_string(t.size));

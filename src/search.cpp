@@ -52,7 +52,11 @@ SearchResult search(const ModelSpec& m, const HardwareProfile& hw, const SearchS
   std::vector<std::int64_t> mbs_all;
   for (std::int64_t b = 1; b <= spec.max_micro_batch_size; b *= 2) mbs_all.push_back(b);
   const auto mbss = pinned_or(pin.micro_batch_size, mbs_all);
-  const auto recs = pinned_or(pin.recompute, {Recompute::none, Recompute::selective, Recompute::full});
+  // With flash attention, selective recomputation equals none (the attention
+  // core stores nothing to drop), so the search skips it unless pinned.
+  const auto recs = pinned_or(pin.recompute, ts.attention == AttentionKernel::flash
+                                                 ? std::vector<Recompute>{Recompute::none, Recompute::full}
+                                                 : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
   const auto zeros = pinned_or(pin.zero_stage, {0, 1, 2, 3});
 
   std::vector<Evaluation> heap;  // max-heap on `better`: worst of the kept on top
@@ -77,6 +81,7 @@ SearchResult search(const ModelSpec& m, const HardwareProfile& hw, const SearchS
 
   for (std::int64_t tp : tps) {
     if (N % tp) continue;
+    if (pin.sequence_parallel.value_or(false) && tp == 1) continue;  // SP needs TP > 1
     for (std::int64_t cp : cps) {
       if ((N / tp) % cp) continue;
       const auto pps = pinned_or(pin.pp, divisors_up_to(N / (tp * cp), m.num_layers));

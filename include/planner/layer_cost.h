@@ -63,9 +63,9 @@ struct LayerActivations {
 // the M x N output, and its operand bytes / (HBM bw * efficiency).
 [[nodiscard]] double gemm_time_s(const HardwareProfile& hw, DType dt, double M, double N, double K);
 
-// Fraction of compute units busy over all waves of an M x N output tiled
-// gemm_tile_m x gemm_tile_n (either orientation, the better one): tiles /
-// (ceil(tiles / units) * units). 1 when the profile gives no tile data.
+// Fraction of compute-unit capacity doing useful work over all waves of an
+// M x N output tiled gemm_tile_m x gemm_tile_n (either orientation, the better
+// one): M*N / (ceil(tiles / units) * units * tile area). 1 without tile data.
 [[nodiscard]] double wave_efficiency(const HardwareProfile& hw, double M, double N);
 
 } // namespace planner
