@@ -96,7 +96,7 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
     // output, reduced over M), each the forward's FLOPs.
     lt.gemm_bwd_s += gemm_time_s(hw, dt, g.M, g.K, g.N) + gemm_time_s(hw, dt, g.K, g.N, g.M);
   }
-  note(ex, "layer GEMMs (fwd)", "sum over QKV, O, FFN-in, FFN-out of (2MNK + F_half)/(peak*gemm_max), bwd = 2x",
+  if (ex) note(ex, "layer GEMMs (fwd)", "sum over QKV, O, FFN-in, FFN-out of (2MNK + F_half)/(peak*gemm_max), bwd = 2x",
        "Shoeybi et al. 2019 (Megatron TP shapes); Narayanan et al. 2021 §3 (bwd = 2x fwd)",
        {{"tokens_per_gpu", d.n}, {"hidden", d.h}, {"ffn", d.F}, {"tp", d.t}, {"flops", lt.gemm_flops_fwd}},
        lt.gemm_fwd_s, "s");
@@ -122,7 +122,7 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
     lt.attention_fwd_s = lt.attention_flops_fwd / rate + softmax_bytes / hbm_bw(hw);
     lt.attention_bwd_s = 2.0 * lt.attention_fwd_s;
   }
-  note(ex, "attention core (fwd)",
+  if (ex) note(ex, "attention core (fwd)",
        ts.attention == AttentionKernel::flash ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*attention_max); bwd 2.5x"
                                               : "4*b*(H/t)*s_local*s*hd / (peak*unfused_max) + softmax bytes/HBM; bwd 2x",
        "PaLM App. B (attention FLOPs); Dao 2023 (FlashAttention-2)",
@@ -146,10 +146,10 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
   const double layer_params = double(count_params(m).per_layer) / d.t;
   const double accum_bytes = layer_params * (kAct + 2.0 * ts.grad_bytes_per_param);
   lt.grad_accumulate_s = accum_bytes / hbm_bw(hw);
-  note(ex, "gradient accumulation (per layer, per micro-batch)", "params/t * (2 + 2*grad_bytes) / (HBM bw * hbm_efficiency)",
+  if (ex) note(ex, "gradient accumulation (per layer, per micro-batch)", "params/t * (2 + 2*grad_bytes) / (HBM bw * hbm_efficiency)",
        "Megatron-LM main_grad accumulation (fp32 when grad_bytes = 4)", {{"params_local", layer_params}, {"bytes", accum_bytes}},
        lt.grad_accumulate_s, "s");
-  note(ex, "element-wise kernels (fwd)", "bytes(norms, residual/dropout, activation, RoPE) / (HBM bw * hbm_efficiency)",
+  if (ex) note(ex, "element-wise kernels (fwd)", "bytes(norms, residual/dropout, activation, RoPE) / (HBM bw * hbm_efficiency)",
        "roofline (Williams et al. 2009); tensor sizes from Korthikanti et al. 2022 §4",
        {{"bytes", ew_bytes}, {"hbm_bytes_per_s", hbm_bw(hw)}}, lt.elementwise_fwd_s, "s");
 
@@ -176,7 +176,7 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
       lt.tp_comm_bwd_s += 2.0 * collective_cost(hw, g, Collective::all_gather, bytes).total_s();
     }
     if (pc.recompute == Recompute::full) lt.tp_comm_recompute_s = 2.0 * per_pair;
-    note(ex, "TP communication per layer (fwd)",
+    if (ex) note(ex, "TP communication per layer (fwd)",
          pc.sequence_parallel ? "2 x (all-gather + reduce-scatter) of b*s/cp*h*2 bytes" : "2 x all-reduce of b*s/cp*h*2 bytes",
          "Korthikanti et al. 2022 §4.2; cost: collective_cost", {{"bytes", bytes}, {"tp", d.t}}, lt.tp_comm_fwd_s, "s");
   }
@@ -197,7 +197,7 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
     lt.cp_comm_total_s = 3.0 * fwd;
     lt.cp_comm_fwd_s = std::max(0.0, fwd - lt.attention_fwd_s);
     lt.cp_comm_bwd_s = std::max(0.0, 2.0 * fwd - lt.attention_bwd_s);
-    note(ex, "CP K/V ring exchange (fwd)", "max(0, (cp-1) * send(2*b*s/cp*KV*hd/t*2 bytes) - attention_fwd)",
+    if (ex) note(ex, "CP K/V ring exchange (fwd)", "max(0, (cp-1) * send(2*b*s/cp*KV*hd/t*2 bytes) - attention_fwd)",
          "Liu et al. 2023 (Ring Attention)", {{"kv_bytes", kv_bytes}, {"cp", d.cp}, {"attention_fwd_s", lt.attention_fwd_s}},
          lt.cp_comm_fwd_s, "s");
   }
@@ -233,7 +233,7 @@ HeadTime head_time(const ModelSpec& m, const HardwareProfile& hw, const Parallel
   // Embedding lookup: gather n rows of h (read + write), backward scatter-add.
   ht.embedding_fwd_s = 2.0 * kAct * d.n * d.h / hbm_bw(hw);
   ht.embedding_bwd_s = 2.0 * ht.embedding_fwd_s;
-  note(ex, "output layer (fwd)", "(2*n*h*V/t + F_half)/(peak*gemm_max) + 6 bytes * n*V/t / HBM",
+  if (ex) note(ex, "output layer (fwd)", "(2*n*h*V/t + F_half)/(peak*gemm_max) + 6 bytes * n*V/t / HBM",
        "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron vocab-parallel cross-entropy",
        {{"tokens_per_gpu", d.n}, {"vocab", V}, {"tp", d.t}}, ht.output_fwd_s, "s");
   return ht;

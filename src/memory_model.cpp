@@ -30,11 +30,13 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const HardwareProfile& hw, co
   const double tokens_local = double(pc.micro_batch_size) * double(ts.seq_len) / double(pc.cp);
 
   MemoryBreakdown best;
-  for (std::int64_t r = 0; r < layout.stages; ++r) {
-    // Only the first, second, last and the heaviest middle stage can be the
-    // peak: in-flight counts fall with the stage index.
-    if (r > 1 && r < layout.stages - 1 && layout.layers_on(r) < layout.middle_hi) continue;
-    if (r > 1 && r < layout.stages - 1 && r - 1 >= 1 && layout.layers_on(r - 1) == layout.layers_on(r)) continue;
+  // Only stages 0, 1 and p-1 can be the peak: in-flight micro-batches fall with
+  // the stage index and middle stages are filled heaviest-first (stage 1 holds
+  // middle_hi layers whenever any middle stage does).
+  const std::int64_t candidates[3] = {0, std::min<std::int64_t>(1, layout.stages - 1), layout.stages - 1};
+  for (std::int64_t i = 0; i < 3; ++i) {
+    const std::int64_t r = candidates[i];
+    if (i > 0 && r == candidates[i - 1]) continue;
     MemoryBreakdown mb;
     const double params = stage_params(m, layout, r) / t;
     mb.weights_bytes = params * ts.weight_bytes_per_param / (pc.zero_stage >= 3 ? shard : 1.0);

@@ -131,10 +131,13 @@ std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Forma
   const bool priced = ev.memory.capacity_bytes > 0;
   if (f == Format::csv) {
     std::string out = "section,item,value\n";
-    for (auto& [k, v] : to_json(ev.config).items()) out += fmt::format("config,{},{}\n", k, v.dump());
+    // Keep each JSON value alive while iterating its items.
+    const json config = to_json(ev.config);
+    for (const auto& [k, v] : config.items()) out += fmt::format("config,{},{}\n", k, v.dump());
     if (priced) {
-      for (auto& [k, v] : memory_json(ev.memory).items()) out += fmt::format("memory,{},{}\n", k, v.dump());
-      for (auto& [k, v] : time_json(ev.time).items()) out += fmt::format("time,{},{}\n", k, v.dump());
+      const json memory = memory_json(ev.memory), time = time_json(ev.time);
+      for (const auto& [k, v] : memory.items()) out += fmt::format("memory,{},{}\n", k, v.dump());
+      for (const auto& [k, v] : time.items()) out += fmt::format("time,{},{}\n", k, v.dump());
     }
     out += fmt::format("result,feasible,{}\n", ev.feasible() ? "true" : "false");
     return out;

@@ -88,9 +88,9 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
     const double one = collective_cost(hw, pair, Collective::send_recv, bytes).total_s();
     const double transfers = ts.overlap_p2p ? 2.0 * double(p - 1) : 2.0 * (md * double(v) + double(p - 1));
     st.pp_p2p_s = transfers * one;
-    note(ex, "pipeline bubble", "(sum of stage times - heaviest) / v", "Narayanan et al. 2021 §2.2.2",
+    if (ex) note(ex, "pipeline bubble", "(sum of stage times - heaviest) / v", "Narayanan et al. 2021 §2.2.2",
          {{"p", double(p)}, {"v", double(v)}, {"m", md}, {"heaviest_stage_s", t_max}}, st.pp_bubble_s);
-    note(ex, "pipeline send/recv", "transfers * (alpha + b*s/cp*h*2/t / B)", "Narayanan et al. 2021 §4.1",
+    if (ex) note(ex, "pipeline send/recv", "transfers * (alpha + b*s/cp*h*2/t / B)", "Narayanan et al. 2021 §4.1",
          {{"bytes", bytes}, {"transfers", transfers}, {"one_s", one}}, st.pp_p2p_s);
   }
 
@@ -117,7 +117,7 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
     }
     st.dp_comm_total_s = t_red + t_ag;
     st.dp_comm_s = exposed;
-    note(ex, "DP gradient reduction (exposed)",
+    if (ex) note(ex, "DP gradient reduction (exposed)",
          "max(reduce(grads) - backward of last micro-batch, last 40M-param bucket) [+ ZeRO-1/2 weight all-gather]",
          "Li et al. 2020 (PyTorch DDP buckets); Megatron-LM distributed optimizer",
          {{"grad_bytes", grad_bytes}, {"group", double(wg.size)}, {"reduce_s", t_red}, {"window_s", bwd_window}}, exposed);
@@ -134,7 +134,7 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
     const double bwd_exposed = layers * std::max(0.0, t_ag + t_rs - lt.bwd_s());
     st.zero3_comm_s = md * (fwd_exposed + bwd_exposed);
     st.zero3_comm_total_s = md * layers * (2.0 * t_ag + t_rs);
-    note(ex, "ZeRO-3 parameter gathers (exposed)", "m * [ag + L*max(0, ag - fwd_layer) + L*max(0, ag + rs - bwd_layer)]",
+    if (ex) note(ex, "ZeRO-3 parameter gathers (exposed)", "m * [ag + L*max(0, ag - fwd_layer) + L*max(0, ag + rs - bwd_layer)]",
          "Rajbhandari et al. 2020; prefetch condition from the course slides",
          {{"ag_per_layer_s", t_ag}, {"rs_per_layer_s", t_rs}, {"fwd_layer_s", lt.fwd_s()}, {"bwd_layer_s", lt.bwd_s()}},
          st.zero3_comm_s);
