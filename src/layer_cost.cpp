@@ -96,7 +96,7 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
     // output, reduced over M), each the forward's FLOPs.
     lt.gemm_bwd_s += gemm_time_s(hw, dt, g.M, g.K, g.N) + gemm_time_s(hw, dt, g.K, g.N, g.M);
   }
-  if (ex) note(ex, "layer GEMMs (fwd)", "sum over QKV, O, FFN-in, FFN-out of (2MNK + F_half)/(peak*gemm_max), bwd = 2x",
+  if (ex) note(ex, "layer GEMMs (fwd)", "sum over QKV, O, FFN-in, FFN-out of (2MNK/q + F_half)/(peak*gemm_max), q = wave efficiency; bwd = dgrad + wgrad GEMMs",
        "Shoeybi et al. 2019 (Megatron TP shapes); Narayanan et al. 2021 §3 (bwd = 2x fwd)",
        {{"tokens_per_gpu", d.n}, {"hidden", d.h}, {"ffn", d.F}, {"tp", d.t}, {"flops", lt.gemm_flops_fwd}},
        lt.gemm_fwd_s, "s");
