@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "commands.h"
 #include "planner/catalog.h"
 #include "planner/evaluate.h"
 #include "planner/input_error.h"
@@ -205,6 +206,9 @@ int main(int argc, char** argv) {
   add_config(srch, sc);
   srch->add_option("--top,-k", top, "how many results to print (default 10)");
 
+  const cli::Runner run_validate = cli::add_validate_command(app);
+  const cli::Runner run_regress = cli::add_regress_command(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -248,6 +252,8 @@ int main(int argc, char** argv) {
     }
     if (*eval) return run_evaluate(ef, ec, explain);
     if (*srch) return run_search(sf, sc, top);
+    if (app.got_subcommand("validate")) return run_validate();
+    if (app.got_subcommand("regress")) return run_regress();
   } catch (const InputError& e) {
     std::cerr << "planner: error: " << e.what() << "\n";
     return 1;

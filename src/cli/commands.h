@@ -1,0 +1,18 @@
+// Subcommands that live in their own files. Each add_*_command registers its
+// subcommand and flags on `app` and returns the function main() calls when
+// that subcommand was given; the function returns the exit code (0 success,
+// 1 bad input or a failed check) and may throw InputError.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace planner::cli {
+
+using Runner = std::function<int()>;
+
+Runner add_validate_command(CLI::App& app);  // validate_cmd.cpp
+Runner add_regress_command(CLI::App& app);   // regress_cmd.cpp
+
+} // namespace planner::cli
