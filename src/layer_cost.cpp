@@ -138,8 +138,19 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
   ew_bytes += 2.0 * (3.0 * kAct + (d.dropout ? 1.0 : 0.0)) * nh_local;
   ew_bytes += kAct * d.n * d.F / d.t * (d.gated ? 3.0 : 2.0);
   if (d.rope) ew_bytes += 2.0 * kAct * d.n * (d.H + d.KV) * d.hd / d.t;
-  lt.elementwise_fwd_s = ew_bytes / hbm_bw(hw);
-  lt.elementwise_bwd_s = 2.0 * lt.elementwise_fwd_s;
+  // FP8 GEMMs (Transformer Engine, delayed scaling): every GEMM input of the
+  // forward pass and every output gradient of the backward pass goes through a
+  // fused cast + transpose + amax kernel (fp8_cast_transpose_fused): read the
+  // bf16 tensor (2 bytes), write the fp8 copy and its fp8 transpose (1 + 1).
+  // Weights are cast once per step (cached across micro-batches): not counted.
+  // Inputs of QKV and FFN-in are cast on the (SP-sharded) norm output.
+  double fp8_fwd_bytes = 0, fp8_bwd_bytes = 0;
+  if (dt == DType::fp8) {
+    fp8_fwd_bytes = 4.0 * (2.0 * nh_local + d.n * d.H * d.hd / d.t + d.n * d.F / d.t);
+    fp8_bwd_bytes = 4.0 * d.n * (q_out + kv_out + d.h + ffn_in + d.h);
+  }
+  lt.elementwise_fwd_s = (ew_bytes + fp8_fwd_bytes) / hbm_bw(hw);
+  lt.elementwise_bwd_s = (2.0 * ew_bytes + fp8_bwd_bytes) / hbm_bw(hw);
   // Gradient accumulation across micro-batches: each micro-batch's bf16
   // weight gradient is added into the accumulator (Megatron: fp32 main_grad):
   // read 2 + read and write grad_bytes per local parameter. Memory bound.
@@ -149,9 +160,11 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
   if (ex) note(ex, "gradient accumulation (per layer, per micro-batch)", "params/t * (2 + 2*grad_bytes) / (HBM bw * hbm_efficiency)",
        "Megatron-LM main_grad accumulation (fp32 when grad_bytes = 4)", {{"params_local", layer_params}, {"bytes", accum_bytes}},
        lt.grad_accumulate_s, "s");
-  if (ex) note(ex, "element-wise kernels (fwd)", "bytes(norms, residual/dropout, activation, RoPE) / (HBM bw * hbm_efficiency)",
-       "roofline (Williams et al. 2009); tensor sizes from Korthikanti et al. 2022 §4",
-       {{"bytes", ew_bytes}, {"hbm_bytes_per_s", hbm_bw(hw)}}, lt.elementwise_fwd_s, "s");
+  if (ex) note(ex, "element-wise kernels (fwd)",
+       "bytes(norms, residual/dropout, activation, RoPE [+ fp8 cast/transpose of GEMM inputs]) / (HBM bw * hbm_efficiency); bwd 2x [+ fp8 cast/transpose of output gradients]",
+       "roofline (Williams et al. 2009); tensor sizes from Korthikanti et al. 2022 §4; Transformer Engine fp8_cast_transpose_fused",
+       {{"bytes", ew_bytes}, {"fp8_cast_bytes_fwd", fp8_fwd_bytes}, {"fp8_cast_bytes_bwd", fp8_bwd_bytes}, {"hbm_bytes_per_s", hbm_bw(hw)}},
+       lt.elementwise_fwd_s, "s");
 
   // --- Tensor parallelism: per layer 2 all-reduces forward and 2 backward of
   // the n*h activation; with SP each becomes all-gather + reduce-scatter of the
@@ -215,14 +228,20 @@ HeadTime head_time(const ModelSpec& m, const HardwareProfile& hw, const Parallel
   const Dims d = dims(m, pc, ts);
   HeadTime ht;
   const double V = double(m.vocab_size);
-  // Vocabulary-parallel output projection: 2*n*h*V/t FLOPs, bwd 2x; the
-  // logits go through an fp32 softmax cross-entropy (read bf16, write fp32,
-  // read again in backward: ~ (2 + 4 + 4 + 2) bytes per logit).
+  // Vocabulary-parallel output projection: 2*n*h*V/t FLOPs, bwd 2x. The
+  // logits then go through Megatron's unfused fp32 vocab-parallel cross-entropy
+  // (megatron/core/tensor_parallel/cross_entropy.py), one memory-bound pass per
+  // step, bytes per logit: forward upcast bf16->fp32 (r2 w4), max (r4),
+  // subtract max (r4 w4), exp (r4 w4), sum (r4), normalise the saved softmax
+  // (r4 w4) = 38; backward scale by the incoming gradient (r4 w4) and cast the
+  // fp32 gradient to bf16 for the GEMMs (r4 w2) = 14. Fused cross-entropy
+  // kernels need less: an upper estimate for older stacks (docs/cost_model.md).
   const double logits = d.n * V / d.t;
   const double Vt = V / d.t;
-  ht.output_fwd_s = gemm_time_s(hw, ts.dtype, d.n, Vt, d.h) + logits * 6.0 / hbm_bw(hw);
+  constexpr double kLossFwdBytes = 38.0, kLossBwdBytes = 14.0;
+  ht.output_fwd_s = gemm_time_s(hw, ts.dtype, d.n, Vt, d.h) + logits * kLossFwdBytes / hbm_bw(hw);
   ht.output_bwd_s = gemm_time_s(hw, ts.dtype, d.n, d.h, Vt) + gemm_time_s(hw, ts.dtype, d.h, Vt, d.n) +
-                    logits * 6.0 / hbm_bw(hw);
+                    logits * kLossBwdBytes / hbm_bw(hw);
   if (pc.tp > 1) {
     // Vocab-parallel cross-entropy: all-reduces of max and sum-exp (n floats each).
     const GroupPlacement g = placement(hw, pc.tp, 1);
@@ -233,8 +252,8 @@ HeadTime head_time(const ModelSpec& m, const HardwareProfile& hw, const Parallel
   // Embedding lookup: gather n rows of h (read + write), backward scatter-add.
   ht.embedding_fwd_s = 2.0 * kAct * d.n * d.h / hbm_bw(hw);
   ht.embedding_bwd_s = 2.0 * ht.embedding_fwd_s;
-  if (ex) note(ex, "output layer (fwd)", "(2*n*h*V/t + F_half)/(peak*gemm_max) + 6 bytes * n*V/t / HBM",
-       "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron vocab-parallel cross-entropy",
+  if (ex) note(ex, "output layer (fwd)", "(2*n*h*V/t + F_half)/(peak*gemm_max) + 38 bytes * n*V/t / HBM (bwd: 14 bytes)",
+       "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron fp32 vocab-parallel cross-entropy, pass by pass",
        {{"tokens_per_gpu", d.n}, {"vocab", V}, {"tp", d.t}}, ht.output_fwd_s, "s");
   return ht;
 }

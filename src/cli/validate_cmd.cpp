@@ -1,11 +1,73 @@
-// planner validate: placeholder registration (being written).
+// planner validate --runs FILE [--format table|json|csv] [--hardware PATTERN=PROFILE]...
+// Predicted vs measured for every row of a measured-runs dataset
+// (docs/published_runs.md); exit 0 when the report was produced, 1 on bad
+// input. With --max-median-error the exit code also checks the overall median
+// |step-time error| (the ctest fidelity bound).
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "commands.h"
+#include "planner/input_error.h"
+#include "planner/json_io.h"
+#include "planner/validate.h"
 
 namespace planner::cli {
 
+namespace {
+
+struct ValidateFlags {
+  std::string runs;
+  std::string format = "table";
+  std::vector<std::string> hardware;
+  double max_median = -1, max_p90 = -1, max_error = -1;
+};
+
+}  // namespace
+
 Runner add_validate_command(CLI::App& app) {
-  app.add_subcommand("validate", "(not yet implemented)");
-  return [] { return 1; };
+  auto flags = std::make_shared<ValidateFlags>();
+  auto* cmd = app.add_subcommand("validate", "compare predictions with measured runs (docs/published_runs.md)");
+  cmd->add_option("--runs", flags->runs, "dataset of measured runs (JSON list, format of published_runs.json)")->required();
+  cmd->add_option("--format", flags->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_option("--hardware", flags->hardware,
+                  "PATTERN=PROFILE: rows whose gpu_type contains PATTERN use PROFILE (name, alias or JSON path); "
+                  "repeatable, tried before the stock profiles");
+  cmd->add_option("--max-median-error", flags->max_median, "fail (exit 1) when the overall median |step error| exceeds this fraction");
+  cmd->add_option("--max-p90-error", flags->max_p90, "fail (exit 1) when the overall p90 |step error| exceeds this fraction");
+  cmd->add_option("--max-error", flags->max_error, "fail (exit 1) when any evaluated row's |step error| exceeds this fraction");
+  return [flags] {
+    ValidateOptions opt;
+    for (const auto& m : flags->hardware) {
+      const auto eq = m.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == m.size())
+        throw InputError("--hardware", fmt::format("expected PATTERN=PROFILE, got '{}'", m));
+      opt.hardware_map.emplace_back(m.substr(0, eq), m.substr(eq + 1));
+    }
+    const auto rows = read_published_runs(read_json_file(flags->runs), flags->runs);
+    const ValidationReport rep = validate_runs(rows, opt);
+    const Format f = flags->format == "json" ? Format::json : flags->format == "csv" ? Format::csv : Format::table;
+    std::cout << render_validation(rep, f);
+    int rc = 0;
+    auto check = [&](double bound, double value, const char* what) {
+      if (bound >= 0 && value > bound) {
+        std::cerr << fmt::format("planner: validate: {} |step error| {:.1f}% exceeds the bound {:.1f}%\n", what,
+                                 100 * value, 100 * bound);
+        rc = 1;
+      }
+    };
+    check(flags->max_median, rep.overall.median_abs, "overall median");
+    check(flags->max_p90, rep.overall.p90_abs, "overall p90");
+    check(flags->max_error, rep.overall.max_abs, fmt::format("worst row ({})", rep.overall.worst_id).c_str());
+    if (rep.overall.rows == 0 && (flags->max_median >= 0 || flags->max_p90 >= 0 || flags->max_error >= 0)) {
+      std::cerr << "planner: validate: no row could be evaluated\n";
+      rc = 1;
+    }
+    return rc;
+  };
 }
 
-} // namespace planner::cli
+}  // namespace planner::cli
