@@ -401,10 +401,11 @@ std::string render_table(const ValidationReport& rep) {
   if (!assumed.empty()) {
     s += "\ninferred settings (docs/published_runs.md)\n";
     for (const auto& [a, ids] : assumed)
-      s += fmt::format("  {} ({} rows: {}{})\n", a, ids.size(), ids.front(), ids.size() > 1 ? " .. " + ids.back() : "");
+      s += fmt::format("  {} ({} row{}: {}{})\n", a, ids.size(), ids.size() == 1 ? "" : "s", ids.front(),
+                       ids.size() > 1 ? " .. " + ids.back() : "");
   }
   if (rep.skipped) {
-    s += fmt::format("\nnot evaluated ({} rows)\n", rep.skipped);
+    s += fmt::format("\nnot evaluated ({} row{})\n", rep.skipped, rep.skipped == 1 ? "" : "s");
     for (const auto& r : rep.rows)
       if (!r.evaluated()) s += fmt::format("  {:<6} {}\n", r.id, r.skip_reason);
   }

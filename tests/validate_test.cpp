@@ -1,0 +1,170 @@
+// planner validate: row mapping, FLOP conventions, hardware matching,
+// statistics, and the whole reference dataset.
+#include <cmath>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "planner/catalog.h"
+#include "planner/input_error.h"
+#include "planner/json_io.h"
+#include "planner/published_runs.h"
+#include "planner/validate.h"
+
+using namespace planner;
+using nlohmann::json;
+
+namespace {
+
+json llama8b_row() {
+  return json::parse(R"J({
+    "id": "T1", "source": "Test 2024, synthetic", "model_name": "Llama 3.1 8B",
+    "num_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "num_kv_heads": 8, "head_dim": 128,
+    "ffn_hidden_size": 14336, "ffn_type": "swiglu", "vocab_size": 128256, "seq_len": 8192,
+    "global_batch_size": 128, "micro_batch_size": 1, "num_gpus": 8, "gpu_type": "H100-SXM5-80GB (DGX H100)",
+    "precision": "bf16", "tp": 1, "pp": 1, "dp": 4, "cp": 2, "virtual_pipeline_stages": null,
+    "sequence_parallel": "False (TP=1)", "activation_recompute": "none",
+    "zero_or_fsdp": "Megatron distributed optimizer (distributed_fused_adam)",
+    "measurement_scope": "steady-state step", "step_time_s": 12.91, "mfu": 0.5937,
+    "reported_flop_convention": "MFU = GBS*model_flops(GBS=1 -> 4.74E+14)/step/GPUs/peak"})J");
+}
+
+}  // namespace
+
+TEST_CASE("FLOP conventions are recognised from the row's text", "[validate]") {
+  double stated = 0;
+  CHECK(parse_flop_convention("Eq.3: F=96*B*s*l*h^2*(1+s/(6h)+V/(16lh))") == FlopConvention::narayanan_eq3);
+  CHECK(parse_flop_convention("Eq.7 model FLOPs, peak 312") == FlopConvention::korthikanti_eq7);
+  CHECK(parse_flop_convention("n/a (times only)") == FlopConvention::none);
+  CHECK(parse_flop_convention("MaxText calculate_training_tflops: 6*N_params*tokens + ...") == FlopConvention::palm);
+  CHECK(parse_flop_convention("MFU = GBS*model_flops(GBS=1 -> 434.5e12 (formula ignores GQA))/step", &stated) ==
+        FlopConvention::stated);
+  CHECK(stated == Approx(434.5e12));
+  CHECK(parse_flop_convention("vendor marketing FLOPs") == FlopConvention::unknown);
+}
+
+TEST_CASE("Convention FLOPs reproduce the dataset's own derived values", "[validate]") {
+  // Narayanan et al. 2021 Table 1, GPT 1.7B: the dataset derives 3.53 s from
+  // 137 TFLOP/s on 32 GPUs with Eq. 3.
+  ModelSpec gpt = find_model("megatron-gpt-1.7b");
+  const double f3 = convention_flops_per_step(FlopConvention::narayanan_eq3, gpt, 2048, 512);
+  CHECK(f3 / (137e12 * 32) == Approx(3.53).epsilon(0.005));
+  // Llama 3.1 8B, PaLM convention with matmul parameters: 4.74e14 per 8192-token sequence (NeMo).
+  const ModelSpec llama = find_model("llama3.1-8b");
+  CHECK(convention_flops_per_step(FlopConvention::palm, llama, 8192, 1) == Approx(4.74e14).epsilon(0.003));
+  // Nemotron-4 15B with NeMo's GQA-blind formula: 434.5e12 per 4096-token sequence.
+  const ModelSpec nemo = find_model("nemotron4-15b");
+  CHECK(convention_flops_per_step(FlopConvention::palm_mha, nemo, 4096, 1) == Approx(434.5e12).epsilon(0.003));
+  CHECK(convention_flops_per_step(FlopConvention::stated, nemo, 4096, 64, 434.5e12) == Approx(64 * 434.5e12));
+  CHECK(convention_flops_per_step(FlopConvention::none, nemo, 4096, 64) == 0);
+}
+
+TEST_CASE("A row maps onto specs by its own fields", "[validate]") {
+  const RunRow row = map_published_run(llama8b_row(), 0);
+  REQUIRE(row.run);
+  const MeasuredRun& r = *row.run;
+  CHECK(r.model.num_layers == 32);
+  CHECK(r.model.num_kv_heads == 8);
+  CHECK(r.model.ffn_kind == FfnKind::swiglu);
+  CHECK_FALSE(r.model.tied_embeddings);
+  {  // the same parameter count as the stock model, built only from the row's fields
+    const ModelSpec stock = find_model("llama3.1-8b");
+    CHECK(r.model.hidden_size == stock.hidden_size);
+    CHECK(r.model.vocab_size == stock.vocab_size);
+  }
+  CHECK(*r.pins.cp == 2);
+  CHECK(*r.pins.dp == 4);
+  CHECK(*r.pins.zero_stage == 1);
+  CHECK(*r.pins.sequence_parallel == false);
+  CHECK(r.chosen.empty());
+  CHECK(r.convention == FlopConvention::stated);
+  CHECK(r.training.attention == AttentionKernel::flash);  // 2024 source: modern stack
+}
+
+TEST_CASE("Unknown knobs are chosen by the planner and named", "[validate]") {
+  json j = llama8b_row();
+  j["micro_batch_size"] = nullptr;
+  j["activation_recompute"] = "unknown";
+  const RunRow row = map_published_run(j, 0);
+  REQUIRE(row.run);
+  CHECK(row.run->chosen == std::vector<std::string>{"micro-batch size", "recomputation"});
+  const ValidationReport rep = validate_runs({row});
+  REQUIRE(rep.rows.size() == 1);
+  CHECK(rep.rows[0].evaluated());
+  CHECK(rep.rows[0].config.micro_batch_size >= 1);
+}
+
+TEST_CASE("Rows that cannot be evaluated keep their reason", "[validate]") {
+  json bad_layout = llama8b_row();
+  bad_layout["dp"] = 3;
+  json no_vocab = llama8b_row();
+  no_vocab.erase("vocab_size");
+  json no_measure = llama8b_row();
+  no_measure["step_time_s"] = nullptr;
+  no_measure["mfu"] = nullptr;
+  json unknown_gpu = llama8b_row();
+  unknown_gpu["gpu_type"] = "MI300X";
+  json bad_type = llama8b_row();
+  bad_type["tp"] = "eight";
+  const auto rows = read_published_runs(json::array({bad_layout, no_vocab, no_measure, unknown_gpu, bad_type, 7}), "t.json");
+  const ValidationReport rep = validate_runs(rows);
+  REQUIRE(rep.rows.size() == 6);
+  CHECK(rep.skipped == 6);
+  CHECK(rep.overall.rows == 0);
+  CHECK_THAT(rep.rows[0].skip_reason, Catch::Contains("does not multiply out"));
+  CHECK_THAT(rep.rows[1].skip_reason, Catch::Contains("vocab_size: missing"));
+  CHECK_THAT(rep.rows[2].skip_reason, Catch::Contains("nothing measured"));
+  CHECK_THAT(rep.rows[3].skip_reason, Catch::Contains("no hardware profile matches"));
+  CHECK_THAT(rep.rows[4].skip_reason, Catch::Contains("tp: expected an integer"));
+  CHECK_THAT(rep.rows[5].skip_reason, Catch::Contains("expected a JSON object"));
+  CHECK_THAT(render_validation(rep, Format::table), Catch::Contains("not evaluated (6 rows)"));
+  CHECK_THROWS_AS(read_published_runs(json::object(), "t.json"), InputError);
+}
+
+TEST_CASE("Hardware is matched by chip family and memory size", "[validate]") {
+  const auto stock = list_hardware();
+  CHECK(match_hardware("H100-SXM5-80GB (DGX H100)", stock, {}) == "dgx-h100");
+  CHECK(match_hardware("A100-SXM4-80GB (Selene)", stock, {}) == "dgx-a100-80gb");
+  CHECK(match_hardware("A100-SXM4-40GB", stock, {}).empty());  // memory differs from every A100 profile
+  CHECK(match_hardware("TPU v5e (4 x v5e-256 slices)", stock, {}) == "tpu-v5e-256");
+  CHECK(match_hardware("B200", stock, {}).empty());
+  ValidateOptions opt;
+  opt.hardware_map = {{"h100", "dgx-h200"}};
+  CHECK(match_hardware("H100-SXM5-80GB", stock, opt) == "dgx-h200");
+}
+
+TEST_CASE("Error statistics: median, nearest-rank p90, max and its row", "[validate]") {
+  std::vector<std::pair<std::string, double>> e;
+  for (int i = 1; i <= 10; ++i) e.emplace_back("r" + std::to_string(i), (i % 2 ? -1 : 1) * 0.01 * i);
+  const ErrorStats s = error_stats(e);
+  CHECK(s.rows == 10);
+  CHECK(s.median_abs == Approx(0.055));
+  CHECK(s.p90_abs == Approx(0.09));
+  CHECK(s.max_abs == Approx(0.10));
+  CHECK(s.worst_id == "r10");
+  CHECK(s.mean_signed == Approx(0.005));
+}
+
+TEST_CASE("The reference dataset: every row evaluated, Korthikanti rows as in the fidelity test", "[validate]") {
+  const std::string path = std::string(PLANNER_SOURCE_DIR) + "/tests/validation/published_runs.json";
+  const auto rows = read_published_runs(read_json_file(path), path);
+  const ValidationReport rep = validate_runs(rows);
+  CHECK(rep.rows.size() == 87);
+  CHECK(rep.skipped == 0);
+  for (const auto& r : rep.rows) {
+    INFO(r.id);
+    CHECK(std::isfinite(r.step_error));
+    CHECK(r.predicted_step_s > 0);
+    if (r.id == "R026") {  // GPT-3 175B, TP8 PP8 v3, SP + selective recompute: 13.75 s, MFU 51.4%
+      CHECK(std::abs(r.step_error) < 0.05);
+      REQUIRE(r.predicted_mfu);
+      CHECK(*r.predicted_mfu == Approx(0.514).margin(0.03));
+    }
+  }
+  CHECK(rep.by_source.size() == 4);
+  // JSON output parses and carries the summary.
+  const json j = json::parse(render_validation(rep, Format::json));
+  CHECK(j["summary"]["overall"]["rows"] == 87);
+  CHECK(j["rows"].size() == 87);
+}
