@@ -1,0 +1,1 @@
+regress --suite tests/golden/data/bad_regress_suite.json
