@@ -72,10 +72,11 @@ std::optional<std::int64_t> integer(const json& row, const char* key, bool text_
   throw RowError{fmt::format("{}: expected an integer, got {}", key, v->dump())};
 }
 
-std::int64_t required_positive(const json& row, const char* key) {
+// Bounds as for the CLI flags: they keep every 64-bit product in the cost model exact.
+std::int64_t required_positive(const json& row, const char* key, std::int64_t max = std::int64_t(1) << 30) {
   const auto v = integer(row, key);
   if (!v) throw RowError{fmt::format("{}: missing", key)};
-  if (*v < 1) throw RowError{fmt::format("{}: expected a positive integer, got {}", key, *v)};
+  if (*v < 1 || *v > max) throw RowError{fmt::format("{}: expected an integer from 1 to {}, got {}", key, max, *v)};
   return *v;
 }
 
@@ -165,7 +166,7 @@ MeasuredRun map_row(const json& row) {
   // RMSNorm, no biases, no dropout, RoPE, untied. Optional row fields
   // (norm, bias, dropout, tied_embeddings, position_embedding) override.
   const bool gpt = ffn == FfnKind::gelu;
-  const std::int64_t seq_len = required_positive(row, "seq_len");
+  const std::int64_t seq_len = required_positive(row, "seq_len", 100'000'000);
   json mj = {{"schema_version", 1},
              {"name", r.model_name.empty() ? r.id : r.model_name},
              {"num_layers", required_positive(row, "num_layers")},
@@ -206,9 +207,9 @@ MeasuredRun map_row(const json& row) {
 
   // ---- the run ----
   TrainingSpec& ts = r.training;
-  ts.num_gpus = required_positive(row, "num_gpus");
+  ts.num_gpus = required_positive(row, "num_gpus", std::int64_t(1) << 24);
   ts.seq_len = seq_len;
-  ts.global_batch_sequences = required_positive(row, "global_batch_size");
+  ts.global_batch_sequences = required_positive(row, "global_batch_size", 1'000'000'000);
   ts.dtype = contains(lower(text(row, "precision")), "fp8") ? DType::fp8 : DType::bf16;
 
   // Software stack. Before 2023 Megatron-LM had no fused (flash) attention
@@ -253,24 +254,36 @@ MeasuredRun map_row(const json& row) {
   p.tp = integer(row, "tp").value_or(1);
   p.pp = integer(row, "pp").value_or(1);
   p.cp = integer(row, "cp").value_or(1);
+  // Each degree is at most num_gpus (<= 2^24), so every partial product stays below 2^48.
   for (auto [name, v] : {std::pair{"tp", *p.tp}, {"pp", *p.pp}, {"cp", *p.cp}})
-    if (v < 1) throw RowError{fmt::format("{}: expected a positive integer, got {}", name, v)};
-  const std::int64_t model_parallel = *p.tp * *p.pp * *p.cp;
+    if (v < 1 || v > ts.num_gpus)
+      throw RowError{fmt::format("{}: expected an integer from 1 to num_gpus {}, got {}", name, ts.num_gpus, v)};
+  const std::int64_t model_parallel = std::min(*p.tp * *p.pp, ts.num_gpus + 1) * *p.cp;
   if (const auto dp = integer(row, "dp")) {
-    if (*dp < 1) throw RowError{fmt::format("dp: expected a positive integer, got {}", *dp)};
+    if (*dp < 1 || *dp > ts.num_gpus)
+      throw RowError{fmt::format("dp: expected an integer from 1 to num_gpus {}, got {}", ts.num_gpus, *dp)};
     p.dp = *dp;
   } else if (ts.num_gpus % model_parallel == 0) {
     p.dp = ts.num_gpus / model_parallel;
     r.assumptions.push_back("dp = gpus / (tp*pp*cp)");
   }
-  if (!p.dp || *p.tp * *p.pp * *p.cp * *p.dp != ts.num_gpus)
+  if (!p.dp || model_parallel > ts.num_gpus || model_parallel * *p.dp != ts.num_gpus)
     throw RowError{fmt::format("layout does not multiply out: tp {} x cp {} x pp {} x dp {} != num_gpus {}", *p.tp, *p.cp,
                                *p.pp, p.dp ? fmt::format("{}", *p.dp) : "?", ts.num_gpus)};
-  if (const auto mbs = integer(row, "micro_batch_size", true)) p.micro_batch_size = *mbs;
-  else r.chosen.push_back("micro-batch size");
+  if (const auto mbs = integer(row, "micro_batch_size", true)) {
+    if (*mbs < 1 || *mbs > ts.global_batch_sequences)
+      throw RowError{fmt::format("micro_batch_size: expected an integer from 1 to global_batch_size {}, got {}",
+                                 ts.global_batch_sequences, *mbs)};
+    p.micro_batch_size = *mbs;
+  } else {
+    r.chosen.push_back("micro-batch size");
+  }
   if (*p.pp == 1) {
     p.virtual_stages = 1;
   } else if (const auto v = integer(row, "virtual_pipeline_stages", true)) {
+    if (*v < 1 || *v > r.model.num_layers)
+      throw RowError{fmt::format("virtual_pipeline_stages: expected an integer from 1 to num_layers {}, got {}",
+                                 r.model.num_layers, *v)};
     p.virtual_stages = *v;
   } else {
     r.chosen.push_back("interleaving");

@@ -122,6 +122,22 @@ TEST_CASE("Rows that cannot be evaluated keep their reason", "[validate]") {
   CHECK_THROWS_AS(read_published_runs(json::object(), "t.json"), InputError);
 }
 
+TEST_CASE("Degrees at the edge of 64-bit products are rejected, not overflowed", "[validate]") {
+  json huge = llama8b_row();
+  huge["num_gpus"] = std::int64_t(1) << 24;
+  huge["tp"] = std::int64_t(1) << 23;
+  huge["pp"] = std::int64_t(1) << 23;
+  huge["cp"] = std::int64_t(1) << 23;
+  huge["dp"] = 1;
+  CHECK_THAT(map_published_run(huge, 0).skip_reason, Catch::Contains("does not multiply out"));
+  json too_many = llama8b_row();
+  too_many["num_gpus"] = std::int64_t(1) << 50;
+  CHECK_THAT(map_published_run(too_many, 0).skip_reason, Catch::Contains("num_gpus: expected an integer from 1 to"));
+  json zero_mbs = llama8b_row();
+  zero_mbs["micro_batch_size"] = 0;
+  CHECK_THAT(map_published_run(zero_mbs, 0).skip_reason, Catch::Contains("micro_batch_size"));
+}
+
 TEST_CASE("Hardware is matched by chip family and memory size", "[validate]") {
   const auto stock = list_hardware();
   CHECK(match_hardware("H100-SXM5-80GB (DGX H100)", stock, {}) == "dgx-h100");
