@@ -2,6 +2,8 @@
 // comparison with the golden file and the text view of the differences.
 #include "planner/regress.h"
 
+#include "field_reader.h"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -20,115 +22,12 @@
 namespace planner {
 
 using nlohmann::json;
+using detail::FieldReader;
+using detail::describe;
+using detail::throw_if_problems;
 
 namespace {
 
-std::string describe_value(const json& v) {
-  std::string s = v.dump();
-  if (s.size() > 40) s = s.substr(0, 37) + "...";
-  return s;
-}
-
-// Reads the fields of one JSON object, recording each problem as
-// "<path>: <field>: <message>" (the json_io.cpp FieldReader, cut to what a
-// suite case needs).
-class CaseReader {
- public:
-  CaseReader(const json& obj, std::string path, std::vector<std::string>& problems)
-      : obj_(obj), path_(std::move(path)), problems_(problems) {}
-
-  void set_path(std::string path) { path_ = std::move(path); }
-
-  void problem(const std::string& key, const std::string& msg) {
-    problems_.push_back(fmt::format("{}: {}: {}", path_, key, msg));
-  }
-
-  const json* get(const std::string& key, bool required, const std::string& expected) {
-    seen_.insert(key);
-    auto it = obj_.find(key);
-    if (it == obj_.end()) {
-      if (required) problem(key, fmt::format("missing (expected {})", expected));
-      return nullptr;
-    }
-    return &*it;
-  }
-
-  std::int64_t integer(const std::string& key, std::int64_t min_value, std::int64_t max_value, bool required,
-                       std::int64_t fallback) {
-    const std::string expected = fmt::format("an integer from {} to {}", min_value, max_value);
-    const json* v = get(key, required, expected);
-    if (!v) return fallback;
-    if (v->is_number_integer() && !(v->is_number_unsigned() && v->get<std::uint64_t>() > std::uint64_t(max_value))) {
-      const std::int64_t x = v->get<std::int64_t>();
-      if (x >= min_value && x <= max_value) return x;
-    }
-    problem(key, fmt::format("expected {}, got {}", expected, describe_value(*v)));
-    return fallback;
-  }
-
-  double number(const std::string& key, double min_value, double max_value, double fallback) {
-    const std::string expected = fmt::format("a number from {:g} to {:g}", min_value, max_value);
-    const json* v = get(key, false, expected);
-    if (!v) return fallback;
-    if (v->is_number()) {
-      const double d = v->get<double>();
-      if (std::isfinite(d) && d >= min_value && d <= max_value) return d;
-    }
-    problem(key, fmt::format("expected {}, got {}", expected, describe_value(*v)));
-    return fallback;
-  }
-
-  bool boolean(const std::string& key, bool fallback) {
-    const json* v = get(key, false, "true or false");
-    if (!v) return fallback;
-    if (v->is_boolean()) return v->get<bool>();
-    problem(key, fmt::format("expected true or false, got {}", describe_value(*v)));
-    return fallback;
-  }
-
-  std::string string(const std::string& key, bool required) {
-    const json* v = get(key, required, "a non-empty string");
-    if (!v) return {};
-    if (v->is_string() && !v->get<std::string>().empty()) return v->get<std::string>();
-    problem(key, fmt::format("expected a non-empty string, got {}", describe_value(*v)));
-    return {};
-  }
-
-  template <typename Enum, std::size_t N>
-  Enum choice(const std::string& key, const std::pair<const char*, Enum> (&table)[N], Enum fallback) {
-    std::string names;
-    for (const auto& [name, value] : table) names += (names.empty() ? "" : " | ") + std::string(name);
-    const std::string expected = "one of " + names;
-    const json* v = get(key, false, expected);
-    if (!v) return fallback;
-    if (v->is_string())
-      for (const auto& [name, value] : table)
-        if (v->get<std::string>() == name) return value;
-    problem(key, fmt::format("expected {}, got {}", expected, describe_value(*v)));
-    return fallback;
-  }
-
-  void allow(const std::string& key) { seen_.insert(key); }
-
-  // Unknown keys are errors: a typo must not silently fall back to a default.
-  void reject_unknown() {
-    for (auto it = obj_.begin(); it != obj_.end(); ++it)
-      if (!seen_.count(it.key())) problem(it.key(), "unknown field");
-  }
-
- private:
-  const json& obj_;
-  std::string path_;
-  std::vector<std::string>& problems_;
-  std::set<std::string> seen_;
-};
-
-void throw_if_problems(const std::string& origin, const std::vector<std::string>& problems) {
-  if (problems.empty()) return;
-  std::string msg;
-  for (const auto& p : problems) msg += (msg.empty() ? "" : "; ") + p;
-  throw InputError(origin, msg);
-}
 
 constexpr std::pair<const char*, DType> kDTypeNames[] = {{"bf16", DType::bf16}, {"fp8", DType::fp8}};
 constexpr std::pair<const char*, AttentionKernel> kAttentionNames[] = {{"flash", AttentionKernel::flash},
@@ -166,11 +65,11 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
                                           std::vector<std::string>& problems) {
   std::string path = fmt::format("cases[{}]", index);
   if (!cj.is_object()) {
-    problems.push_back(fmt::format("{}: expected an object, got {}", path, describe_value(cj)));
+    problems.push_back(fmt::format("{}: expected an object, got {}", path, describe(cj)));
     return std::nullopt;
   }
   const std::size_t problems_before = problems.size();
-  CaseReader r(cj, path, problems);
+  FieldReader r(cj, path, problems);
   RegressCase c;
   c.name = r.string("name", true);
   if (!c.name.empty()) r.set_path(path = fmt::format("{} ({})", path, c.name));
@@ -193,28 +92,28 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   }
 
   TrainingSpec& ts = c.training;
-  ts.num_gpus = r.integer("gpus", 1, kMaxGpus, true, 1);
-  ts.seq_len = r.integer("seq_len", 1, 100'000'000, true, 1);
-  ts.global_batch_sequences = r.integer("global_batch", 1, 1'000'000'000, true, 1);
-  ts.dtype = r.choice("dtype", kDTypeNames, DType::bf16);
-  ts.attention = r.choice("attention", kAttentionNames, AttentionKernel::flash);
-  ts.grad_bytes_per_param = r.number("grad_bytes", 0, 64, ts.grad_bytes_per_param);
-  ts.optimizer_bytes_per_param = r.number("optimizer_bytes", 0, 64, ts.optimizer_bytes_per_param);
-  ts.weight_bytes_per_param = r.number("weight_bytes", 0, 64, ts.weight_bytes_per_param);
-  ts.overlap_grad_reduce = r.boolean("overlap_grad_reduce", ts.overlap_grad_reduce);
-  ts.overlap_p2p = r.boolean("overlap_p2p", ts.overlap_p2p);
+  ts.num_gpus = r.integer_in("gpus", 1, kMaxGpus, true, 1);
+  ts.seq_len = r.integer_in("seq_len", 1, 100'000'000, true, 1);
+  ts.global_batch_sequences = r.integer_in("global_batch", 1, 1'000'000'000, true, 1);
+  ts.dtype = r.choice("dtype", kDTypeNames, DType::bf16, false);
+  ts.attention = r.choice("attention", kAttentionNames, AttentionKernel::flash, false);
+  ts.grad_bytes_per_param = r.number("grad_bytes", 0, 64, false, ts.grad_bytes_per_param, false);
+  ts.optimizer_bytes_per_param = r.number("optimizer_bytes", 0, 64, false, ts.optimizer_bytes_per_param, false);
+  ts.weight_bytes_per_param = r.number("weight_bytes", 0, 64, false, ts.weight_bytes_per_param, false);
+  ts.overlap_grad_reduce = r.boolean("overlap_grad_reduce", false, ts.overlap_grad_reduce);
+  ts.overlap_p2p = r.boolean("overlap_p2p", false, ts.overlap_p2p);
 
   ParallelConfig& pc = c.config;
-  pc.tp = r.integer("tp", 1, kMaxGpus, true, 1);
-  pc.cp = r.integer("cp", 1, kMaxGpus, false, 1);
-  pc.pp = r.integer("pp", 1, kMaxGpus, true, 1);
-  pc.dp = r.integer("dp", 1, kMaxGpus, true, 1);
-  pc.micro_batch_size = r.integer("mbs", 1, 1'000'000'000, false, 1);
-  pc.virtual_stages = r.integer("vpp", 1, 100'000, false, 1);
-  pc.recompute = r.choice("recompute", kRecomputeNames, Recompute::none);
-  pc.zero_stage = int(r.integer("zero", 0, 3, false, 0));
-  pc.sequence_parallel = r.boolean("sp", pc.tp > 1);  // as `planner evaluate`: on when TP > 1
-  pc.schedule = r.choice("schedule", kScheduleNames, Schedule::one_f_one_b);
+  pc.tp = r.integer_in("tp", 1, kMaxGpus, true, 1);
+  pc.cp = r.integer_in("cp", 1, kMaxGpus, false, 1);
+  pc.pp = r.integer_in("pp", 1, kMaxGpus, true, 1);
+  pc.dp = r.integer_in("dp", 1, kMaxGpus, true, 1);
+  pc.micro_batch_size = r.integer_in("mbs", 1, 1'000'000'000, false, 1);
+  pc.virtual_stages = r.integer_in("vpp", 1, 100'000, false, 1);
+  pc.recompute = r.choice("recompute", kRecomputeNames, Recompute::none, false);
+  pc.zero_stage = int(r.integer_in("zero", 0, 3, false, 0));
+  pc.sequence_parallel = r.boolean("sp", false, pc.tp > 1);  // as `planner evaluate`: on when TP > 1
+  pc.schedule = r.choice("schedule", kScheduleNames, Schedule::one_f_one_b, false);
   r.allow("note");
   r.reject_unknown();
   if (problems.size() != problems_before) return std::nullopt;
@@ -333,15 +232,15 @@ RegressSuite suite_from_json(const json& j, const std::string& origin, const std
   if (!j.is_object()) throw InputError(origin, "expected a JSON object with \"schema_version\" and \"cases\"");
   std::vector<std::string> problems;
   RegressSuite suite;
-  CaseReader top(j, "suite", problems);
-  const std::int64_t version = top.integer("schema_version", 1, 1'000'000, true, kRegressSchemaVersion);
+  FieldReader top(j, "", problems);
+  const std::int64_t version = top.integer_in("schema_version", 1, 1'000'000, true, kRegressSchemaVersion);
   if (version != kRegressSchemaVersion)
     top.problem("schema_version", fmt::format("expected {}, got {}", kRegressSchemaVersion, version));
   top.allow("notes");
   const json* cases = top.get("cases", true, "a non-empty list of cases");
   top.reject_unknown();
   if (cases && (!cases->is_array() || cases->empty())) {
-    top.problem("cases", fmt::format("expected a non-empty list of cases, got {}", describe_value(*cases)));
+    top.problem("cases", fmt::format("expected a non-empty list of cases, got {}", describe(*cases)));
   } else if (cases) {
     Catalog catalog(catalog_dir);
     std::map<std::string, std::size_t> seen;
@@ -349,7 +248,7 @@ RegressSuite suite_from_json(const json& j, const std::string& origin, const std
       auto c = case_from_json((*cases)[i], i, catalog, problems);
       if (!c) continue;
       if (auto [it, fresh] = seen.emplace(c->name, i); !fresh) {
-        problems.push_back(fmt::format("cases[{}] ({}): name: duplicate of cases[{}]", i, c->name, it->second));
+        problems.push_back(fmt::format("cases[{}] ({}).name: duplicate of cases[{}]", i, c->name, it->second));
         continue;
       }
       suite.cases.push_back(std::move(*c));
@@ -409,18 +308,18 @@ RegressResults golden_from_json(const json& j, const std::string& origin) {
   if (!j.is_object()) throw InputError(origin, "expected a JSON object with \"schema_version\" and \"cases\"");
   std::vector<std::string> problems;
   RegressResults out;
-  CaseReader top(j, "golden", problems);
-  const std::int64_t version = top.integer("schema_version", 1, 1'000'000, true, kRegressSchemaVersion);
+  FieldReader top(j, "", problems);
+  const std::int64_t version = top.integer_in("schema_version", 1, 1'000'000, true, kRegressSchemaVersion);
   if (version != kRegressSchemaVersion)
     top.problem("schema_version", fmt::format("expected {}, got {}", kRegressSchemaVersion, version));
   const json* cases = top.get("cases", true, "an object of cases");
   top.reject_unknown();
   if (cases && !cases->is_object()) {
-    top.problem("cases", fmt::format("expected an object of cases, got {}", describe_value(*cases)));
+    top.problem("cases", fmt::format("expected an object of cases, got {}", describe(*cases)));
   } else if (cases) {
     for (auto it = cases->begin(); it != cases->end(); ++it) {
       if (!it->is_object()) {
-        problems.push_back(fmt::format("cases.{}: expected an object of metrics, got {}", it.key(), describe_value(*it)));
+        problems.push_back(fmt::format("cases.{}: expected an object of metrics, got {}", it.key(), describe(*it)));
         continue;
       }
       CaseMetrics cm;
@@ -429,7 +328,7 @@ RegressResults golden_from_json(const json& j, const std::string& origin) {
         // null stands for a non-finite value (JSON has no NaN or infinity).
         if (m->is_null()) cm.metrics.emplace_back(m.key(), std::numeric_limits<double>::quiet_NaN());
         else if (m->is_number()) cm.metrics.emplace_back(m.key(), m->get<double>());
-        else problems.push_back(fmt::format("cases.{}.{}: expected a number, got {}", it.key(), m.key(), describe_value(*m)));
+        else problems.push_back(fmt::format("cases.{}.{}: expected a number, got {}", it.key(), m.key(), describe(*m)));
       }
       out.cases.push_back(std::move(cm));
     }

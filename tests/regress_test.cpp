@@ -199,28 +199,28 @@ TEST_CASE("suite errors name the file, the case and the field, verbatim", "[regr
   };
   const Row rows[] = {
       {"wrong type", [](json& j) { j["cases"][0]["tp"] = "2"; },
-       R"(x.json: cases[0] (a): tp: expected an integer from 1 to 16777216, got "2")"},
-      {"unknown field", [](json& j) { j["cases"][1]["tpp"] = 8; }, "x.json: cases[1] (b): tpp: unknown field"},
+       R"(x.json: cases[0] (a).tp: expected an integer from 1 to 16777216, got "2")"},
+      {"unknown field", [](json& j) { j["cases"][1]["tpp"] = 8; }, "x.json: cases[1] (b).tpp: unknown field"},
       {"missing field", [](json& j) { j["cases"][0].erase("gpus"); },
-       "x.json: cases[0] (a): gpus: missing (expected an integer from 1 to 16777216)"},
+       "x.json: cases[0] (a).gpus: missing (expected an integer from 1 to 16777216)"},
       {"missing name", [](json& j) { j["cases"][0].erase("name"); },
-       "x.json: cases[0]: name: missing (expected a non-empty string)"},
+       "x.json: cases[0].name: missing (expected a non-empty string)"},
       {"bad enum", [](json& j) { j["cases"][0]["recompute"] = "some"; },
-       R"(x.json: cases[0] (a): recompute: expected one of none | selective | full, got "some")"},
+       R"(x.json: cases[0] (a).recompute: expected one of none | selective | full, got "some")"},
       {"ZeRO out of range", [](json& j) { j["cases"][0]["zero"] = 4; },
-       "x.json: cases[0] (a): zero: expected an integer from 0 to 3, got 4"},
+       "x.json: cases[0] (a).zero: expected an integer from 0 to 3, got 4"},
       {"bool as number", [](json& j) { j["cases"][0]["sp"] = 1; },
-       "x.json: cases[0] (a): sp: expected true or false, got 1"},
+       "x.json: cases[0] (a).sp: expected true or false, got 1"},
       {"two problems", [](json& j) { j["cases"][0]["dtype"] = "fp4", j["cases"][1]["pp"] = 0; },
-       R"(x.json: cases[0] (a): dtype: expected one of bf16 | fp8, got "fp4"; )"
-       "cases[1] (b): pp: expected an integer from 1 to 16777216, got 0"},
+       R"(x.json: cases[0] (a).dtype: expected one of bf16 | fp8, got "fp4"; )"
+       "cases[1] (b).pp: expected an integer from 1 to 16777216, got 0"},
       {"duplicate name", [](json& j) { j["cases"][1]["name"] = "a"; },
-       "x.json: cases[1] (a): name: duplicate of cases[0]"},
+       "x.json: cases[1] (a).name: duplicate of cases[0]"},
       {"case not an object", [](json& j) { j["cases"][1] = 3; }, "x.json: cases[1]: expected an object, got 3"},
-      {"unknown top-level field", [](json& j) { j["case"] = json::array(); }, "x.json: suite: case: unknown field"},
+      {"unknown top-level field", [](json& j) { j["case"] = json::array(); }, "x.json: case: unknown field"},
       {"empty suite", [](json& j) { j["cases"] = json::array(); },
-       "x.json: suite: cases: expected a non-empty list of cases, got []"},
-      {"schema version", [](json& j) { j["schema_version"] = 2; }, "x.json: suite: schema_version: expected 1, got 2"},
+       "x.json: cases: expected a non-empty list of cases, got []"},
+      {"schema version", [](json& j) { j["schema_version"] = 2; }, "x.json: schema_version: expected 1, got 2"},
   };
   for (const Row& r : rows) {
     SECTION(r.what) {
@@ -233,7 +233,7 @@ TEST_CASE("suite errors name the file, the case and the field, verbatim", "[regr
     json j = small_suite_json();
     j["cases"][1]["model"] = "llama9b";
     CHECK_THAT(error_of([&] { (void)suite_from_json(j, "x.json", kDir); }),
-               Catch::StartsWith("x.json: cases[1] (b): model: unknown model 'llama9b' (did you mean 'llama8b'?); known: "));
+               Catch::StartsWith("x.json: cases[1] (b).model: unknown model 'llama9b' (did you mean 'llama8b'?); known: "));
   }
   SECTION("missing file") {
     CHECK(error_of([] { (void)load_suite("/nonexistent/suite.json", kDir); }) == "/nonexistent/suite.json: cannot open file");
@@ -244,7 +244,7 @@ TEST_CASE("golden file errors name the file and the field", "[regress]") {
   CHECK(error_of([] { (void)golden_from_json(json::parse(R"({"schema_version": 1, "cases": {"a": {"step_s": "1"}}})"), "g.json"); }) ==
         R"(g.json: cases.a.step_s: expected a number, got "1")");
   CHECK(error_of([] { (void)golden_from_json(json::parse(R"({"cases": {}})"), "g.json"); }) ==
-        "g.json: golden: schema_version: missing (expected an integer from 1 to 1000000)");
+        "g.json: schema_version: missing (expected an integer from 1 to 1000000)");
   CHECK(error_of([] { (void)load_golden("/nonexistent/golden.json"); }) ==
         "/nonexistent/golden.json: cannot open file (create it with `planner regress --update`)");
 }
