@@ -16,7 +16,7 @@ const char* describe(Reason r) {
     case Reason::batch_not_divisible: return "global batch not divisible by dp * micro-batch size";
     case Reason::too_few_layers: return "fewer layers than pipeline stages * virtual stages";
     case Reason::vpp_needs_pp: return "virtual pipeline stages need pp > 1";
-    case Reason::interleave_needs_micro_batches: return "interleaved schedule needs at least pp micro-batches";
+    case Reason::interleave_needs_micro_batches: return "interleaved schedule needs a multiple of pp micro-batches (Megatron-LM)";
     case Reason::zero_stage_invalid: return "ZeRO stage must be 0, 1, 2 or 3";
     case Reason::dtype_unsupported: return "data type not supported by this chip (no peak FLOP/s)";
     case Reason::crosses_single_domain: return "group leaves the only interconnect tier the profile describes";
@@ -57,10 +57,13 @@ std::uint32_t structural_reasons(const ModelSpec& m, const HardwareProfile& hw, 
   if (pc.virtual_stages > m.num_layers || pc.pp > m.num_layers || pc.pp * pc.virtual_stages > m.num_layers)
     set(Reason::too_few_layers);
   if (pc.virtual_stages > 1 && pc.pp == 1) set(Reason::vpp_needs_pp);
-  // Megatron-LM's interleaved schedule runs only with at least pp micro-batches
-  // (schedules.py, forward_backward_pipelining_with_interleaving).
+  // Megatron-LM's interleaved schedule needs a multiple of pp micro-batches
+  // (schedules.py, forward_backward_pipelining_with_interleaving raises
+  // "number of microbatches is not divisible by pipeline-model-parallel-size";
+  // with other counts its fixed per-rank order can deadlock, which `planner
+  // simulate` shows).
   if (pc.virtual_stages > 1 && !(r >> unsigned(Reason::batch_not_divisible) & 1u) &&
-      ts.global_batch_sequences / (pc.dp * pc.micro_batch_size) < pc.pp)
+      (ts.global_batch_sequences / (pc.dp * pc.micro_batch_size)) % pc.pp != 0)
     set(Reason::interleave_needs_micro_batches);
   if (pc.zero_stage < 0 || pc.zero_stage > 3) set(Reason::zero_stage_invalid);
   if (hw.peak_flops_per_s[std::size_t(ts.dtype)] <= 0 || hw.efficiency.gemm_max[std::size_t(ts.dtype)] <= 0)

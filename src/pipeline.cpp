@@ -76,6 +76,44 @@ StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_
   return out;
 }
 
+std::vector<std::int64_t> chunk_layers(const StageLayout& layout, std::int64_t stage, std::int64_t v,
+                                       double extra_first, double extra_last) {
+  v = std::max<std::int64_t>(v, 1);
+  std::vector<std::int64_t> n(std::size_t(v), 0);
+  std::vector<double> load(std::size_t(v), 0.0);
+  if (stage == 0) load[0] += extra_first;
+  if (stage == layout.stages - 1) load[std::size_t(v - 1)] += extra_last;
+  const std::int64_t layers = layout.layers_on(stage);
+  for (std::int64_t k = 0; k < layers; ++k) {
+    const std::size_t c = std::size_t(std::min_element(load.begin(), load.end()) - load.begin());
+    ++n[c];
+    load[c] += 1.0;
+  }
+  return n;
+}
+
+double interleaved_pace_layers(const StageLayout& layout, std::int64_t v, double extra_first, double extra_last) {
+  const std::int64_t p = layout.stages;
+  // Only four kinds of stage exist: the first, the last, and middle stages
+  // with middle_hi or middle_hi - 1 layers.
+  std::vector<std::int64_t> kinds{0, p - 1};
+  if (p > 2) kinds.push_back(1);
+  if (p > 2 && layout.middle_hi_count < p - 2) kinds.push_back(p - 2);
+  std::vector<double> round_max(std::size_t(std::max<std::int64_t>(v, 1)), 0.0);
+  for (std::int64_t s : kinds) {
+    const std::vector<std::int64_t> n = chunk_layers(layout, s, v, extra_first, extra_last);
+    for (std::size_t c = 0; c < n.size(); ++c) {
+      double t = double(n[c]);
+      if (s == 0 && c == 0) t += extra_first;
+      if (s == p - 1 && c + 1 == n.size()) t += extra_last;
+      round_max[c] = std::max(round_max[c], t);
+    }
+  }
+  double pace = 0;
+  for (double x : round_max) pace += x;
+  return pace;
+}
+
 double micro_batches_in_flight(Schedule s, std::int64_t p, std::int64_t v, std::int64_t m, std::int64_t stage) {
   const double md = double(m);
   switch (s) {

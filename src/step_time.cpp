@@ -8,8 +8,6 @@
 
 namespace planner {
 
-namespace {
-
 // The ranks sharing one weight shard: DP x CP. Contiguous in the rank order
 // [TP, CP, PP, DP] when PP = 1; otherwise CP and DP members combine.
 GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelConfig& pc) {
@@ -27,6 +25,23 @@ GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelCon
   }
   return g;
 }
+
+double optimizer_time_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts, double params_local) {
+  // Memory bound, per local parameter (Megatron-LM MixedPrecisionOptimizer.step):
+  // gradient-norm read (g), Adam (read g and fp32 master, m, v; write master,
+  // m, v: g + 24), copy master to the bf16 weights (read 4, write w), zero the
+  // gradient buffer (g): 3g + 28 + w bytes.
+  const double opt_params = params_local / (pc.zero_stage >= 1 ? double(pc.dp * pc.cp) : 1.0);
+  const double g_bytes = ts.grad_bytes_per_param;
+  const double opt_bytes = opt_params * (3.0 * g_bytes + 28.0 + ts.weight_bytes_per_param);
+  return opt_bytes / (hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency);
+}
+
+double pp_send_bytes(const ModelSpec& m, const ParallelConfig& pc, const TrainingSpec& ts) {
+  return 2.0 * double(pc.micro_batch_size) * double(ts.seq_len) / double(pc.cp) * double(m.hidden_size) / double(pc.tp);
+}
+
+namespace {
 
 void note(Explain* ex, const char* name, const char* formula, const char* cite,
           std::vector<std::pair<std::string, double>> inputs, double out) {
@@ -79,16 +94,25 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
   if (p > 1) {
     const double all_stages = double(m.num_layers) * lt.total_s() + head_first + head_last;
     st.pp_bubble_s = std::max(0.0, all_stages - t_max) / double(v);
+    if (v > 1) {
+      // Interleaved rounds are paced by the slowest chunk of each round
+      // (pipeline.h, interleaved_pace_layers): uneven chunks, such as the one
+      // carrying the output layer, stall the other stages every round.
+      const double per_layer = std::max(lt.total_s(), 1e-30);
+      const double pace = interleaved_pace_layers(layout, v, head_first / per_layer, head_last / per_layer) * per_layer;
+      st.pp_bubble_s += md * std::max(0.0, pace - t_max);
+    }
     // Send/recv of one micro-batch's boundary activation (b*s/cp*h*2 bytes,
     // split over TP by the scatter-gather optimisation, Narayanan et al. 2021
     // §4.1), forward and backward. Megatron's 1F1B blocks on these in the
     // steady state unless p2p overlap is on; the fill/drain ones are exposed anyway.
     GroupPlacement pair = placement(hw, 2, pc.tp * pc.cp);
-    const double bytes = 2.0 * double(pc.micro_batch_size) * double(ts.seq_len) / double(pc.cp) * double(m.hidden_size) / t;
+    const double bytes = pp_send_bytes(m, pc, ts);
     const double one = collective_cost(hw, pair, Collective::send_recv, bytes).total_s();
     const double transfers = ts.overlap_p2p ? 2.0 * double(p - 1) : 2.0 * (md * double(v) + double(p - 1));
     st.pp_p2p_s = transfers * one;
-    if (ex) note(ex, "pipeline bubble", "(sum of stage times - heaviest) / v", "Narayanan et al. 2021 §2.2.2",
+    if (ex) note(ex, "pipeline bubble", "(sum of stage times - heaviest) / v [+ m * (sum over chunks of the slowest stage's chunk - heaviest stage), v > 1]",
+         "Narayanan et al. 2021 §2.2.2; round pacing of the interleaved order (approximation, checked by planner simulate)",
          {{"p", double(p)}, {"v", double(v)}, {"m", md}, {"heaviest_stage_s", t_max}}, st.pp_bubble_s);
     if (ex) note(ex, "pipeline send/recv", "transfers * (alpha + b*s/cp*h*2/t / B)", "Narayanan et al. 2021 §4.1",
          {{"bytes", bytes}, {"transfers", transfers}, {"one_s", one}}, st.pp_p2p_s);
@@ -106,7 +130,7 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
     const double t_red = collective_cost(hw, wg, red, grad_bytes).total_s();
     // Buckets of 40M parameters (Megatron-LM DDP default): the last bucket's
     // reduction starts only when the backward ends, so it is always exposed.
-    const double bucket = std::min(grad_bytes, 40e6 * ts.grad_bytes_per_param);
+    const double bucket = std::min(grad_bytes, kGradBucketParams * ts.grad_bytes_per_param);
     const double t_bucket = collective_cost(hw, wg, red, bucket).total_s();
     double exposed = ts.overlap_grad_reduce ? std::max(t_red - bwd_window, t_bucket) : t_red;
     double t_ag = 0;
@@ -140,14 +164,7 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
          st.zero3_comm_s);
   }
 
-  // Optimizer step, memory bound, per local parameter (Megatron-LM
-  // MixedPrecisionOptimizer.step): gradient-norm read (g), Adam (read g and
-  // fp32 master, m, v; write master, m, v: g + 24), copy master to the bf16
-  // weights (read 4, write w), zero the gradient buffer (g): 3g + 28 + w bytes.
-  const double opt_params = params_local / (pc.zero_stage >= 1 ? double(pc.dp * pc.cp) : 1.0);
-  const double g_bytes = ts.grad_bytes_per_param;
-  const double opt_bytes = opt_params * (3.0 * g_bytes + 28.0 + ts.weight_bytes_per_param);
-  st.optimizer_s = opt_bytes / (hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency);
+  st.optimizer_s = optimizer_time_s(hw, pc, ts, params_local);
 
   st.step_s = st.compute_s + st.recompute_s + st.tp_comm_s + st.cp_comm_s + st.pp_p2p_s + st.pp_bubble_s + st.dp_comm_s +
               st.zero3_comm_s + st.optimizer_s;

@@ -25,7 +25,7 @@ enum class Reason : std::uint8_t {
   batch_not_divisible,    // global batch not divisible by dp * micro-batch size
   too_few_layers,         // fewer layers than stages * virtual stages
   vpp_needs_pp,           // interleaving needs pp > 1
-  interleave_needs_micro_batches, // interleaved 1F1B needs micro-batches >= pp (Megatron-LM)
+  interleave_needs_micro_batches, // interleaved 1F1B needs micro-batches a multiple of pp (Megatron-LM)
   zero_stage_invalid,
   dtype_unsupported,      // no peak FLOP/s for this dtype on this chip
   crosses_single_domain,  // group leaves the only tier the profile describes

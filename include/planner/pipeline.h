@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "planner/specs.h"
 
@@ -26,6 +27,25 @@ struct StageLayout {
 // and last stages 7 layers, the others 8 (Llama 3 paper §3.3.2).
 [[nodiscard]] StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_t min_layers,
                                          double extra_first, double extra_last);
+
+// Layers of each of the v virtual chunks of `stage`: water-filling, each
+// layer to the chunk with the least work so far, counting the embedding
+// (stage 0, chunk 0) and the output layer (stage p-1, chunk v-1) in
+// layer-equivalents, ties to the earlier chunk. Megatron-LM splits a stage's
+// layers evenly over its chunks; this also covers stages whose layer count v
+// does not divide, and keeps the head-carrying chunks light (Llama 3 §3.3.2:
+// one layer fewer on the first and last stages).
+[[nodiscard]] std::vector<std::int64_t> chunk_layers(const StageLayout& layout, std::int64_t stage, std::int64_t v,
+                                                     double extra_first, double extra_last);
+
+// Interleaved 1F1B advances in rounds: p micro-batches through chunk 0 of
+// every stage, then chunk 1, ... In the steady state each round is paced by
+// its slowest stage, so one micro-batch costs sum_c max_s t(s, c) in
+// layer-equivalents (t: layers of chunk c on stage s plus the head it
+// carries), at least the heaviest stage's total. An approximation checked
+// against the event simulation (`planner simulate`); exact for uniform chunks.
+[[nodiscard]] double interleaved_pace_layers(const StageLayout& layout, std::int64_t v, double extra_first,
+                                             double extra_last);
 
 // Stage-units of micro-batch activations that `stage` holds at its peak.
 // GPipe: m. 1F1B: min(m, p - stage) (Narayanan et al. 2021 §2.2). Interleaved

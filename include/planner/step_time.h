@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "planner/collectives.h"
 #include "planner/explain.h"
 #include "planner/layer_cost.h"
 #include "planner/pipeline.h"
@@ -36,6 +37,23 @@ struct StepTimeBreakdown {
   double hardware_flops_per_step = 0;  // + recomputation
   double mfu = 0, hfu = 0;
 };
+
+// Megatron-LM DDP gradient bucket size (parameters), the default of
+// --ddp-bucket-size; the last bucket's reduction is always exposed.
+inline constexpr double kGradBucketParams = 40e6;
+
+// The ranks holding the same weights (DP x CP), placed on the tiers.
+[[nodiscard]] GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelConfig& pc);
+
+// Adam step over `params_local` parameters (per GPU before ZeRO sharding),
+// memory bound: (3g + 28 + w) bytes per local parameter (Megatron-LM
+// MixedPrecisionOptimizer.step: grad norm, Adam, master-to-bf16 copy, zeroing).
+[[nodiscard]] double optimizer_time_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
+                                      double params_local);
+
+// One pipeline send/recv message: the boundary activation b*s/cp*h in bf16,
+// split over TP by the scatter-gather optimisation (Narayanan et al. 2021 §4.1).
+[[nodiscard]] double pp_send_bytes(const ModelSpec& m, const ParallelConfig& pc, const TrainingSpec& ts);
 
 [[nodiscard]] StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
                                           const TrainingSpec& ts, const StageLayout& layout, const LayerTime& lt,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -14,5 +15,11 @@ using Runner = std::function<int()>;
 
 Runner add_validate_command(CLI::App& app);  // validate_cmd.cpp
 Runner add_regress_command(CLI::App& app);   // regress_cmd.cpp
+Runner add_simulate_command(CLI::App& app);  // simulate_cmd.cpp
+
+// The command line as typed (main records it; outputs that must be
+// reproducible, such as trace metadata, quote it).
+void set_command_line(int argc, const char* const* argv);
+[[nodiscard]] const std::string& command_line();
 
 } // namespace planner::cli

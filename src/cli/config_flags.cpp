@@ -1,0 +1,132 @@
+#include "config_flags.h"
+
+#include "commands.h"
+
+#include <fmt/format.h>
+
+#include "planner/input_error.h"
+
+namespace planner::cli {
+
+namespace {
+std::string& command_line_storage() {
+  static std::string text;
+  return text;
+}
+} // namespace
+
+void set_command_line(int argc, const char* const* argv) {
+  std::string& text = command_line_storage();
+  text.clear();
+  for (int i = 0; i < argc; ++i) {
+    std::string a = i == 0 ? std::string("planner") : std::string(argv[i]);
+    const bool quote = a.empty() || a.find_first_of(" \t'\"$") != std::string::npos;
+    if (quote) {
+      std::string q = "'";
+      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      a = q + "'";
+    }
+    text += (i ? " " : "") + a;
+  }
+}
+
+const std::string& command_line() { return command_line_storage(); }
+
+void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
+  app->add_option("--model,-m", f.model, "model name, alias or path to a model JSON (planner list models)")->required();
+  app->add_option("--hardware", f.hardware, "hardware profile name, alias or JSON path (default dgx-h100)");
+  auto* g = app->add_option("--gpus,-n", f.gpus, "number of GPUs");
+  if (gpus_required) g->required();
+  app->add_option("--seq-len", f.seq_len, "sequence length (default: the model's)");
+  app->add_option("--global-batch", f.global_batch, "global batch in sequences");
+  app->add_option("--global-batch-tokens", f.global_batch_tokens, "global batch in tokens (default: the model's)");
+  app->add_option("--dtype", f.dtype, "bf16 or fp8")->check(CLI::IsMember({"bf16", "fp8"}));
+  app->add_option("--attention", f.attention, "flash or unfused attention kernels")->check(CLI::IsMember({"flash", "unfused"}));
+  app->add_option("--grad-bytes", f.grad_bytes, "bytes per gradient element (2 bf16, 4 fp32 main grads)");
+  app->add_option("--optimizer-bytes", f.optimizer_bytes, "optimizer bytes per parameter (12: fp32 master + Adam m, v)");
+  app->add_option("--weight-bytes", f.weight_bytes, "bytes per weight (2: bf16)");
+  app->add_flag("--no-overlap-grad-reduce", f.no_overlap_grad_reduce, "DP gradient reduction after the backward pass");
+  app->add_flag("--overlap-p2p", f.overlap_p2p, "pipeline send/recv overlapped with compute");
+  app->add_option("--format", f.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+}
+
+void add_config(CLI::App* app, ConfigFlags& c) {
+  app->add_option("--tp", c.tp, "tensor-parallel degree");
+  app->add_option("--cp", c.cp, "context-parallel degree");
+  app->add_option("--pp", c.pp, "pipeline-parallel degree");
+  app->add_option("--dp", c.dp, "data-parallel degree");
+  app->add_option("--mbs,--micro-batch-size", c.mbs, "micro-batch size (sequences)");
+  app->add_option("--vpp,--virtual-stages", c.vpp, "virtual pipeline stages per GPU (interleaving)");
+  app->add_option("--recompute", c.recompute, "none, selective or full")->check(CLI::IsMember({"none", "selective", "full"}));
+  app->add_option("--zero", c.zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
+  app->add_option("--sp", c.sp, "sequence parallelism (true/false)");
+}
+
+Format parse_format(const std::string& s) { return s == "json" ? Format::json : s == "csv" ? Format::csv : Format::table; }
+
+Recompute parse_recompute(const std::string& s) {
+  return s == "full" ? Recompute::full : s == "selective" ? Recompute::selective : Recompute::none;
+}
+
+void require_positive(const char* flag, std::optional<std::int64_t> v) {
+  if (v && *v < 1) throw InputError(flag, fmt::format("expected a positive integer, got {}", *v));
+}
+
+TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m) {
+  if (f.gpus < 1) throw InputError("--gpus", fmt::format("expected a positive number of GPUs, got {}", f.gpus));
+  if (f.gpus > (std::int64_t(1) << 24)) throw InputError("--gpus", fmt::format("expected at most 16777216 GPUs, got {}", f.gpus));
+  require_positive("--seq-len", f.seq_len);
+  require_positive("--global-batch", f.global_batch);
+  require_positive("--global-batch-tokens", f.global_batch_tokens);
+  if (f.global_batch && f.global_batch_tokens)
+    throw InputError("--global-batch", "give the global batch in sequences or in tokens, not both");
+  TrainingSpec ts;
+  ts.num_gpus = f.gpus;
+  ts.seq_len = f.seq_len.value_or(m.default_seq_len);
+  if (ts.seq_len > 100'000'000) throw InputError("--seq-len", fmt::format("expected at most 100000000, got {}", ts.seq_len));
+  if (f.global_batch) {
+    ts.global_batch_sequences = *f.global_batch;
+  } else {
+    const std::int64_t tokens = f.global_batch_tokens.value_or(m.default_global_batch_tokens);
+    if (tokens % ts.seq_len != 0 && f.global_batch_tokens)
+      throw InputError("--global-batch-tokens",
+                       fmt::format("expected a multiple of the sequence length {}, got {}", ts.seq_len, tokens));
+    ts.global_batch_sequences = std::max<std::int64_t>(1, tokens / ts.seq_len);
+  }
+  if (ts.global_batch_sequences > 1'000'000'000)
+    throw InputError("--global-batch", fmt::format("expected at most 1e9 sequences, got {}", ts.global_batch_sequences));
+  ts.dtype = f.dtype == "fp8" ? DType::fp8 : DType::bf16;
+  ts.attention = f.attention == "unfused" ? AttentionKernel::unfused : AttentionKernel::flash;
+  for (auto [flag, v] : {std::pair{"--grad-bytes", f.grad_bytes}, {"--optimizer-bytes", f.optimizer_bytes}, {"--weight-bytes", f.weight_bytes}})
+    if (!(v >= 0 && v <= 64)) throw InputError(flag, fmt::format("expected a number of bytes between 0 and 64, got {}", v));
+  ts.grad_bytes_per_param = f.grad_bytes;
+  ts.optimizer_bytes_per_param = f.optimizer_bytes;
+  ts.weight_bytes_per_param = f.weight_bytes;
+  ts.overlap_grad_reduce = !f.no_overlap_grad_reduce;
+  ts.overlap_p2p = f.overlap_p2p;
+  return ts;
+}
+
+ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts) {
+  for (auto [flag, v] : {std::pair{"--tp", c.tp}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}, {"--mbs", c.mbs}, {"--vpp", c.vpp}})
+    require_positive(flag, v);
+  ParallelConfig pc;
+  pc.tp = c.tp.value_or(1);
+  pc.cp = c.cp.value_or(1);
+  pc.pp = c.pp.value_or(1);
+  for (auto [flag, v] : {std::pair{"--tp", pc.tp}, {"--cp", pc.cp}, {"--pp", pc.pp}})
+    if (v > ts.num_gpus) throw InputError(flag, fmt::format("expected at most the GPU count {}, got {}", ts.num_gpus, v));
+  const std::int64_t rest = pc.tp * pc.cp * pc.pp;  // each factor <= 2^24: no overflow
+  if (c.dp) pc.dp = *c.dp;
+  else if (ts.num_gpus % rest == 0) pc.dp = ts.num_gpus / rest;
+  else throw InputError("--gpus", fmt::format("{} GPUs are not divisible by tp*cp*pp = {}; give --dp or change the layout", ts.num_gpus, rest));
+  pc.micro_batch_size = c.mbs.value_or(1);
+  pc.virtual_stages = c.vpp.value_or(1);
+  pc.recompute = parse_recompute(c.recompute.value_or("none"));
+  pc.zero_stage = c.zero.value_or(0);
+  pc.sequence_parallel = c.sp.value_or(pc.tp > 1);
+  pc.schedule = c.schedule == "gpipe" ? Schedule::gpipe : Schedule::one_f_one_b;
+  return pc;
+}
+
+} // namespace planner::cli

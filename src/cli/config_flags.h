@@ -1,0 +1,46 @@
+// Flags shared by the subcommands that take a model, hardware and training
+// run (evaluate, search, simulate) and a parallel layout, and their
+// conversion to specs. Bad values throw InputError naming the flag.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "planner/report.h"
+#include "planner/specs.h"
+
+namespace planner::cli {
+
+struct CommonFlags {
+  std::string model;
+  std::string hardware = "dgx-h100";
+  std::int64_t gpus = 0;
+  std::optional<std::int64_t> seq_len, global_batch, global_batch_tokens;
+  std::string dtype = "bf16";
+  std::string attention = "flash";
+  double grad_bytes = 2, optimizer_bytes = 12, weight_bytes = 2;
+  bool no_overlap_grad_reduce = false, overlap_p2p = false;
+  std::string format = "table";
+};
+
+struct ConfigFlags {
+  std::optional<std::int64_t> tp, cp, pp, dp, mbs, vpp;
+  std::optional<std::string> recompute;
+  std::optional<int> zero;
+  std::optional<bool> sp;
+  std::string schedule = "1f1b";
+};
+
+void add_common(CLI::App* app, CommonFlags& f, bool gpus_required);
+void add_config(CLI::App* app, ConfigFlags& c);
+Format parse_format(const std::string& s);
+Recompute parse_recompute(const std::string& s);
+void require_positive(const char* flag, std::optional<std::int64_t> v);
+TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m);
+// The layout the flags give (tp, cp, pp default 1; dp fills the GPU count).
+ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts);
+
+} // namespace planner::cli

@@ -1,0 +1,110 @@
+// planner simulate: the evaluate flags plus --schedule, run the pipeline
+// schedule as a discrete-event simulation (simulate.h), print the summary and
+// its comparison with the closed form, and optionally write a Chrome trace
+// (--trace), an SVG timeline (--svg) and a text timeline (--ascii).
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "config_flags.h"
+#include "planner/atomic_write.h"
+#include "planner/catalog.h"
+#include "planner/evaluate.h"
+#include "planner/input_error.h"
+#include "planner/simulate.h"
+#include "planner/simulate_report.h"
+#include "planner/timeline.h"
+
+namespace planner::cli {
+
+namespace {
+
+struct SimulateFlags {
+  CommonFlags common;
+  ConfigFlags config;
+  std::string schedule;  // empty: interleaved when --vpp > 1, else 1f1b
+  std::string trace, svg;
+  bool ascii = false;
+};
+
+std::string stage_name(const Evaluation& ev, std::int64_t s, std::int64_t p) {
+  std::string name = fmt::format("stage {}: {} layers", s, ev.layout.layers_on(s));
+  if (s == 0) name += " + emb";
+  if (s == p - 1) name += " + out";
+  return name;
+}
+
+int run(const SimulateFlags& f) {
+  const ModelSpec m = find_model(f.common.model);
+  const HardwareProfile hw = find_hardware(f.common.hardware);
+  const TrainingSpec ts = training_from(f.common, m);
+  ParallelConfig pc = config_from(f.config, ts);
+  const SimSchedule schedule =
+      f.schedule.empty() ? (pc.virtual_stages > 1 ? SimSchedule::interleaved : SimSchedule::one_f_one_b)
+                         : parse_sim_schedule(f.schedule);
+  if (schedule == SimSchedule::interleaved && pc.virtual_stages < 2)
+    throw InputError("--schedule", "interleaved needs --vpp 2 or more (virtual stages per GPU)");
+  if (schedule != SimSchedule::interleaved && pc.virtual_stages > 1)
+    throw InputError("--schedule", fmt::format("{} runs one chunk per stage; --vpp {} needs --schedule interleaved",
+                                               to_string(schedule), pc.virtual_stages));
+  pc.schedule = schedule == SimSchedule::gpipe ? Schedule::gpipe : Schedule::one_f_one_b;
+  const Evaluation ev = evaluate(m, hw, pc, ts);
+  const std::uint32_t structural = ev.reasons & ~(1u << unsigned(Reason::out_of_memory));
+  if (structural) {
+    std::string why;
+    for (Reason r : ev.reason_list())
+      if (r != Reason::out_of_memory) why += (why.empty() ? "" : "; ") + std::string(describe(r));
+    throw InputError("simulate", "this layout cannot run: " + why);
+  }
+  const Format format = parse_format(f.common.format);
+  if (ev.has(Reason::out_of_memory))
+    std::cerr << fmt::format("planner: warning: this layout does not fit in memory ({:.1f} GiB of {:.1f} GiB per GPU); "
+                             "simulated anyway\n",
+                             ev.memory.total_bytes / double(1ull << 30), ev.memory.capacity_bytes / double(1ull << 30));
+  const PipelineProblem pr = pipeline_problem(m, hw, pc, ts, ev, schedule);
+  const SimResult r = simulate(pr);
+  const SimComparison cmp = compare_with_closed_form(ev, pr, r);
+  const RunContext ctx{m, hw, ts};
+
+  TimelineLabels labels;
+  labels.title = fmt::format("{} on {}, {} GPUs: TP{} CP{} PP{} DP{}, mbs {}, m {}, vpp {}, {}", m.name, hw.name,
+                             ts.num_gpus, pc.tp, pc.cp, pc.pp, pc.dp, pc.micro_batch_size, pr.m, pc.virtual_stages,
+                             to_string(schedule));
+  for (std::int64_t s = 0; s < pc.pp; ++s) labels.stage_names.push_back(stage_name(ev, s, pc.pp));
+  labels.command = command_line();
+  // Render everything first, so a bad flag (--ascii on a large case) leaves no file behind.
+  const std::string ascii = f.ascii ? render_ascii_timeline(r, pr.p, pr.v, pr.m) : std::string();
+  std::cout << render_simulation(r, cmp, ev, pr, ctx, format);
+  if (f.ascii) std::cout << (format == Format::table ? "\n" : "") << ascii;
+  if (!f.trace.empty()) {
+    write_file_atomically(f.trace, render_chrome_trace(r, labels));
+    std::cerr << fmt::format("planner: wrote {} ({} events; open in https://ui.perfetto.dev or chrome://tracing)\n",
+                             f.trace, r.events.size());
+  }
+  if (!f.svg.empty()) {
+    write_file_atomically(f.svg, render_svg_timeline(r, labels));
+    std::cerr << fmt::format("planner: wrote {}\n", f.svg);
+  }
+  return 0;
+}
+
+} // namespace
+
+Runner add_simulate_command(CLI::App& app) {
+  auto f = std::make_shared<SimulateFlags>();
+  auto* cmd = app.add_subcommand("simulate", "simulate one step of the pipeline schedule event by event; timeline files");
+  add_common(cmd, f->common, true);
+  add_config(cmd, f->config);
+  cmd->add_option("--schedule", f->schedule,
+                  "gpipe, 1f1b, interleaved or zb-h1 (default: interleaved when --vpp > 1, else 1f1b)")
+      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved", "zb-h1"}));
+  cmd->add_option("--trace", f->trace, "write a Chrome trace (JSON; Perfetto, chrome://tracing)");
+  cmd->add_option("--svg", f->svg, "write an SVG timeline picture");
+  cmd->add_flag("--ascii", f->ascii, "print a text timeline (small cases: p <= 16, m*v <= 64)");
+  return [f] { return run(*f); };
+}
+
+} // namespace planner::cli
