@@ -9,7 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if [[ ! -f build/build.ninja ]]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
-cmake --build build -j2 --target planner search_bench validate_bench >/dev/null
+cmake --build build -j2 --target planner search_bench validate_bench simulate_bench >/dev/null
 if [[ ! -x build/bench/search_bench ]]; then
   echo "bench: build/bench/search_bench missing (is libbenchmark-dev installed? run bash scripts/setup.sh)" >&2
   exit 1
@@ -23,6 +23,8 @@ build/bench/search_bench --benchmark_repetitions=5 --benchmark_report_aggregates
 # Keep the header rows and the median rows of the console table.
 awk '/^Benchmark/ || /^-+$/ || /_median/' "$out"
 build/bench/validate_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true "$@" >"$out" 2>/dev/null
+awk '/_median/' "$out"
+build/bench/simulate_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true "$@" >"$out" 2>/dev/null
 awk '/_median/' "$out"
 
 echo

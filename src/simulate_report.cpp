@@ -25,7 +25,10 @@ double stage_work_s(const PipelineProblem& pr, std::int64_t s) {
   return x;
 }
 
-std::string pct(double x) { return fmt::format("{:+.2f}%", 100.0 * x); }
+// Rounds |x| < 0.005 (what "%.2f" prints as 0.00) to +0 so no "-0.00" appears.
+double clean_zero(double x) { return std::abs(x) < 0.005 ? 0.0 : x; }
+
+std::string pct(double x) { return fmt::format("{:+.2f}%", clean_zero(100.0 * x)); }
 
 } // namespace
 
@@ -270,7 +273,8 @@ std::string render_simulated_ranking(const std::vector<SimulatedRank>& ranks, Fo
     out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13.3f} {:>13.3f} {:>7.2f}% {:>9.2f}%\n",
                        i + 1, x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages,
                        to_string(c.recompute), c.zero_stage, x.evaluation.time.step_s, x.simulated_step_s,
-                       100.0 * (x.simulated_step_s / x.evaluation.time.step_s - 1.0), 100.0 * x.simulated_bubble_fraction);
+                       clean_zero(100.0 * (x.simulated_step_s / x.evaluation.time.step_s - 1.0)),
+                       100.0 * x.simulated_bubble_fraction);
   }
   return out;
 }

@@ -132,3 +132,33 @@ TEST_CASE("micro-batches in flight per schedule", "[pipeline]") {
     for (std::int64_t m : {1, 4, 8, 64})
       CHECK(micro_batches_in_flight(Schedule::one_f_one_b, p, 1, m, 0) == double(std::min(m, p)));
 }
+
+TEST_CASE("chunk_layers water-fills a stage's layers over its virtual chunks", "[pipeline]") {
+  // 126 layers on 16 stages with heads of ~1 layer: 7 / 8 x 14 / 7.
+  const StageLayout l = balance_layers(126, 16, 4, 0.9, 1.0);
+  REQUIRE(l.layers_on(1) == 8);
+  CHECK(chunk_layers(l, 1, 4, 0.9, 1.0) == std::vector<std::int64_t>{2, 2, 2, 2});
+  // The head-carrying chunks are the light ones.
+  CHECK(chunk_layers(l, 0, 4, 0.9, 1.0) == std::vector<std::int64_t>{1, 2, 2, 2});
+  CHECK(chunk_layers(l, 15, 4, 0.9, 1.0) == std::vector<std::int64_t>{2, 2, 2, 1});
+  for (std::int64_t s = 0; s < 16; ++s) {
+    std::int64_t sum = 0;
+    for (std::int64_t n : chunk_layers(l, s, 3, 0.9, 1.0)) sum += n;
+    CHECK(sum == l.layers_on(s));
+  }
+}
+
+TEST_CASE("interleaved rounds are paced by their slowest chunk", "[pipeline]") {
+  // Uniform chunks: the pace is the stage's layer count.
+  const StageLayout even = balance_layers(64, 4, 2, 0.0, 0.0);
+  CHECK(interleaved_pace_layers(even, 2, 0.0, 0.0) == Approx(16.0));
+  // 126 layers, PP16, v = 4: 8 layers per middle stage, two per chunk; the
+  // first and last stages' head chunks carry the embedding / output instead
+  // of a layer: every round paced by two layers.
+  const StageLayout l = balance_layers(126, 16, 4, 0.9, 1.0);
+  CHECK(interleaved_pace_layers(l, 4, 0.9, 1.0) == Approx(8.0));
+  // v = 7 does not divide 8: one round holds two layers on the middle stages
+  // and the output chunk adds its head on top of one layer.
+  const StageLayout l7 = balance_layers(126, 16, 7, 0.9, 1.6);
+  CHECK(interleaved_pace_layers(l7, 7, 0.9, 1.6) > 8.0);
+}
