@@ -87,7 +87,7 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
   const StageStats& crit = r.critical();
   out += fmt::format(
       "<text x=\"10\" y=\"36\">step {:.2f} ms; bubble {:.1f}% of the step on stage {} (the last to finish); "
-      "rows per stage: compute, PP send, TP/CP exposed, DP</text>\n",
+      "rows per stage: compute, PP send, TP/CP exposed, DP; odd virtual chunks lighter; numbers: micro-batch</text>\n",
       r.step_s * 1e3, 100.0 * r.bubble_fraction(), r.critical_stage);
   (void)crit;
 
@@ -130,8 +130,10 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
     if (e.micro_batch >= 0) tip += fmt::format(" micro-batch {}", e.micro_batch);
     if (e.chunk >= 0) tip += fmt::format(" chunk {}", e.chunk);
     tip += fmt::format(": {:.3f} to {:.3f} ms", e.start_s * 1e3, e.end_s * 1e3);
-    out += fmt::format("<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>\n",
-                       x0, y, w, h, colour(e.kind), tip);
+    // Odd virtual chunks are drawn lighter, so interleaving shows.
+    const char* opacity = e.chunk > 0 && e.chunk % 2 == 1 ? " fill-opacity=\"0.65\"" : "";
+    out += fmt::format("<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"{}><title>{}</title></rect>\n",
+                       x0, y, w, h, colour(e.kind), opacity, tip);
     if (e.stream == Stream::compute && e.micro_batch >= 0) {
       const std::string label = std::to_string(e.micro_batch);
       if (w >= 7.0 * double(label.size()) + 2.0)
