@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "planner/input_error.h"
 #include "planner/json_io.h"
 #include "planner/pipeline.h"
 
@@ -228,12 +229,18 @@ std::vector<SimulatedRank> simulate_top(const ModelSpec& m, const HardwareProfil
   std::vector<SimulatedRank> out;
   for (std::size_t i = 0; i < top.size() && i < k; ++i) {
     const Evaluation& ev = top[i];
-    const PipelineProblem pr = pipeline_problem(m, hw, ev.config, ts, ev, default_sim_schedule(ev.config));
-    const SimResult r = simulate(pr);
-    out.push_back({i + 1, ev, r.step_s, r.bubble_fraction()});
+    try {
+      const PipelineProblem pr = pipeline_problem(m, hw, ev.config, ts, ev, default_sim_schedule(ev.config));
+      const SimResult r = simulate(pr);
+      out.push_back({i + 1, ev, r.step_s, r.bubble_fraction(), {}});
+    } catch (const InputError& e) {
+      out.push_back({i + 1, ev, 0.0, 0.0, e.message()});
+    }
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const SimulatedRank& a, const SimulatedRank& b) { return a.simulated_step_s < b.simulated_step_s; });
+  std::stable_sort(out.begin(), out.end(), [](const SimulatedRank& a, const SimulatedRank& b) {
+    if (a.not_simulated.empty() != b.not_simulated.empty()) return a.not_simulated.empty();
+    return a.simulated_step_s < b.simulated_step_s;
+  });
   return out;
 }
 
@@ -242,12 +249,17 @@ std::string render_simulated_ranking(const std::vector<SimulatedRank>& ranks, Fo
     nlohmann::json a = nlohmann::json::array();
     for (std::size_t i = 0; i < ranks.size(); ++i) {
       const auto& x = ranks[i];
-      a.push_back({{"simulated_rank", i + 1},
-                   {"search_rank", x.closed_form_rank},
-                   {"config", to_json(x.evaluation.config)},
-                   {"closed_form_step_s", x.evaluation.time.step_s},
-                   {"simulated_step_s", x.simulated_step_s},
-                   {"simulated_bubble_fraction", x.simulated_bubble_fraction}});
+      nlohmann::json row = {{"simulated_rank", i + 1},
+                            {"search_rank", x.closed_form_rank},
+                            {"config", to_json(x.evaluation.config)},
+                            {"closed_form_step_s", x.evaluation.time.step_s}};
+      if (x.not_simulated.empty()) {
+        row["simulated_step_s"] = x.simulated_step_s;
+        row["simulated_bubble_fraction"] = x.simulated_bubble_fraction;
+      } else {
+        row["not_simulated"] = x.not_simulated;
+      }
+      a.push_back(row);
     }
     return a.dump(2) + "\n";
   }
@@ -256,9 +268,10 @@ std::string render_simulated_ranking(const std::vector<SimulatedRank>& ranks, Fo
     for (std::size_t i = 0; i < ranks.size(); ++i) {
       const auto& x = ranks[i];
       const auto& c = x.evaluation.config;
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.6f},{:.6f}\n", i + 1, x.closed_form_rank, c.tp, c.cp, c.pp, c.dp,
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.6f},{}\n", i + 1, x.closed_form_rank, c.tp, c.cp, c.pp, c.dp,
                          c.micro_batch_size, c.virtual_stages, to_string(c.recompute), c.zero_stage,
-                         x.evaluation.time.step_s, x.simulated_step_s);
+                         x.evaluation.time.step_s,
+                         x.not_simulated.empty() ? fmt::format("{:.6f}", x.simulated_step_s) : std::string());
     }
     return out;
   }
@@ -270,6 +283,12 @@ std::string render_simulated_ranking(const std::vector<SimulatedRank>& ranks, Fo
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const auto& x = ranks[i];
     const auto& c = x.evaluation.config;
+    if (!x.not_simulated.empty()) {
+      out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13.3f}   not simulated: {}\n", i + 1,
+                         x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages,
+                         to_string(c.recompute), c.zero_stage, x.evaluation.time.step_s, x.not_simulated);
+      continue;
+    }
     out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13.3f} {:>13.3f} {:>7.2f}% {:>9.2f}%\n",
                        i + 1, x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages,
                        to_string(c.recompute), c.zero_stage, x.evaluation.time.step_s, x.simulated_step_s,

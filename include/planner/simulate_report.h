@@ -42,6 +42,7 @@ struct SimulatedRank {
   Evaluation evaluation;
   double simulated_step_s = 0;
   double simulated_bubble_fraction = 0;
+  std::string not_simulated;  // non-empty: why this one could not be simulated (ranked last)
 };
 [[nodiscard]] std::vector<SimulatedRank> simulate_top(const ModelSpec& m, const HardwareProfile& hw,
                                                       const TrainingSpec& ts, const std::vector<Evaluation>& top,
