@@ -14,5 +14,6 @@ using Runner = std::function<int()>;
 
 Runner add_validate_command(CLI::App& app);  // validate_cmd.cpp
 Runner add_regress_command(CLI::App& app);   // regress_cmd.cpp
+Runner add_calibrate_command(CLI::App& app);  // calibrate_cmd.cpp
 
 } // namespace planner::cli

@@ -208,6 +208,7 @@ int main(int argc, char** argv) {
 
   const cli::Runner run_validate = cli::add_validate_command(app);
   const cli::Runner run_regress = cli::add_regress_command(app);
+  const cli::Runner run_calibrate = cli::add_calibrate_command(app);
 
   try {
     app.parse(argc, argv);
@@ -254,6 +255,7 @@ int main(int argc, char** argv) {
     if (*srch) return run_search(sf, sc, top);
     if (app.got_subcommand("validate")) return run_validate();
     if (app.got_subcommand("regress")) return run_regress();
+    if (app.got_subcommand("calibrate")) return run_calibrate();
   } catch (const InputError& e) {
     std::cerr << "planner: error: " << e.what() << "\n";
     return 1;
