@@ -211,7 +211,7 @@ std::optional<Collective> resolve_collective(const std::string& test_name, const
   unsupported = false;
   if (test_name.empty()) {
     if (!opt.collective)
-      throw InputError(where, "the log does not name its test (no '# Collective test starting:' line, nccl-tests before 2.14); "
+      throw InputError(where, "the log does not name its test (no '# Collective test starting:' line, which older nccl-tests do not print); "
                               "give --collective");
     return opt.collective;
   }
@@ -310,7 +310,8 @@ void import_nccl_tests_text(std::string_view text, const std::string& origin, co
   std::string test_name;
   std::optional<Table> table;
   std::vector<std::string> header;
-  std::size_t idx_type = 0, idx_time = 0, idx_wrong = 0, n_columns = 0;
+  std::size_t idx_type = 0, idx_time = 0, n_columns = 0;
+  std::vector<std::size_t> idx_wrong;  // out-of-place and in-place
   std::optional<std::size_t> idx_redop;
   bool wrong_is_count = false, units_pending = false;
   std::size_t header_line = 0, tables = 0;
@@ -381,14 +382,15 @@ void import_nccl_tests_text(std::string_view text, const std::string& origin, co
       };
       const auto type = find({"type"});
       const auto time = find({"time", "cputime"});
-      const auto wrong = find({"#wrong", "error", "res"});
-      if (!type || !time || !wrong || *wrong < *time)
+      idx_wrong.clear();
+      for (std::size_t i = 0; i < header.size(); ++i)
+        if (header[i] == "#wrong" || header[i] == "error" || header[i] == "res") idx_wrong.push_back(i);
+      if (!type || !time || idx_wrong.empty() || idx_wrong.front() < *time)
         throw InputError(where, "a result header without the type, time and #wrong/error columns nccl-tests prints");
       idx_type = *type;
       idx_time = *time;
-      idx_wrong = *wrong;
       idx_redop = find({"redop", "op"});
-      wrong_is_count = header[idx_wrong] == "#wrong";
+      wrong_is_count = header[idx_wrong.front()] == "#wrong";
       units_pending = true;
       continue;
     }
@@ -423,12 +425,14 @@ void import_nccl_tests_text(std::string_view text, const std::string& origin, co
     if (!bytes) throw InputError(where, fmt::format("size: expected a byte count, got '{}'", tok[0]));
     if (!time_us || *time_us < 0)
       throw InputError(where, fmt::format("{}: expected a time in microseconds, got '{}'", header[idx_time], tok[idx_time]));
-    const std::string& wrong = tok[idx_wrong];
-    if (wrong != "N/A") {
+    for (std::size_t k = 0; k < idx_wrong.size(); ++k) {
+      const std::string& wrong = tok[idx_wrong[k]];
+      if (wrong == "N/A") continue;
       const auto w = parse_double(wrong);
-      if (!w) throw InputError(where, fmt::format("{}: expected a number or N/A, got '{}'", header[idx_wrong], wrong));
+      if (!w) throw InputError(where, fmt::format("{}: expected a number or N/A, got '{}'", header[idx_wrong[k]], wrong));
       if (wrong_is_count && *w > 0)
-        throw InputError(where, fmt::format("nccl-tests counted {} wrong elements; a failed run is not a measurement", wrong));
+        throw InputError(where, fmt::format("nccl-tests counted {} wrong elements ({}); a failed run is not a measurement", wrong,
+                                            k == 0 ? "out-of-place" : "in-place"));
     }
     const std::string& dtype = tok[idx_type];
     const std::string redop = idx_redop ? tok[*idx_redop] : "none";
@@ -504,9 +508,11 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
     const json* time = body->contains("time") ? &(*body)["time"] : body->contains("cpu_time") ? &(*body)["cpu_time"] : nullptr;
     if (!time || !time->is_number() || !std::isfinite(time->get<double>()) || time->get<double>() < 0)
       throw InputError(fmt::format("{}.{}.time", path, which), fmt::format("expected a time in microseconds, got {}", time ? time->dump() : "nothing"));
-    if (body->contains("nwrong") && (*body)["nwrong"].is_number() && (*body)["nwrong"].get<double>() > 0)
-      throw InputError(fmt::format("{}.{}.nwrong", path, which),
-                       fmt::format("nccl-tests counted {} wrong elements; a failed run is not a measurement", (*body)["nwrong"].dump()));
+    for (const char* part : {"out_of_place", "in_place"})
+      if (r.contains(part) && r[part].is_object() && r[part].contains("nwrong") && r[part]["nwrong"].is_number() &&
+          r[part]["nwrong"].get<double>() > 0)
+        throw InputError(fmt::format("{}.{}.nwrong", path, part),
+                         fmt::format("nccl-tests counted {} wrong elements; a failed run is not a measurement", r[part]["nwrong"].dump()));
     const std::string dtype = r.contains("type") && r["type"].is_string() ? r["type"].get<std::string>() : "unknown";
     const std::string redop = r.contains("redop") && r["redop"].is_string() ? r["redop"].get<std::string>() : "none";
     if (t.dtype.empty()) t.dtype = dtype, t.redop = redop;

@@ -37,7 +37,7 @@ struct CalibrateFlags {
   std::vector<std::string> measurements;
   std::string base, out, name, profile;
   std::optional<double> max_error;
-  bool summary = false;
+  bool summary = false, fitted_only = false;
 };
 
 std::vector<NamedMeasurements> load_all(const std::vector<std::string>& paths) {
@@ -76,7 +76,8 @@ int run_import(const CalibrateFlags& f) {
   std::cout << fmt::format("imported {} series ({} points) from {} file{} into {}\n", imp.measurements.series.size(), points, f.logs.size(),
                            f.logs.size() == 1 ? "" : "s", f.import_out);
   for (const auto& s : imp.measurements.series)
-    std::cout << fmt::format("  {}: {} sizes {:.0f}-{:.0f} B\n", describe(s), s.points.size(), s.points.front().bytes, s.points.back().bytes);
+    std::cout << fmt::format("  {}: {} size{} {:.0f}-{:.0f} B\n", describe(s), s.points.size(), s.points.size() == 1 ? "" : "s",
+                             s.points.front().bytes, s.points.back().bytes);
   return 0;
 }
 
@@ -107,7 +108,9 @@ int run_check(const CalibrateFlags& f) {
   if (f.max_error && !(*f.max_error >= 0))
     throw InputError("--max-error", fmt::format("expected a non-negative fraction, got {}", *f.max_error));
   const HardwareProfile hw = find_hardware(f.profile);
-  const CheckReport r = check_profile(hw, load_all(f.measurements));
+  CheckReport r = check_profile(hw, load_all(f.measurements));
+  if (f.fitted_only) std::erase_if(r.series, [](const SeriesCheck& s) { return !s.fitted; });
+  if (r.series.empty()) throw InputError("--measurements", "no series to check against this profile");
   if (f.summary) {
     for (const auto& s : r.series)
       std::cout << fmt::format("{}: {}: {} pts, median |error| {:.1f}%, max {:.1f}%{}\n", s.origin, s.label, s.points.size(),
@@ -151,6 +154,9 @@ Runner add_calibrate_command(CLI::App& app) {
   check->add_option("--measurements,-m", f->measurements, "measurement files")->required();
   check->add_option("--max-error", f->max_error, "exit 1 when a series' median |relative error| exceeds this fraction");
   check->add_flag("--summary", f->summary, "one line per series instead of every size");
+  check->add_flag("--fitted-only", f->fitted_only,
+                  "only series the profile has a fit for (groups inside one node, or one rank per node), not the groups "
+                  "that validate how the tiers compose");
 
   return [f, imp, fit, check] {
     if (*imp) return run_import(*f);
