@@ -10,9 +10,11 @@
 // each (tier, collective) is a weighted least-squares problem (Eigen):
 //   - weights 1/time: the relative error counts, so 8 B and 1 GiB points both
 //     matter (an absolute fit would ignore every latency-bound point);
-//   - iteratively reweighted with Huber weights on the relative residuals,
-//     scaled by their MAD (Huber 1964; Holland & Welsch 1977), so a few
-//     outliers (a preempted iteration, a congested size) lose their pull;
+//   - iteratively reweighted on the relative residuals, scaled by their MAD:
+//     Huber weights to convergence, then Tukey's biweight from there
+//     (Huber 1964; Beaton & Tukey 1974; Holland & Welsch 1977), so a few
+//     outliers (a preempted iteration, a congested size) lose their pull and
+//     gross ones none at all;
 //   - each point's algorithm is re-chosen as the cheaper under the current
 //     parameters, as the tuner does, until the choice is stable;
 //   - base and per-step latency are separated only when the data has at least
@@ -139,13 +141,14 @@ std::optional<Eigen::VectorXd> wls(const std::vector<Obs>& obs, const std::vecto
 
 // The IRLS loop of the file comment. `base` supplies the latency split for
 // single-step-count data and the bandwidth when the data cannot show one.
-EngineResult fit_engine(const std::vector<Obs>& obs, const Params& base, double huber_k, int max_iterations) {
+EngineResult fit_engine(const std::vector<Obs>& obs, const Params& base, const FitOptions& opt) {
   EngineResult out;
   const std::size_t m = obs.size();
   std::vector<std::size_t> alg(m, 0);
   std::vector<double> huber(m, 1.0);
   Params cur = base;
-  for (int iter = 1; iter <= max_iterations; ++iter) {
+  bool bisquare = false;  // second phase: Tukey's biweight from the Huber solution
+  for (int iter = 1; iter <= opt.max_iterations; ++iter) {
     out.iterations = iter;
     std::set<double> steps;
     for (std::size_t i = 0; i < m; ++i) steps.insert(obs[i].terms[alg[i]].steps);
@@ -202,14 +205,23 @@ EngineResult fit_engine(const std::vector<Obs>& obs, const Params& base, double 
     out.downweighted = 0;
     for (std::size_t i = 0; i < m; ++i) {
       const double u = std::abs(r[i]) / sigma;
-      huber[i] = u <= huber_k ? 1.0 : huber_k / u;
-      out.downweighted += huber[i] < 1.0;
+      if (bisquare) {
+        const double v = u / opt.bisquare_c;
+        huber[i] = v < 1.0 ? (1.0 - v * v) * (1.0 - v * v) : 0.0;
+        out.downweighted += v >= 1.0;
+      } else {
+        huber[i] = u <= opt.huber_k ? 1.0 : opt.huber_k / u;
+        out.downweighted += huber[i] < 1.0;
+      }
     }
     auto rel = [](double a, double b) { return std::abs(a - b) / std::max({std::abs(a), std::abs(b), 1e-300}); };
     const bool converged = same && iter > 1 && rel(next.l0, cur.l0) < 1e-10 && rel(next.l1, cur.l1) < 1e-10 &&
                            rel(next.beta, cur.beta) < 1e-10;
     cur = next;
-    if (converged) break;
+    if (converged) {
+      if (bisquare || !opt.redescending) break;
+      bisquare = true;
+    }
   }
   out.params = cur;
   return out;
@@ -445,7 +457,7 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
         continue;
       }
       const Params base_p = current_params(base, tier, c);
-      const EngineResult e = fit_engine(obs, base_p, opt.huber_k, opt.max_iterations);
+      const EngineResult e = fit_engine(obs, base_p, opt);
       InterconnectTier& t = hw.tiers[tier];
       CollectiveFit f;
       f.fitted = true;

@@ -47,6 +47,7 @@ const json* list_field(FieldReader& r, const std::string& key, bool required) {
 MeasuredSeries read_series(const json& sj, const std::string& path, std::vector<std::string>& problems) {
   MeasuredSeries s;
   FieldReader r(sj, path, problems);
+  const std::size_t before = problems.size();
   s.collective = r.choice("collective", kCollectiveNames, Collective::all_reduce);
   s.group = r.choice("group", kGroupNames, GroupKind::world);
   s.group_size = r.integer_in("group_size", 2, 1 << 24, true, 2);
@@ -56,13 +57,12 @@ MeasuredSeries read_series(const json& sj, const std::string& path, std::vector<
   s.dtype = r.string("dtype");
   const int stat = r.choice("time_statistic", kStatistics, 0);
   s.time_statistic = stat == 0 ? "median" : "mean";
-  const std::size_t before = problems.size();
   if (s.group_size != s.ranks_per_node * s.nodes)
     r.problem("group_size", fmt::format("expected ranks_per_node * nodes = {}, got {}", s.ranks_per_node * s.nodes, s.group_size));
   if (s.group == GroupKind::intra_node && s.nodes != 1) r.problem("nodes", fmt::format("expected 1 for an intra_node group, got {}", s.nodes));
   if (s.group == GroupKind::inter_node && s.ranks_per_node != 1)
     r.problem("ranks_per_node", fmt::format("expected 1 for an inter_node group, got {}", s.ranks_per_node));
-  const bool shape_ok = problems.size() == before;
+  const bool shape_ok = problems.size() == before;  // else the bandwidth checks would repeat the problem
   if (const json* pts = list_field(r, "points", true)) {
     if (pts->empty()) r.problem("points", "expected at least one point");
     for (std::size_t i = 0; i < pts->size(); ++i) {

@@ -50,7 +50,7 @@ struct CollectiveFitReport {
   Collective collective = Collective::all_reduce;
   std::vector<std::int64_t> group_sizes;  // distinct, ascending
   std::size_t series = 0, points = 0;
-  std::size_t downweighted = 0;  // points the Huber weights cut (|residual| beyond k * scale)
+  std::size_t downweighted = 0;  // outliers: points the biweight gave no weight (|residual| > c * MAD scale)
   CollectiveFit fit;
   bool growth_fitted = false;     // base and per-step latency fitted separately (>= 2 step counts)
   bool bandwidth_fitted = true;   // false: sizes too small to see bandwidth; the base's kept
@@ -95,8 +95,10 @@ struct CheckReport {
 };
 
 struct FitOptions {
-  double huber_k = 1.345;   // Huber tuning constant, in robust (MAD) scale units
-  int max_iterations = 100;
+  double huber_k = 1.345;     // Huber tuning constant, in robust (MAD) scale units
+  bool redescending = true;   // then Tukey's biweight from the Huber solution
+  double bisquare_c = 4.685;  // biweight tuning constant (95% efficiency under normal noise)
+  int max_iterations = 200;
   std::string name;         // the fitted profile's name
   std::string command;      // recorded in the profile's sources
 };
