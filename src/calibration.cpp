@@ -556,7 +556,7 @@ std::string render_fit_report(const FitResult& r) {
         out += fmt::format("\ntier {} ({}): {}\n", tier, r.profile.tiers[tier].name,
                            tier == 0 ? "groups inside one node" : "groups with one rank per node; bandwidth per NIC");
         out += fmt::format("  {:<15} {:>7} {:>5} {:>10} {:>10} {:>11} {:>7} {:>7} {:>7} {:>5}\n", "collective", "sizes", "pts", "base us",
-                           "step us", "GB/s", "R2 ln t", "med err", "max err", "cut");
+                           "step us", "GB/s", "R2 ln t", "med err", "max err", "outl");
         header = true;
       }
       out += fmt::format("  {:<15} {:>7} {:>5} {:>10.3f} {:>10.4f} {:>11.3f} {:>7.4f} {:>6.1f}% {:>6.1f}% {:>5}{}{}\n",

@@ -239,7 +239,8 @@ MeasurementSet measurements_from_json(const json& j, const std::string& origin) 
   return m;
 }
 
-json to_json(const MeasurementSet& m) {
+nlohmann::ordered_json to_json(const MeasurementSet& m) {
+  using json = nlohmann::ordered_json;
   json j;
   j["schema_version"] = kMeasurementSchemaVersion;
   j["tool"] = m.tool;
@@ -257,7 +258,11 @@ json to_json(const MeasurementSet& m) {
   for (const MeasuredSeries& s : m.series) {
     json pts = json::array();
     for (const MeasuredPoint& p : s.points) {
-      json pj = {{"bytes", p.bytes}, {"time_s", p.time_s}};
+      json pj;
+      // Sizes are whole bytes; write them as integers.
+      if (p.bytes == std::floor(p.bytes) && p.bytes < 9e15) pj["bytes"] = std::int64_t(p.bytes);
+      else pj["bytes"] = p.bytes;
+      pj["time_s"] = p.time_s;
       if (p.time_min_s > 0) pj["time_min_s"] = p.time_min_s;
       pj["algbw_bytes_per_s"] = p.algbw_bytes_per_s;
       pj["busbw_bytes_per_s"] = p.busbw_bytes_per_s;
@@ -288,7 +293,7 @@ json to_json(const MeasurementSet& m) {
   if (!m.hbm.empty()) {
     json h = json::array();
     for (const HbmMeasurement& x : m.hbm) {
-      json xj = {{"method", x.method}, {"bytes", x.bytes}, {"time_s", x.time_s}};
+      json xj = {{"method", x.method}, {"bytes", std::int64_t(x.bytes)}, {"time_s", x.time_s}};
       if (x.time_min_s > 0) xj["time_min_s"] = x.time_min_s;
       xj["bandwidth_bytes_per_s"] = x.bandwidth_bytes_per_s;
       h.push_back(xj);

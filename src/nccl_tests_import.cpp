@@ -448,7 +448,7 @@ void import_nccl_tests_text(std::string_view text, const std::string& origin, co
       ++table->skipped_zero;
       continue;
     }
-    table->rows.push_back(Row{double(*bytes), *time_us * 1e-6});
+    table->rows.push_back(Row{double(*bytes), *time_us / 1e6});
   }
   if (table) finish_table(*table, opt, out);
   if (tables == 0)
@@ -523,7 +523,7 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
     const double bytes = double(r["size"].get<std::uint64_t>());
     const double us = time->get<double>();
     if (bytes == 0 || us == 0) continue;
-    t.rows.push_back(Row{bytes, us * 1e-6});
+    t.rows.push_back(Row{bytes, us / 1e6});
   }
   finish_table(t, opt, out);
 }

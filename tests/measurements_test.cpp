@@ -77,7 +77,7 @@ TEST_CASE("a measurement set round-trips through its JSON", "[measurements]") {
 
 TEST_CASE("bad measurement fields are one InputError naming file and field", "[measurements]") {
   auto with = [](const std::function<void(json&)>& edit) {
-    json j = to_json(sample());
+    json j = json::parse(render_measurements(sample()));
     edit(j);
     return error_of([&] { (void)measurements_from_json(j, "m.json"); });
   };

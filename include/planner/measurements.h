@@ -100,7 +100,8 @@ struct MeasurementSet {
 // unsorted or duplicate sizes, algbw/busbw that disagree with bytes/time are
 // one InputError naming the file and every offending field.
 [[nodiscard]] MeasurementSet measurements_from_json(const nlohmann::json& j, const std::string& origin);
-[[nodiscard]] nlohmann::json to_json(const MeasurementSet& m);
+// Keys in a fixed, readable order (schema_version first).
+[[nodiscard]] nlohmann::ordered_json to_json(const MeasurementSet& m);
 [[nodiscard]] MeasurementSet load_measurements_file(const std::string& path);
 // The file's text: to_json(m) indented, with a trailing newline.
 [[nodiscard]] std::string render_measurements(const MeasurementSet& m);

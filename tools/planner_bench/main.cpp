@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   std::string backend = "mpi", min_bytes = "8", max_bytes = "64M";
   std::vector<std::string> collectives, groups{"world", "intra", "inter"};
   std::int64_t ranks_per_node = 0;
+  double settle_s = 1.0;
   bool largest_groups = false, no_compute = false;
   app.add_option("--backend", backend, "mpi (CPU), nccl (one process per GPU, under mpirun/srun) or nccl-local (one process, all local GPUs)")
       ->check(CLI::IsMember({"mpi", "nccl", "nccl-local"}));
@@ -72,6 +73,8 @@ int main(int argc, char** argv) {
                  "treat each block of N consecutive ranks as one node instead of grouping by host name "
                  "(one machine standing in for several nodes)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--settle-seconds", settle_s, "MPI backend: untimed barriers before the first measurement (default 1)")
+      ->check(CLI::Range(0.0, 600.0));
   app.add_flag("--largest-groups-only", largest_groups, "intra/inter groups of the whole node / all nodes only, not 2, 4, ...");
   app.add_flag("--no-compute", no_compute, "skip the GEMM and HBM measurements of the NCCL backends");
   app.add_flag("--quiet,-q", opt.quiet, "print nothing but errors");
@@ -100,7 +103,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<Backend> b;
   try {
     if (backend == "mpi") {
-      b = make_mpi_backend(argc, argv, ranks_per_node);
+      b = make_mpi_backend(argc, argv, ranks_per_node, settle_s);
     } else {
 #ifdef PLANNER_BENCH_HAVE_NCCL
       b = make_nccl_backend(argc, argv, ranks_per_node, backend == "nccl");

@@ -38,7 +38,7 @@ std::string cpu_model() {
 
 class MpiBackend final : public Backend {
  public:
-  MpiBackend(int& argc, char**& argv, std::int64_t ranks_per_node) {
+  MpiBackend(int& argc, char**& argv, std::int64_t ranks_per_node, double settle_s) {
     check_mpi(MPI_Init(&argc, &argv), "MPI_Init");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int rank = 0, size = 0;
@@ -59,6 +59,20 @@ class MpiBackend final : public Backend {
     std::string v(version, std::size_t(len));
     if (auto nl = v.find_first_of("\n,"); nl != std::string::npos) v = v.substr(0, nl);
     versions_["mpi"] = v;
+    settle(settle_s);
+  }
+
+  // Right after start-up the launcher's daemons still compete with the ranks
+  // for cores; on a small machine the first sizes then time scheduler ticks.
+  // Exchange barriers until `seconds` have passed on rank 0 (rank 0 decides,
+  // so every rank runs the same number of barriers).
+  void settle(double seconds) {
+    const double t0 = MPI_Wtime();
+    for (int done = 0; !done;) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      done = rank_ == 0 && MPI_Wtime() - t0 >= seconds;
+      MPI_Bcast(&done, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
   }
 
   ~MpiBackend() override {
@@ -160,8 +174,8 @@ class MpiBackend final : public Backend {
 
 } // namespace
 
-std::unique_ptr<Backend> make_mpi_backend(int& argc, char**& argv, std::int64_t ranks_per_node) {
-  return std::make_unique<MpiBackend>(argc, argv, ranks_per_node);
+std::unique_ptr<Backend> make_mpi_backend(int& argc, char**& argv, std::int64_t ranks_per_node, double settle_s) {
+  return std::make_unique<MpiBackend>(argc, argv, ranks_per_node, settle_s);
 }
 
 void abort_mpi(int code) {
