@@ -292,9 +292,9 @@ void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& 
 
 std::optional<Collective> collective_from_nccl_test_name(std::string_view name) {
   if (auto slash = name.rfind('/'); slash != std::string_view::npos) name = name.substr(slash + 1);
+  // all_reduce_perf, or all_reduce_perf_mpi as some packages name the MPI build.
   for (std::string_view suffix : {"_mpi", "_perf"})
     if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) name.remove_suffix(suffix.size());
-  if (name.size() > 5 && name.substr(name.size() - 5) == "_perf") name.remove_suffix(5);
   if (name == "all_reduce") return Collective::all_reduce;
   if (name == "all_gather") return Collective::all_gather;
   if (name == "reduce_scatter") return Collective::reduce_scatter;
