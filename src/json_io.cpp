@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "planner/collectives.h"
 #include "planner/input_error.h"
 
 namespace planner {
@@ -55,6 +56,31 @@ std::array<double, kNumDTypes> per_dtype(FieldReader& parent, const std::string&
   out[std::size_t(DType::fp8)] = r.number("fp8", 0, max_value, false);
   r.reject_unknown();
   return out;
+}
+
+// tiers[i].collectives: {"all_reduce": {base_latency_s, latency_per_step_s,
+// bandwidth_bytes_per_s}, ...}, written by `planner calibrate fit`.
+void read_collective_fits(const json& obj, const std::string& path, std::vector<std::string>& problems,
+                          std::array<CollectiveFit, kNumCollectives>& out) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    const std::string field = path + "." + it.key();
+    const auto c = collective_from_key(it.key());
+    if (!c) {
+      problems.push_back(field + ": unknown collective (expected all_reduce, all_gather, reduce_scatter, all_to_all or send_recv)");
+      continue;
+    }
+    if (!it->is_object()) {
+      problems.push_back(fmt::format("{}: expected an object, got {}", field, describe(*it)));
+      continue;
+    }
+    FieldReader f(*it, field, problems);
+    CollectiveFit& fit = out[std::size_t(*c)];
+    fit.fitted = true;
+    fit.base_latency_s = f.number("base_latency_s", 0, 1, true, 0, false);
+    fit.latency_per_step_s = f.number("latency_per_step_s", 0, 1, true, 0, false);
+    fit.bandwidth_bytes_per_s = f.number("bandwidth_bytes_per_s", 0, 1e15);
+    f.reject_unknown();
+  }
 }
 
 } // namespace
@@ -207,6 +233,10 @@ HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
         tier.nics_per_node = t.integer("nics_per_node", 1);
         tier.gpus_per_node = t.integer("gpus_per_node", 1);
       }
+      if (const json* fits = t.object("collectives", false)) {
+        if (tier.topology != Topology::switched) t.problem("collectives", "expected only on a switch tier (fits of torus tiers are not supported)");
+        else read_collective_fits(*fits, t.field("collectives"), problems, tier.collective_fits);
+      }
       t.reject_unknown();
       if (tier.bandwidth_achieved_bytes_per_s > tier.bandwidth_nominal_bytes_per_s && tier.bandwidth_nominal_bytes_per_s > 0)
         problems.push_back(path + ".bandwidth_achieved_bytes_per_s: expected at most bandwidth_nominal_bytes_per_s");
@@ -291,6 +321,13 @@ json to_json(const HardwareProfile& h) {
     if (i == 1) {
       tj["nics_per_node"] = t.nics_per_node;
       tj["gpus_per_node"] = t.gpus_per_node;
+    }
+    for (Collective c : kAllCollectives) {
+      const CollectiveFit& f = t.collective_fits[std::size_t(c)];
+      if (!f.fitted) continue;
+      tj["collectives"][collective_key(c)] = {{"base_latency_s", f.base_latency_s},
+                                              {"latency_per_step_s", f.latency_per_step_s},
+                                              {"bandwidth_bytes_per_s", f.bandwidth_bytes_per_s}};
     }
     tiers.push_back(tj);
   }

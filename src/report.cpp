@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "planner/collectives.h"
 #include "planner/json_io.h"
 #include "planner/model_math.h"
 
@@ -352,6 +353,12 @@ std::string render_hardware(const HardwareProfile& h, Format f) {
                        t.bandwidth_nominal_bytes_per_s / 1e9, t.bandwidth_achieved_bytes_per_s / 1e9);
     if (i == 1) out += fmt::format(", {} NICs per {} GPUs", t.nics_per_node, t.gpus_per_node);
     out += "\n";
+    for (Collective c : kAllCollectives) {
+      const CollectiveFit& fit = t.collective_fits[std::size_t(c)];
+      if (fit.fitted)
+        out += fmt::format("    fitted {}: base {:.2f} us + {:.3f} us per step, bandwidth {:.2f} GB/s\n", collective_key(c),
+                           fit.base_latency_s * 1e6, fit.latency_per_step_s * 1e6, fit.bandwidth_bytes_per_s / 1e9);
+    }
   }
   return out;
 }

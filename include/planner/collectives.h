@@ -7,6 +7,9 @@
 
 #include <array>
 #include <cstdint>
+#include <iterator>
+#include <optional>
+#include <string_view>
 
 #include "planner/specs.h"
 
@@ -14,6 +17,9 @@ namespace planner {
 
 enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
 enum class Algorithm { none, ring, tree, torus, direct };
+inline constexpr Collective kAllCollectives[] = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
+                                                 Collective::all_to_all, Collective::send_recv};
+static_assert(std::size(kAllCollectives) == kNumCollectives);
 
 struct GroupPlacement {
   std::int64_t size = 1;
@@ -45,6 +51,10 @@ struct CollectiveCost {
 [[nodiscard]] double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacement& g);
 
 [[nodiscard]] const char* to_string(Collective c);
+// The identifier used in files (hardware profiles, measurement files):
+// all_reduce, all_gather, reduce_scatter, all_to_all, send_recv.
+[[nodiscard]] const char* collective_key(Collective c);
+[[nodiscard]] std::optional<Collective> collective_from_key(std::string_view key);
 [[nodiscard]] const char* to_string(Algorithm a);
 
 } // namespace planner

@@ -43,6 +43,20 @@ struct ModelSpec {
 
 enum class Topology { switched, torus };
 
+// Alpha-beta of one collective on one tier, fitted from measurements by
+// `planner calibrate fit` (src/calibration.cpp, docs/calibration.md). Optional:
+// while `fitted` is false the tier's latency_s and bandwidth_achieved_bytes_per_s
+// and the profile's collective_base_latency_s price that collective, as before.
+struct CollectiveFit {
+  bool fitted = false;
+  double base_latency_s = 0;         // once per collective on a group of this tier
+  double latency_per_step_s = 0;     // per ring step / tree level / hop on this tier
+  double bandwidth_bytes_per_s = 0;  // as bandwidth_achieved_bytes_per_s: per GPU (tier 0), per NIC (tier 1)
+  bool operator==(const CollectiveFit&) const = default;
+};
+// One CollectiveFit per planner::Collective (collectives.h), in that enum's order.
+inline constexpr std::size_t kNumCollectives = 5;
+
 // One level of the interconnect. Tier 0 is the scale-up domain (NVLink/NVSwitch
 // node, or a TPU pod's ICI torus); tier 1 connects domains (InfiniBand, DCN).
 struct InterconnectTier {
@@ -57,6 +71,7 @@ struct InterconnectTier {
   double bandwidth_achieved_bytes_per_s = 0;
   std::int64_t nics_per_node = 0;        // scale-out only
   std::int64_t gpus_per_node = 0;        // scale-out only: GPUs sharing those NICs
+  std::array<CollectiveFit, kNumCollectives> collective_fits{};  // switch tiers only; all unfitted by default
   bool operator==(const InterconnectTier&) const = default;
 };
 

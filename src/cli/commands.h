@@ -15,6 +15,7 @@ using Runner = std::function<int()>;
 
 Runner add_validate_command(CLI::App& app);  // validate_cmd.cpp
 Runner add_regress_command(CLI::App& app);   // regress_cmd.cpp
+Runner add_calibrate_command(CLI::App& app);  // calibrate_cmd.cpp
 Runner add_simulate_command(CLI::App& app);  // simulate_cmd.cpp
 
 // The command line as typed (main records it; outputs that must be

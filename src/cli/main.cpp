@@ -119,6 +119,7 @@ int main(int argc, char** argv) {
   const cli::Runner run_regress = cli::add_regress_command(app);
   const cli::Runner run_simulate = cli::add_simulate_command(app);
   cli::set_command_line(argc, argv);
+  const cli::Runner run_calibrate = cli::add_calibrate_command(app);
 
   try {
     app.parse(argc, argv);
@@ -166,6 +167,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("validate")) return run_validate();
     if (app.got_subcommand("regress")) return run_regress();
     if (app.got_subcommand("simulate")) return run_simulate();
+    if (app.got_subcommand("calibrate")) return run_calibrate();
   } catch (const InputError& e) {
     std::cerr << "planner: error: " << e.what() << "\n";
     return 1;

@@ -1,0 +1,169 @@
+// planner calibrate import-nccl-tests LOG... [-o M.json]
+// planner calibrate fit --measurements M... --base PROFILE -o NEW.json
+// planner calibrate check --profile P --measurements M... [--max-error E]
+// Turn measurements (planner-bench, or nccl-tests logs) into a fitted hardware
+// profile and check a profile against them (docs/calibration.md). Logic in
+// src/nccl_tests_import.cpp and src/calibration.cpp.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "planner/atomic_write.h"
+#include "planner/calibration.h"
+#include "planner/catalog.h"
+#include "planner/input_error.h"
+#include "planner/json_io.h"
+#include "planner/measurements.h"
+#include "planner/nccl_tests_import.h"
+
+namespace planner::cli {
+
+namespace {
+
+struct CalibrateFlags {
+  // import-nccl-tests
+  std::vector<std::string> logs;
+  std::string import_out;
+  std::optional<std::string> collective;
+  std::optional<std::int64_t> ranks, ranks_per_node;
+  // fit / check
+  std::vector<std::string> measurements;
+  std::string base, out, name, profile;
+  std::optional<double> max_error;
+  bool summary = false, fitted_only = false;
+};
+
+std::vector<NamedMeasurements> load_all(const std::vector<std::string>& paths) {
+  std::vector<NamedMeasurements> out;
+  for (const auto& p : paths) out.push_back({p, load_measurements_file(p)});
+  return out;
+}
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".json");
+}
+
+int run_import(const CalibrateFlags& f) {
+  NcclTestsImportOptions opt;
+  if (f.collective) {
+    opt.collective = collective_from_key(*f.collective);
+    if (!opt.collective)
+      throw InputError("--collective",
+                       fmt::format("expected all_reduce, all_gather, reduce_scatter, all_to_all or send_recv, got '{}'", *f.collective));
+  }
+  opt.ranks = f.ranks;
+  opt.ranks_per_node = f.ranks_per_node;
+  NcclTestsImport imp = import_nccl_tests_files(f.logs, opt);
+  std::string cmd = "planner calibrate import-nccl-tests";
+  for (const auto& l : f.logs) cmd += " " + std::filesystem::path(l).filename().string();
+  imp.measurements.command = cmd;
+  for (const auto& n : imp.notes) std::cerr << "planner: note: " << n << "\n";
+  const std::string text = render_measurements(imp.measurements);
+  if (f.import_out.empty() || f.import_out == "-") {
+    std::cout << text;
+    return 0;
+  }
+  write_file_atomically(f.import_out, text);
+  std::size_t points = 0;
+  for (const auto& s : imp.measurements.series) points += s.points.size();
+  std::cout << fmt::format("imported {} series ({} points) from {} file{} into {}\n", imp.measurements.series.size(), points, f.logs.size(),
+                           f.logs.size() == 1 ? "" : "s", f.import_out);
+  for (const auto& s : imp.measurements.series)
+    std::cout << fmt::format("  {}: {} size{} {:.0f}-{:.0f} B\n", describe(s), s.points.size(), s.points.size() == 1 ? "" : "s",
+                             s.points.front().bytes, s.points.back().bytes);
+  return 0;
+}
+
+int run_fit(const CalibrateFlags& f) {
+  const HardwareProfile base = find_hardware(f.base);
+  nlohmann::json base_sources = nlohmann::json::object();
+  const std::string base_path = looks_like_path(f.base) ? f.base : data_dir() + "/hardware_profiles/" + base.name + ".json";
+  if (std::filesystem::exists(base_path)) {
+    const auto j = read_json_file(base_path);
+    if (j.is_object() && j.contains("sources")) base_sources = j["sources"];
+  }
+  FitOptions opt;
+  opt.name = f.name.empty() ? std::filesystem::path(f.out).stem().string() : f.name;
+  opt.command = "planner calibrate fit --measurements";
+  for (const auto& m : f.measurements) opt.command += " " + m;
+  opt.command += fmt::format(" --base {} -o {}", f.base, f.out);
+  const FitResult r = fit_profile(base, load_all(f.measurements), opt);
+  const std::string text = render_fitted_profile(r, base_sources);
+  // The written file must read back as a valid profile.
+  (void)hardware_from_json(nlohmann::json::parse(text), f.out);
+  write_file_atomically(f.out, text);
+  std::cout << render_fit_report(r);
+  std::cout << fmt::format("wrote {}\n", f.out);
+  return 0;
+}
+
+int run_check(const CalibrateFlags& f) {
+  if (f.max_error && !(*f.max_error >= 0))
+    throw InputError("--max-error", fmt::format("expected a non-negative fraction, got {}", *f.max_error));
+  const HardwareProfile hw = find_hardware(f.profile);
+  CheckReport r = check_profile(hw, load_all(f.measurements));
+  if (f.fitted_only) std::erase_if(r.series, [](const SeriesCheck& s) { return !s.fitted; });
+  if (r.series.empty()) throw InputError("--measurements", "no series to check against this profile");
+  if (f.summary) {
+    for (const auto& s : r.series)
+      std::cout << fmt::format("{}: {}: {} pts, median |error| {:.1f}%, max {:.1f}%{}\n", s.origin, s.label, s.points.size(),
+                               s.median_abs_error * 100, s.max_abs_error * 100, s.tier == GroupTier::mixed ? " [validation]" : "");
+    std::cout << fmt::format("check: {} series, {} points; worst series median |error| {:.1f}%, max |error| {:.1f}%\n", r.series.size(),
+                             r.points(), r.worst_median_abs_error() * 100, r.max_abs_error() * 100);
+  } else {
+    std::cout << render_check(r);
+  }
+  if (f.max_error && r.worst_median_abs_error() > *f.max_error) {
+    std::cerr << fmt::format("planner: check: a series' median |error| {:.1f}% exceeds --max-error {:.1f}%\n",
+                             r.worst_median_abs_error() * 100, *f.max_error * 100);
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace
+
+Runner add_calibrate_command(CLI::App& app) {
+  auto f = std::make_shared<CalibrateFlags>();
+  auto* cmd = app.add_subcommand("calibrate", "fit a hardware profile to collective measurements (docs/calibration.md)");
+  cmd->require_subcommand(1);
+
+  auto* imp = cmd->add_subcommand("import-nccl-tests", "convert nccl-tests logs (text or -J JSON) into a measurement file");
+  imp->add_option("logs", f->logs, "nccl-tests stdout logs or -J JSON files")->required();
+  imp->add_option("-o,--output", f->import_out, "measurement file to write (default: standard output)");
+  imp->add_option("--collective", f->collective,
+                  "all_reduce, all_gather, reduce_scatter, all_to_all or send_recv, for logs that do not name their test");
+  imp->add_option("--ranks", f->ranks, "ranks in the measured group, for logs without a '# Using devices' list");
+  imp->add_option("--ranks-per-node", f->ranks_per_node, "of those, ranks on each node");
+
+  auto* fit = cmd->add_subcommand("fit", "fit alpha and bandwidth per tier and collective; write a new profile");
+  fit->add_option("--measurements,-m", f->measurements, "measurement files (planner-bench or import-nccl-tests)")->required();
+  fit->add_option("--base", f->base, "profile to start from: name, alias or JSON path")->required();
+  fit->add_option("-o,--output", f->out, "fitted profile to write")->required();
+  fit->add_option("--name", f->name, "the fitted profile's name (default: the output file's stem)");
+
+  auto* check = cmd->add_subcommand("check", "predicted (collective_cost) vs measured time per size");
+  check->add_option("--profile", f->profile, "profile: name, alias or JSON path")->required();
+  check->add_option("--measurements,-m", f->measurements, "measurement files")->required();
+  check->add_option("--max-error", f->max_error, "exit 1 when a series' median |relative error| exceeds this fraction");
+  check->add_flag("--summary", f->summary, "one line per series instead of every size");
+  check->add_flag("--fitted-only", f->fitted_only,
+                  "only series the profile has a fit for (groups inside one node, or one rank per node), not the groups "
+                  "that validate how the tiers compose");
+
+  return [f, imp, fit, check] {
+    if (*imp) return run_import(*f);
+    if (*fit) return run_fit(*f);
+    if (*check) return run_check(*f);
+    return 2;
+  };
+}
+
+} // namespace planner::cli
