@@ -12,7 +12,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 runs=${1:-1000000}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(model_json hardware_json published_runs regress_suite simulate measurements_json nccl_tests_log)
+((${#targets[@]})) || targets=(model_json hardware_json published_runs regress_suite simulate measurements_json nccl_tests_log cli_flags)
 
 if ! command -v clang++ >/dev/null 2>&1; then
   echo "fuzz: clang++ missing (apt-get install clang libclang-rt-dev)" >&2

@@ -22,6 +22,11 @@ namespace planner {
 
 void write_file_atomically(const std::string& path, std::string_view contents) {
   if (path.empty()) throw InputError("<output>", "expected a file name, got an empty path");
+  // rename(2) would replace whatever is there: never a device (--svg /dev/null
+  // as root would swap the device node for a file), a directory or a FIFO.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw InputError(path, "refusing to replace something that is not a regular file (a device, directory or FIFO)");
   std::string tmpl = path + ".tmp.XXXXXX";
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) throw InputError(path, fmt::format("cannot create a temporary file next to it: {}", std::strerror(errno)));

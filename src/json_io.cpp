@@ -1,4 +1,5 @@
 #include "planner/json_io.h"
+#include "planner/read_file.h"
 
 #include "field_reader.h"
 
@@ -336,15 +337,11 @@ json to_json(const HardwareProfile& h) {
 }
 
 json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "cannot open file");
-  std::stringstream buf;
-  buf << in.rdbuf();
+  const std::string text = read_input_file(path);
   try {
-    return json::parse(buf.str());
+    return json::parse(text);
   } catch (const json::parse_error& e) {
     // nlohmann reports a byte offset; give the line too, which a person can find.
-    std::string text = buf.str();
     std::size_t at = std::min<std::size_t>(e.byte, text.size());
     std::size_t line = 1 + std::size_t(std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n'));
     throw InputError(fmt::format("{}:{}", path, line), "malformed JSON (expected a valid JSON document)");

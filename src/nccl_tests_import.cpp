@@ -8,6 +8,7 @@
 // (measurements.cpp) because old all-gather logs folded (p-1)/p into algbw
 // (NVIDIA/nccl-tests#45).
 #include "planner/nccl_tests_import.h"
+#include "planner/read_file.h"
 
 #include <algorithm>
 #include <cctype>
@@ -532,11 +533,7 @@ NcclTestsImport import_nccl_tests_files(const std::vector<std::string>& paths, c
   if (paths.empty()) throw InputError("import-nccl-tests", "expected at least one nccl-tests log");
   NcclTestsImport out;
   for (const std::string& path : paths) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path, "cannot open file");
-    std::stringstream buf;
-    buf << in.rdbuf();
-    const std::string text = buf.str();
+    const std::string text = read_input_file(path);
     const std::size_t first = text.find_first_not_of(" \t\r\n");
     if (first != std::string::npos && text[first] == '{') import_nccl_tests_json(text, path, opt, out);
     else import_nccl_tests_text(text, path, opt, out);

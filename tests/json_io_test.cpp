@@ -12,6 +12,7 @@
 #include "planner/catalog.h"
 #include "planner/input_error.h"
 #include "planner/json_io.h"
+#include "planner/read_file.h"
 
 using namespace planner;
 using nlohmann::json;
@@ -117,6 +118,23 @@ TEST_CASE("malformed JSON reports file:line", "[json_io]") {
 TEST_CASE("a missing file is an InputError naming it", "[json_io]") {
   const std::string path = (std::filesystem::temp_directory_path() / "planner_json_io_test_no_such_file.json").string();
   CHECK(error_of([&] { (void)load_model_file(path); }) == path + ": cannot open file");
+}
+
+TEST_CASE("input files must be regular files of bounded size", "[json_io]") {
+  // Devices, FIFOs and directories would hang or fail obscurely; a huge file
+  // would exhaust memory. Each is a one-line error naming the path.
+  const auto dir = std::filesystem::temp_directory_path();
+  CHECK(error_of([&] { (void)load_model_file(dir.string()); }) == dir.string() + ": expected a file, got a directory");
+  CHECK(error_of([] { (void)read_json_file("/dev/zero"); }) ==
+        "/dev/zero: expected a regular file (not a device, FIFO or socket)");
+  const std::string big = (dir / "planner_json_io_test_sparse.json").string();
+  {
+    std::ofstream out(big);
+    out << "{}";
+  }
+  std::filesystem::resize_file(big, kMaxInputFileBytes + 1);  // sparse: no disk used
+  CHECK(error_of([&] { (void)read_json_file(big); }).find("larger than the 256 MiB") != std::string::npos);
+  std::filesystem::remove(big);
 }
 
 TEST_CASE("InputError joins where and message", "[json_io]") {

@@ -18,6 +18,10 @@ Runner add_regress_command(CLI::App& app);   // regress_cmd.cpp
 Runner add_calibrate_command(CLI::App& app);  // calibrate_cmd.cpp
 Runner add_simulate_command(CLI::App& app);  // simulate_cmd.cpp
 
+// The whole CLI: parse argv, run the subcommand, print; returns the exit code
+// (main.cpp). Never throws: bad input is a one-line error on stderr.
+int run_cli(int argc, char** argv);
+
 // The command line as typed (main records it; outputs that must be
 // reproducible, such as trace metadata, quote it).
 void set_command_line(int argc, const char* const* argv);

@@ -1,6 +1,8 @@
 // planner: the thin driver. Parses flags with CLI11, calls one library entry
 // point per subcommand, prints what the report views render. Exit codes:
-// 0 success, 1 bad input or no feasible result, 2 usage error.
+// 0 success, 1 bad input or no feasible result, 2 usage error, 3 internal
+// error (a bug). main() itself
+// is in planner_main.cpp, so the fuzz target can call run_cli().
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -80,7 +82,7 @@ int run_search(const CommonFlags& f, const ConfigFlags& c, std::size_t top, std:
 
 } // namespace
 
-int main(int argc, char** argv) {
+int planner::cli::run_cli(int argc, char** argv) {
   CLI::App app{"planner: parallelism planner for LLM training (TP x CP x PP x DP, ZeRO, recompute)"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "help for every subcommand");
@@ -171,6 +173,11 @@ int main(int argc, char** argv) {
   } catch (const InputError& e) {
     std::cerr << "planner: error: " << e.what() << "\n";
     return 1;
+  } catch (const std::exception& e) {
+    // A bug, not bad input: say so instead of terminating (the CLI fuzz target
+    // treats this line as a crash).
+    std::cerr << "planner: internal error: " << e.what() << " (please report with the command line)\n";
+    return 3;
   }
   return 2;
 }
