@@ -13,13 +13,19 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/evaluate.h"
+#include "planner/input_error.h"
+#include "planner/json_io.h"
 
 namespace planner::fuzz {
 
+// The parser users' files go through (json_io.cpp): malformed JSON must be an
+// InputError, never another exception.
 inline std::optional<nlohmann::json> parse(const std::uint8_t* data, std::size_t size) {
-  nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return std::nullopt;
-  return j;
+  try {
+    return parse_json_text(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json");
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
 }
 
 inline void require(bool ok, const char* what) {

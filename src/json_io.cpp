@@ -336,17 +336,22 @@ json to_json(const HardwareProfile& h) {
   return j;
 }
 
-json read_json_file(const std::string& path) {
-  const std::string text = read_input_file(path);
+json parse_json_text(std::string_view text, const std::string& origin) {
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
     // nlohmann reports a byte offset; give the line too, which a person can find.
     std::size_t at = std::min<std::size_t>(e.byte, text.size());
     std::size_t line = 1 + std::size_t(std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n'));
-    throw InputError(fmt::format("{}:{}", path, line), "malformed JSON (expected a valid JSON document)");
+    throw InputError(fmt::format("{}:{}", origin, line), "malformed JSON (expected a valid JSON document)");
+  } catch (const json::exception&) {
+    // out_of_range 406: a number too large for a double (nlohmann throws it
+    // outside parse_error; found by fuzz_nccl_tests_log).
+    throw InputError(origin, "malformed JSON: a number out of range (expected a valid JSON document)");
   }
 }
+
+json read_json_file(const std::string& path) { return parse_json_text(read_input_file(path), path); }
 
 ModelSpec load_model_file(const std::string& path) { return model_from_json(read_json_file(path), path); }
 HardwareProfile load_hardware_file(const std::string& path) { return hardware_from_json(read_json_file(path), path); }

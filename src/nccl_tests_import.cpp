@@ -465,6 +465,9 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
     const std::size_t at = std::min<std::size_t>(e.byte, text.size());
     const auto line = 1 + std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n');
     throw InputError(fmt::format("{}:{}", origin, line), "malformed JSON (expected an nccl-tests -J output file)");
+  } catch (const json::exception&) {
+    // out_of_range 406: a number too large for a double (found by fuzz_nccl_tests_log).
+    throw InputError(origin, "malformed JSON: a number out of range (expected an nccl-tests -J output file)");
   }
   if (!j.is_object() || !j.contains("results") || !j["results"].is_array())
     throw InputError(origin, "results: missing (expected an nccl-tests -J output file with a results list)");

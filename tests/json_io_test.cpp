@@ -137,6 +137,12 @@ TEST_CASE("input files must be regular files of bounded size", "[json_io]") {
   std::filesystem::remove(big);
 }
 
+TEST_CASE("a number too large for a double is malformed JSON, not a crash", "[json_io]") {
+  // nlohmann throws out_of_range (not parse_error) for it; found by fuzz_nccl_tests_log.
+  CHECK(error_of([] { (void)parse_json_text("{\"hidden_size\": 1e400}", "m.json"); }) ==
+        "m.json: malformed JSON: a number out of range (expected a valid JSON document)");
+}
+
 TEST_CASE("InputError joins where and message", "[json_io]") {
   const InputError e("models/x.json", "hidden_size: bad");
   CHECK(e.where() == "models/x.json");

@@ -21,6 +21,9 @@ inline constexpr int kSpecSchemaVersion = 1;
 [[nodiscard]] nlohmann::json to_json(const ModelSpec& m);
 [[nodiscard]] nlohmann::json to_json(const HardwareProfile& h);
 
+// Parses JSON text; malformed JSON (including numbers out of range) is an
+// InputError naming `origin` and, for syntax errors, the line.
+[[nodiscard]] nlohmann::json parse_json_text(std::string_view text, const std::string& origin);
 // Reads and parses a file; a missing file or malformed JSON is an InputError.
 [[nodiscard]] nlohmann::json read_json_file(const std::string& path);
 [[nodiscard]] ModelSpec load_model_file(const std::string& path);
