@@ -100,7 +100,7 @@ Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const Paralle
   if (ev.reasons) return ev;
   // Balance layers over stages counting the embedding and output layer in
   // layer-equivalents of time.
-  const double per_layer = std::max(lt.total_s(), 1e-30);
+  const double per_layer = std::max(layer_step_s(lt, zero3_layer_comm(m, hw, pc, ts, lt)), 1e-30);
   const double extra_first = (head.embedding_fwd_s + head.embedding_bwd_s) / per_layer;
   const double extra_last = (head.output_fwd_s + head.output_bwd_s + head.output_tp_comm_s) / per_layer;
   ev.layout = balance_layers(m.num_layers, pc.pp, pc.virtual_stages, extra_first, extra_last);
