@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "planner/layer_cost.h"
+#include "planner/limits.h"
 
 namespace planner {
 
@@ -41,21 +42,25 @@ std::uint32_t structural_reasons(const ModelSpec& m, const HardwareProfile& hw, 
     set(Reason::gpu_count_mismatch);
     return r;
   }
-  // 64-bit products stay exact: every factor is at most the GPU count.
-  if (pc.tp > ts.num_gpus || pc.cp > ts.num_gpus || pc.pp > ts.num_gpus || pc.dp > ts.num_gpus ||
-      pc.tp * pc.cp * pc.pp * pc.dp != ts.num_gpus)
+  // Products of the degrees are tested by exact division, so no 64-bit
+  // product can overflow whatever the inputs: tp*cp*pp*dp == N exactly when
+  // each division leaves no remainder and dp is what remains.
+  const std::int64_t N = ts.num_gpus;
+  if (N < 1 || N % pc.tp != 0 || (N / pc.tp) % pc.cp != 0 || (N / pc.tp / pc.cp) % pc.pp != 0 ||
+      N / pc.tp / pc.cp / pc.pp != pc.dp)
     set(Reason::gpu_count_mismatch);
   const std::int64_t domain = hw.tiers.empty() ? 1 : hw.tiers[0].size;
   if (pc.tp > domain) set(Reason::tp_exceeds_scale_up);
   if (m.num_heads % pc.tp != 0 || m.num_kv_heads % pc.tp != 0) set(Reason::tp_not_dividing_heads);
   if (m.ffn_hidden_size % pc.tp != 0) set(Reason::tp_not_dividing_ffn);
-  if (pc.cp > 1 && ts.seq_len % (2 * pc.cp) != 0) set(Reason::cp_not_dividing_seq);
-  if (pc.cp > ts.seq_len) set(Reason::cp_not_dividing_seq);
-  if (pc.dp > ts.global_batch_sequences || pc.micro_batch_size > ts.global_batch_sequences ||
-      ts.global_batch_sequences % (pc.dp * pc.micro_batch_size) != 0)
-    set(Reason::batch_not_divisible);
-  if (pc.virtual_stages > m.num_layers || pc.pp > m.num_layers || pc.pp * pc.virtual_stages > m.num_layers)
-    set(Reason::too_few_layers);
+  // The sequence splits into 2*cp chunks: seq % (2*cp) == 0.
+  if (pc.cp > ts.seq_len || (pc.cp > 1 && (ts.seq_len % 2 != 0 || (ts.seq_len / 2) % pc.cp != 0)))
+    set(Reason::cp_not_dividing_seq);
+  // global batch % (dp * mbs) == 0.
+  const std::int64_t gbs = ts.global_batch_sequences;
+  if (gbs < 1 || gbs % pc.dp != 0 || (gbs / pc.dp) % pc.micro_batch_size != 0) set(Reason::batch_not_divisible);
+  // pp * v <= layers.
+  if (pc.pp > m.num_layers || pc.virtual_stages > m.num_layers / pc.pp) set(Reason::too_few_layers);
   if (pc.virtual_stages > 1 && pc.pp == 1) set(Reason::vpp_needs_pp);
   // Megatron-LM's interleaved schedule needs a multiple of pp micro-batches
   // (schedules.py, forward_backward_pipelining_with_interleaving raises
@@ -63,7 +68,7 @@ std::uint32_t structural_reasons(const ModelSpec& m, const HardwareProfile& hw, 
   // with other counts its fixed per-rank order can deadlock, which `planner
   // simulate` shows).
   if (pc.virtual_stages > 1 && !(r >> unsigned(Reason::batch_not_divisible) & 1u) &&
-      (ts.global_batch_sequences / (pc.dp * pc.micro_batch_size)) % pc.pp != 0)
+      (gbs / pc.dp / pc.micro_batch_size) % pc.pp != 0)
     set(Reason::interleave_needs_micro_batches);
   if (pc.zero_stage < 0 || pc.zero_stage > 3) set(Reason::zero_stage_invalid);
   if (hw.peak_flops_per_s[std::size_t(ts.dtype)] <= 0 || hw.efficiency.gemm_max[std::size_t(ts.dtype)] <= 0)
@@ -81,6 +86,8 @@ ParallelConfig normalized(ParallelConfig pc) {
 
 Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc_in, const TrainingSpec& ts,
                     Explain* ex) {
+  check_sizes(m, "model " + m.name);
+  check_sizes(ts, "training run");
   const ParallelConfig pc = normalized(pc_in);
   if (std::uint32_t r = structural_reasons(m, hw, pc, ts)) {
     Evaluation ev;
@@ -100,7 +107,7 @@ Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const Paralle
   if (ev.reasons) return ev;
   // Balance layers over stages counting the embedding and output layer in
   // layer-equivalents of time.
-  const double per_layer = std::max(lt.total_s(), 1e-30);
+  const double per_layer = std::max(layer_step_s(lt, zero3_layer_comm(m, hw, pc, ts, lt)), 1e-30);
   const double extra_first = (head.embedding_fwd_s + head.embedding_bwd_s) / per_layer;
   const double extra_last = (head.output_fwd_s + head.output_bwd_s + head.output_tp_comm_s) / per_layer;
   ev.layout = balance_layers(m.num_layers, pc.pp, pc.virtual_stages, extra_first, extra_last);

@@ -16,6 +16,7 @@
 
 #include "planner/collectives.h"
 #include "planner/input_error.h"
+#include "planner/limits.h"
 
 namespace planner {
 
@@ -151,12 +152,10 @@ ModelSpec model_from_json(const json& j, const std::string& origin) {
     if (m.num_heads % m.num_kv_heads != 0)
       problems.push_back(fmt::format("num_kv_heads: expected a divisor of num_attention_heads {}, got {}", m.num_heads,
                                      m.num_kv_heads));
-    // Bounds that keep every 64-bit product in the cost model exact.
-    if (m.hidden_size > (1 << 20)) problems.push_back("hidden_size: expected at most 1048576");
-    if (m.ffn_hidden_size > (1 << 22)) problems.push_back("ffn_hidden_size: expected at most 4194304");
-    if (m.num_layers > 100000) problems.push_back("num_layers: expected at most 100000");
-    if (m.vocab_size > 100000000) problems.push_back("vocab_size: expected at most 100000000");
   }
+  // Bounds that keep every 64-bit product in the cost model exact (limits.h).
+  if (problems.empty())
+    for (std::string& p : size_problems(m)) problems.push_back(std::move(p));
   throw_if_problems(origin, problems);
   return m;
 }

@@ -51,8 +51,19 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const HardwareProfile& hw, co
       // bf16 logits + fp32 softmax/loss copy + fp32 gradient, one micro-batch
       // (Megatron vocab-parallel cross-entropy upcasts to fp32).
       mb.logits_bytes = tokens_local * double(m.vocab_size) / t * (2.0 + 4.0 + 4.0);
-    if (pc.recompute == Recompute::full) mb.transient_bytes += act.full_layer_bytes;
-    if (pc.zero_stage >= 3)  // current + prefetched layer gathered, one layer of unsharded grads
+    // Recomputation rebuilds, in the backward pass, what one layer dropped
+    // (full: the whole layer from its stored input; selective: the attention
+    // core, Korthikanti et al. 2022 §5), and that layer's rebuilt activations
+    // are live while its gradient is computed. The stored input is read in
+    // place, not copied (Megatron-LM's CheckpointFunction and
+    // torch.utils.checkpoint detach the saved inputs, sharing their storage),
+    // so the working layer adds what it keeps without recomputation less
+    // what it stores with it.
+    mb.transient_bytes += act.full_layer_bytes - act.stored_bytes;
+    // Current + prefetched layer gathered, one layer of unsharded grads. A
+    // ZeRO-3 group of one rank holds every weight already and gathers nothing
+    // (as step_time prices no ZeRO-3 traffic for it).
+    if (pc.zero_stage >= 3 && shard > 1)
       mb.transient_bytes += double(pcnt.per_layer) / t * (2.0 * ts.weight_bytes_per_param + ts.grad_bytes_per_param);
     mb.reserve_bytes = hw.memory_reserve_bytes;
     mb.total_bytes = mb.weights_bytes + mb.gradients_bytes + mb.optimizer_bytes + mb.activations_bytes + mb.logits_bytes +

@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <tuple>
 
+#include <fmt/format.h>
+
+#include "planner/input_error.h"
 #include "planner/layer_cost.h"
+#include "planner/limits.h"
 
 namespace planner {
 
@@ -42,15 +46,22 @@ bool better(const Evaluation& a, const Evaluation& b) {
 SearchResult search(const ModelSpec& m, const HardwareProfile& hw, const SearchSpec& spec) {
   SearchResult res;
   const TrainingSpec& ts = spec.training;
-  const std::int64_t N = ts.num_gpus;
-  if (N < 1) return res;
-  const std::int64_t domain = hw.tiers.empty() ? 1 : hw.tiers[0].size;
+  check_sizes(m, "model " + m.name);
+  check_sizes(ts, "search");
   const SearchPins& pin = spec.pins;
+  for (auto [name, v] : {std::pair{"tp", pin.tp}, {"cp", pin.cp}, {"pp", pin.pp}, {"dp", pin.dp},
+                         {"micro_batch_size", pin.micro_batch_size}, {"virtual_stages", pin.virtual_stages}})
+    if (v && *v < 1) throw InputError("search", fmt::format("pinned {}: expected a positive integer, got {}", name, *v));
+  const std::int64_t N = ts.num_gpus;
+  const std::int64_t domain = hw.tiers.empty() ? 1 : hw.tiers[0].size;
 
   const auto tps = pinned_or(pin.tp, divisors_up_to(N, domain));
   const auto cps = pinned_or(pin.cp, divisors_up_to(N, spec.max_cp));
   std::vector<std::int64_t> mbs_all;
-  for (std::int64_t b = 1; b <= spec.max_micro_batch_size; b *= 2) mbs_all.push_back(b);
+  for (std::int64_t b = 1; b <= spec.max_micro_batch_size; b *= 2) {
+    mbs_all.push_back(b);
+    if (b > spec.max_micro_batch_size / 2) break;  // the next doubling would pass the limit (or overflow)
+  }
   const auto mbss = pinned_or(pin.micro_batch_size, mbs_all);
   // With flash attention, selective recomputation equals none (the attention
   // core stores nothing to drop), so the search skips it unless pinned.
@@ -58,6 +69,37 @@ SearchResult search(const ModelSpec& m, const HardwareProfile& hw, const SearchS
                                                  ? std::vector<Recompute>{Recompute::none, Recompute::full}
                                                  : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
   const auto zeros = pinned_or(pin.zero_stage, {0, 1, 2, 3});
+
+  // Every (tp, cp, pp, dp) with tp*cp*pp*dp = N the pins allow, with the
+  // virtual-stage and SP choices of each: listed first (a few thousand at
+  // most), so that the number of configurations is known before pricing.
+  struct Outer {
+    std::int64_t tp, cp, pp, dp;
+    std::vector<std::int64_t> vpps;
+    std::vector<bool> sps;
+  };
+  std::vector<Outer> outers;
+  std::int64_t total = 0;
+  for (std::int64_t tp : tps) {
+    if (N % tp) continue;
+    if (pin.sequence_parallel.value_or(false) && tp == 1) continue;  // SP needs TP > 1
+    for (std::int64_t cp : cps) {
+      if ((N / tp) % cp) continue;
+      const auto pps = pinned_or(pin.pp, divisors_up_to(N / tp / cp, m.num_layers));
+      for (std::int64_t pp : pps) {
+        if ((N / tp / cp) % pp) continue;
+        const std::int64_t dp = N / tp / cp / pp;
+        if (pin.dp && *pin.dp != dp) continue;
+        std::vector<std::int64_t> vpp_all{1};
+        if (pp > 1)
+          for (std::int64_t v = 2; v <= spec.max_virtual_stages && v <= m.num_layers / pp; ++v) vpp_all.push_back(v);
+        Outer o{tp, cp, pp, dp, pinned_or(pin.virtual_stages, vpp_all),
+                pinned_or(pin.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})};
+        total += std::int64_t(mbss.size() * o.sps.size() * recs.size() * o.vpps.size() * zeros.size());
+        outers.push_back(std::move(o));
+      }
+    }
+  }
 
   std::vector<Evaluation> heap;  // max-heap on `better`: worst of the kept on top
   auto keep = [&](Evaluation&& ev) {
@@ -78,56 +120,50 @@ SearchResult search(const ModelSpec& m, const HardwareProfile& hw, const SearchS
         break;
       }
   };
+  std::int64_t next_report = std::max<std::int64_t>(1, spec.progress_every);
+  auto report = [&] {
+    if (spec.progress && res.considered >= next_report) {
+      spec.progress(SearchProgress{res.considered, total});
+      next_report = res.considered + std::max<std::int64_t>(1, spec.progress_every);
+    }
+  };
 
-  for (std::int64_t tp : tps) {
-    if (N % tp) continue;
-    if (pin.sequence_parallel.value_or(false) && tp == 1) continue;  // SP needs TP > 1
-    for (std::int64_t cp : cps) {
-      if ((N / tp) % cp) continue;
-      const auto pps = pinned_or(pin.pp, divisors_up_to(N / (tp * cp), m.num_layers));
-      for (std::int64_t pp : pps) {
-        if ((N / (tp * cp)) % pp) continue;
-        const std::int64_t dp = N / (tp * cp * pp);
-        if (pin.dp && *pin.dp != dp) continue;
-        std::vector<std::int64_t> vpp_all{1};
-        if (pp > 1)
-          for (std::int64_t v = 2; v <= spec.max_virtual_stages && pp * v <= m.num_layers; ++v) vpp_all.push_back(v);
-        const auto vpps = pinned_or(pin.virtual_stages, vpp_all);
-        const auto sps = pinned_or(pin.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false});
-        for (std::int64_t mbs : mbss)
-          for (bool sp : sps)
-            for (Recompute rec : recs) {
-              ParallelConfig base;
-              base.tp = tp, base.cp = cp, base.pp = pp, base.dp = dp;
-              base.micro_batch_size = mbs, base.sequence_parallel = sp, base.recompute = rec;
-              // Layer costs depend only on (tp, cp, mbs, sp, recompute): price once.
-              const std::uint32_t shape_reasons = structural_reasons(m, hw, base, ts);
-              const std::int64_t variants = std::int64_t(vpps.size() * zeros.size());
-              if (shape_reasons) {
-                res.considered += variants;
-                for (std::int64_t i = 0; i < variants; ++i) reject(shape_reasons);
+  for (const Outer& o : outers) {
+    for (std::int64_t mbs : mbss)
+      for (bool sp : o.sps)
+        for (Recompute rec : recs) {
+          ParallelConfig base;
+          base.tp = o.tp, base.cp = o.cp, base.pp = o.pp, base.dp = o.dp;
+          base.micro_batch_size = mbs, base.sequence_parallel = sp, base.recompute = rec;
+          // Layer costs depend only on (tp, cp, mbs, sp, recompute): price once.
+          const std::uint32_t shape_reasons = structural_reasons(m, hw, base, ts);
+          const std::int64_t variants = std::int64_t(o.vpps.size() * zeros.size());
+          if (shape_reasons) {
+            res.considered += variants;
+            for (std::int64_t i = 0; i < variants; ++i) reject(shape_reasons);
+            report();
+            continue;
+          }
+          const LayerTime lt = layer_time(m, hw, base, ts);
+          const HeadTime head = head_time(m, hw, base, ts);
+          for (std::int64_t v : o.vpps)
+            for (int z : zeros) {
+              ParallelConfig pc = base;
+              pc.virtual_stages = v;
+              pc.zero_stage = z;
+              ++res.considered;
+              Evaluation ev = evaluate(m, hw, pc, ts, lt, head);
+              if (!ev.feasible()) {
+                reject(ev.reasons);
                 continue;
               }
-              const LayerTime lt = layer_time(m, hw, base, ts);
-              const HeadTime head = head_time(m, hw, base, ts);
-              for (std::int64_t v : vpps)
-                for (int z : zeros) {
-                  ParallelConfig pc = base;
-                  pc.virtual_stages = v;
-                  pc.zero_stage = z;
-                  ++res.considered;
-                  Evaluation ev = evaluate(m, hw, pc, ts, lt, head);
-                  if (!ev.feasible()) {
-                    reject(ev.reasons);
-                    continue;
-                  }
-                  ++res.feasible;
-                  keep(std::move(ev));
-                }
+              ++res.feasible;
+              keep(std::move(ev));
             }
-      }
-    }
+          report();
+        }
   }
+  if (spec.progress) spec.progress(SearchProgress{res.considered, total});
   std::sort_heap(heap.begin(), heap.end(), better);
   res.top = std::move(heap);
   return res;

@@ -61,7 +61,8 @@ PipelineProblem pipeline_problem(const ModelSpec& m, const HardwareProfile& hw, 
   pr.chunks.resize(std::size_t(pr.p * pr.v));
   pr.optimizer_s.resize(std::size_t(pr.p));
   pr.send_s.resize(std::size_t(pr.p));
-  const double per_layer = std::max(lt.total_s(), 1e-30);
+  // Layer-equivalents as evaluate() counts them when it lays out the stages.
+  const double per_layer = std::max(layer_step_s(lt, zero3_layer_comm(m, hw, pc, ts, lt)), 1e-30);
   const double extra_first = (head.embedding_fwd_s + head.embedding_bwd_s) / per_layer;
   const double extra_last = (head.output_fwd_s + head.output_bwd_s + head.output_tp_comm_s) / per_layer;
   for (std::int64_t s = 0; s < pr.p; ++s) {

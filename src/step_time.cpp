@@ -41,6 +41,26 @@ double pp_send_bytes(const ModelSpec& m, const ParallelConfig& pc, const Trainin
   return 2.0 * double(pc.micro_batch_size) * double(ts.seq_len) / double(pc.cp) * double(m.hidden_size) / double(pc.tp);
 }
 
+Zero3LayerComm zero3_layer_comm(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+                                const TrainingSpec& ts, const LayerTime& lt) {
+  Zero3LayerComm z;
+  if (pc.zero_stage < 3) return z;
+  const GroupPlacement wg = weight_sharing_group(hw, pc);
+  if (wg.size <= 1) return z;
+  // ZeRO-3 / FSDP: all-gather each layer's weights before its forward and
+  // backward, reduce-scatter its gradients after the backward; prefetching
+  // the next layer hides the gather when a layer's compute outlasts it:
+  // alpha*lg p <= (B*S/C - 1/beta)*n (course slides, Kakade & Anand).
+  const double layer_params = double(count_params(m).per_layer) / double(pc.tp);
+  z.all_gather_s = collective_cost(hw, wg, Collective::all_gather, layer_params * ts.weight_bytes_per_param).total_s();
+  z.reduce_scatter_s = collective_cost(hw, wg, Collective::reduce_scatter, layer_params * ts.grad_bytes_per_param).total_s();
+  z.exposed_fwd_s = std::max(0.0, z.all_gather_s - lt.fwd_s());
+  z.exposed_bwd_s = std::max(0.0, z.all_gather_s + z.reduce_scatter_s - lt.bwd_s());
+  return z;
+}
+
+double layer_step_s(const LayerTime& lt, const Zero3LayerComm& z3) { return lt.total_s() + z3.exposed_s(); }
+
 namespace {
 
 void note(Explain* ex, const char* name, const char* formula, const char* cite,
@@ -60,10 +80,15 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
   const double md = double(mb), t = double(pc.tp);
 
   // Per-micro-batch time of each stage; the heaviest sets the steady state.
+  // A layer costs its compute and TP/CP traffic plus its exposed ZeRO-3
+  // traffic: with ZeRO-3 a stage with more layers can be the slowest even
+  // where one with fewer layers and the output layer computes longer.
+  const Zero3LayerComm z3 = zero3_layer_comm(m, hw, pc, ts, lt);
+  const double layer_s = layer_step_s(lt, z3);
   const double head_first = head.embedding_fwd_s + head.embedding_bwd_s;
   const double head_last = head.output_fwd_s + head.output_bwd_s + head.output_tp_comm_s;
   auto stage_time = [&](std::int64_t r) {
-    double x = double(layout.layers_on(r)) * lt.total_s();
+    double x = double(layout.layers_on(r)) * layer_s;
     if (r == 0) x += head_first;
     if (r == p - 1) x += head_last;
     return x;
@@ -92,13 +117,13 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
   // (sum_r t_r - t_max)/v; (p-1)/v * t for uniform stages (Narayanan et al.
   // 2021 §2.2). GPipe has the same bubble as 1F1B.
   if (p > 1) {
-    const double all_stages = double(m.num_layers) * lt.total_s() + head_first + head_last;
+    const double all_stages = double(m.num_layers) * layer_s + head_first + head_last;
     st.pp_bubble_s = std::max(0.0, all_stages - t_max) / double(v);
     if (v > 1) {
       // Interleaved rounds are paced by the slowest chunk of each round
       // (pipeline.h, interleaved_pace_layers): uneven chunks, such as the one
       // carrying the output layer, stall the other stages every round.
-      const double per_layer = std::max(lt.total_s(), 1e-30);
+      const double per_layer = std::max(layer_s, 1e-30);
       const double pace = interleaved_pace_layers(layout, v, head_first / per_layer, head_last / per_layer) * per_layer;
       st.pp_bubble_s += md * std::max(0.0, pace - t_max);
     }
@@ -147,15 +172,10 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
          {{"grad_bytes", grad_bytes}, {"group", double(wg.size)}, {"reduce_s", t_red}, {"window_s", bwd_window}}, exposed);
   }
   if (wg.size > 1 && pc.zero_stage >= 3) {
-    // ZeRO-3 / FSDP: all-gather each layer's weights before its forward and
-    // backward, reduce-scatter its gradients after the backward; prefetching
-    // the next layer hides the gather when a layer's compute outlasts it:
-    // alpha*lg p <= (B*S/C - 1/beta)*n (course slides, Kakade & Anand).
-    const double layer_params = double(count_params(m).per_layer) / t;
-    const double t_ag = collective_cost(hw, wg, Collective::all_gather, layer_params * ts.weight_bytes_per_param).total_s();
-    const double t_rs = collective_cost(hw, wg, Collective::reduce_scatter, layer_params * ts.grad_bytes_per_param).total_s();
-    const double fwd_exposed = t_ag + layers * std::max(0.0, t_ag - lt.fwd_s());
-    const double bwd_exposed = layers * std::max(0.0, t_ag + t_rs - lt.bwd_s());
+    // The first layer's gather of each pass is never hidden (zero3_layer_comm).
+    const double t_ag = z3.all_gather_s, t_rs = z3.reduce_scatter_s;
+    const double fwd_exposed = t_ag + layers * z3.exposed_fwd_s;
+    const double bwd_exposed = layers * z3.exposed_bwd_s;
     st.zero3_comm_s = md * (fwd_exposed + bwd_exposed);
     st.zero3_comm_total_s = md * layers * (2.0 * t_ag + t_rs);
     if (ex) note(ex, "ZeRO-3 parameter gathers (exposed)", "m * [ag + L*max(0, ag - fwd_layer) + L*max(0, ag + rs - bwd_layer)]",

@@ -136,10 +136,8 @@ TEST_CASE("no feasible layout is an empty result with every rejection counted", 
   CHECK(rejection_sum(r) == r.considered - r.feasible);
 }
 
-TEST_CASE("zero GPUs searches nothing", "[search]") {
+TEST_CASE("zero GPUs is bad input, not an empty search", "[search]") {
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);
   const ModelSpec m = find_model("llama8b", kDir);
-  const SearchResult r = search(m, hw, spec_for(m, 0, 5));
-  CHECK(r.top.empty());
-  CHECK(r.considered == 0);
+  CHECK_THROWS_WITH(search(m, hw, spec_for(m, 0, 5)), "search: num_gpus: expected at least 1, got 0");
 }

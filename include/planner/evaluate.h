@@ -49,12 +49,14 @@ struct Evaluation {
 
 // Checks the structure, lays out stages, prices memory and time. Memory and
 // time are filled whenever the structure is valid, even if the result does not
-// fit (so a user sees by how much).
+// fit (so a user sees by how much). A model or training run outside the size
+// bounds of limits.h is an InputError (not a reason: it is bad input).
 [[nodiscard]] Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
                                   const TrainingSpec& ts, Explain* ex = nullptr);
 
 // The same, with the per-layer and head costs already priced (the search
-// reuses them across pipeline/ZeRO variants that share tp, cp, mbs, sp, recompute).
+// reuses them across pipeline/ZeRO variants that share tp, cp, mbs, sp, recompute;
+// it checks the sizes once, so this overload does not).
 [[nodiscard]] Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
                                   const TrainingSpec& ts, const LayerTime& lt, const HeadTime& head,
                                   Explain* ex = nullptr);

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -21,6 +22,13 @@ struct SearchPins {
   std::optional<bool> sequence_parallel;
 };
 
+// How far a running search is: configurations enumerated so far out of all
+// it will enumerate (SearchResult::considered at the end).
+struct SearchProgress {
+  std::int64_t considered = 0;
+  std::int64_t total = 0;
+};
+
 struct SearchSpec {
   TrainingSpec training;       // GPUs, sequence length, global batch, dtype, ...
   SearchPins pins;
@@ -28,6 +36,12 @@ struct SearchSpec {
   std::int64_t max_micro_batch_size = 16;
   std::int64_t max_virtual_stages = 8;
   std::int64_t max_cp = 64;
+  // Called, when set, each time about progress_every more configurations
+  // have been enumerated, and once at the end (considered == total). The
+  // library only counts; a caller that shows progress decides when and how
+  // (the CLI: on a terminal, after a second).
+  std::function<void(const SearchProgress&)> progress;
+  std::int64_t progress_every = 4096;
 };
 
 struct SearchResult {
@@ -38,6 +52,9 @@ struct SearchResult {
   std::array<std::int64_t, kNumReasons> rejections{};  // by first reason
 };
 
+// Keeps only the top_k best configurations, so memory stays bounded however
+// many it enumerates. A model or training run outside the size bounds of
+// limits.h, or a pin below 1, is an InputError.
 [[nodiscard]] SearchResult search(const ModelSpec& m, const HardwareProfile& hw, const SearchSpec& spec);
 
 // Strict ordering used to rank results: step time, then memory, then the

@@ -55,6 +55,24 @@ inline constexpr double kGradBucketParams = 40e6;
 // split over TP by the scatter-gather optimisation (Narayanan et al. 2021 §4.1).
 [[nodiscard]] double pp_send_bytes(const ModelSpec& m, const ParallelConfig& pc, const TrainingSpec& ts);
 
+// ZeRO-3 / FSDP traffic of one layer for one micro-batch: the all-gather of
+// its weights (before the forward, and again before the backward) and the
+// reduce-scatter of its gradients, and the part that the layer's own compute
+// does not hide (the next layer is prefetched while this one computes). All
+// zero unless ZeRO-3 runs over more than one rank.
+struct Zero3LayerComm {
+  double all_gather_s = 0, reduce_scatter_s = 0;
+  double exposed_fwd_s = 0, exposed_bwd_s = 0;
+  [[nodiscard]] double exposed_s() const { return exposed_fwd_s + exposed_bwd_s; }
+};
+[[nodiscard]] Zero3LayerComm zero3_layer_comm(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+                                              const TrainingSpec& ts, const LayerTime& lt);
+
+// Time of one layer for one micro-batch on the critical path: forward and
+// backward (LayerTime::total_s) plus its exposed ZeRO-3 traffic. The unit in
+// which stages are balanced and the heaviest stage is found.
+[[nodiscard]] double layer_step_s(const LayerTime& lt, const Zero3LayerComm& z3);
+
 [[nodiscard]] StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
                                           const TrainingSpec& ts, const StageLayout& layout, const LayerTime& lt,
                                           const HeadTime& head, Explain* ex = nullptr);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "planner/input_error.h"
+#include "planner/limits.h"
 
 namespace planner::cli {
 
@@ -74,7 +75,7 @@ void require_positive(const char* flag, std::optional<std::int64_t> v) {
 
 TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m) {
   if (f.gpus < 1) throw InputError("--gpus", fmt::format("expected a positive number of GPUs, got {}", f.gpus));
-  if (f.gpus > (std::int64_t(1) << 24)) throw InputError("--gpus", fmt::format("expected at most 16777216 GPUs, got {}", f.gpus));
+  if (f.gpus > kMaxGpus) throw InputError("--gpus", fmt::format("expected at most {} GPUs, got {}", kMaxGpus, f.gpus));
   require_positive("--seq-len", f.seq_len);
   require_positive("--global-batch", f.global_batch);
   require_positive("--global-batch-tokens", f.global_batch_tokens);
@@ -83,7 +84,7 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m) {
   TrainingSpec ts;
   ts.num_gpus = f.gpus;
   ts.seq_len = f.seq_len.value_or(m.default_seq_len);
-  if (ts.seq_len > 100'000'000) throw InputError("--seq-len", fmt::format("expected at most 100000000, got {}", ts.seq_len));
+  if (ts.seq_len > kMaxSeqLen) throw InputError("--seq-len", fmt::format("expected at most {}, got {}", kMaxSeqLen, ts.seq_len));
   if (f.global_batch) {
     ts.global_batch_sequences = *f.global_batch;
   } else {
@@ -93,12 +94,14 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m) {
                        fmt::format("expected a multiple of the sequence length {}, got {}", ts.seq_len, tokens));
     ts.global_batch_sequences = std::max<std::int64_t>(1, tokens / ts.seq_len);
   }
-  if (ts.global_batch_sequences > 1'000'000'000)
-    throw InputError("--global-batch", fmt::format("expected at most 1e9 sequences, got {}", ts.global_batch_sequences));
+  if (ts.global_batch_sequences > kMaxGlobalBatchSequences)
+    throw InputError(f.global_batch ? "--global-batch" : "--global-batch-tokens",
+                     fmt::format("expected at most {} sequences, got {}", kMaxGlobalBatchSequences, ts.global_batch_sequences));
   ts.dtype = f.dtype == "fp8" ? DType::fp8 : DType::bf16;
   ts.attention = f.attention == "unfused" ? AttentionKernel::unfused : AttentionKernel::flash;
   for (auto [flag, v] : {std::pair{"--grad-bytes", f.grad_bytes}, {"--optimizer-bytes", f.optimizer_bytes}, {"--weight-bytes", f.weight_bytes}})
-    if (!(v >= 0 && v <= 64)) throw InputError(flag, fmt::format("expected a number of bytes between 0 and 64, got {}", v));
+    if (!(v >= 0 && v <= kMaxBytesPerParam))
+      throw InputError(flag, fmt::format("expected a number of bytes between 0 and {:g}, got {}", kMaxBytesPerParam, v));
   ts.grad_bytes_per_param = f.grad_bytes;
   ts.optimizer_bytes_per_param = f.optimizer_bytes;
   ts.weight_bytes_per_param = f.weight_bytes;
@@ -116,10 +119,13 @@ ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts) {
   pc.pp = c.pp.value_or(1);
   for (auto [flag, v] : {std::pair{"--tp", pc.tp}, {"--cp", pc.cp}, {"--pp", pc.pp}})
     if (v > ts.num_gpus) throw InputError(flag, fmt::format("expected at most the GPU count {}, got {}", ts.num_gpus, v));
-  const std::int64_t rest = pc.tp * pc.cp * pc.pp;  // each factor <= 2^24: no overflow
+  // Each factor is at most the GPU count, but their product may not fit in
+  // 64 bits (2^24 cubed): divide instead of multiplying.
+  const std::int64_t N = ts.num_gpus;
   if (c.dp) pc.dp = *c.dp;
-  else if (ts.num_gpus % rest == 0) pc.dp = ts.num_gpus / rest;
-  else throw InputError("--gpus", fmt::format("{} GPUs are not divisible by tp*cp*pp = {}; give --dp or change the layout", ts.num_gpus, rest));
+  else if (N % pc.tp == 0 && (N / pc.tp) % pc.cp == 0 && (N / pc.tp / pc.cp) % pc.pp == 0) pc.dp = N / pc.tp / pc.cp / pc.pp;
+  else throw InputError("--gpus", fmt::format("{} GPUs are not divisible by tp*cp*pp = {}*{}*{}; give --dp or change the layout",
+                                              N, pc.tp, pc.cp, pc.pp));
   pc.micro_batch_size = c.mbs.value_or(1);
   pc.virtual_stages = c.vpp.value_or(1);
   pc.recompute = parse_recompute(c.recompute.value_or("none"));

@@ -14,6 +14,7 @@
 
 #include "commands.h"
 #include "config_flags.h"
+#include "progress.h"
 #include "planner/catalog.h"
 #include "planner/evaluate.h"
 #include "planner/input_error.h"
@@ -59,7 +60,10 @@ int run_search(const CommonFlags& f, const ConfigFlags& c, std::size_t top, std:
   spec.pins.sequence_parallel = c.sp;
   if (simulate_k > 10000) throw InputError("--simulate-top", fmt::format("expected 0 to 10000, got {}", simulate_k));
   spec.top_k = std::max(top, simulate_k);
+  ProgressLine progress(std::cerr, ProgressLine::stderr_is_terminal(), "searched");
+  spec.progress = [&progress](const SearchProgress& p) { progress.update(p.considered, p.total); };
   SearchResult r = search(m, hw, spec);
+  progress.finish();
   std::vector<SimulatedRank> simulated;
   if (simulate_k > 0) simulated = simulate_top(m, hw, spec.training, r.top, simulate_k);
   if (r.top.size() > top) r.top.resize(top);

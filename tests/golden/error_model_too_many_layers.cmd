@@ -1,0 +1,1 @@
+evaluate --model tests/golden/data/too_many_layers.json --gpus 8

@@ -1,0 +1,1 @@
+search --model llama405b --gpus 1048576 --top 3
