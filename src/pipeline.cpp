@@ -76,12 +76,14 @@ StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_
   return out;
 }
 
-std::vector<std::int64_t> chunk_layers(const StageLayout& layout, std::int64_t stage, std::int64_t v,
-                                       double extra_first, double extra_last) {
-  v = std::max<std::int64_t>(v, 1);
-  const std::size_t nv = std::size_t(v);
-  std::vector<std::int64_t> n(nv, 0);
-  std::vector<double> extra(nv, 0.0);
+namespace {
+
+// chunk_layers into caller-provided buffers of v entries (n, extra, low), so
+// the step-time hot path (interleaved_pace_layers, once per evaluated
+// configuration) allocates nothing for the usual v <= kStackChunks.
+void fill_chunk_layers(const StageLayout& layout, std::int64_t stage, std::size_t nv, double extra_first,
+                       double extra_last, std::int64_t* n, double* extra, std::size_t* low) {
+  for (std::size_t c = 0; c < nv; ++c) n[c] = 0, extra[c] = 0.0;
   if (stage == 0) extra[0] += extra_first;
   if (stage == layout.stages - 1) extra[nv - 1] += extra_last;
   auto load = [&](std::size_t c) { return extra[c] + double(n[c]); };
@@ -92,22 +94,20 @@ std::vector<std::int64_t> chunk_layers(const StageLayout& layout, std::int64_t s
   // within 1 of them. O(v^2) steps instead of one per layer (a stage of a
   // 100,000-layer model is priced in microseconds, not milliseconds).
   std::int64_t left = layout.layers_on(stage);
-  std::vector<std::size_t> low;
   while (left > 0) {
     double lo = load(0);
     for (std::size_t c = 1; c < nv; ++c) lo = std::min(lo, load(c));
-    low.clear();
+    std::size_t g = 0;
     double next = std::numeric_limits<double>::infinity();  // lowest load outside `low`
     for (std::size_t c = 0; c < nv; ++c) {
-      if (load(c) < lo + 1.0) low.push_back(c);
+      if (load(c) < lo + 1.0) low[g++] = c;
       else next = std::min(next, load(c));
     }
-    const std::int64_t g = std::int64_t(low.size());
-    std::int64_t rounds = left / g;
+    std::int64_t rounds = left / std::int64_t(g);
     if (std::isfinite(next)) rounds = std::min(rounds, std::int64_t(std::floor(next - lo)));
     if (rounds >= 1) {
-      for (std::size_t c : low) n[c] += rounds;
-      left -= rounds * g;
+      for (std::size_t k = 0; k < g; ++k) n[low[k]] += rounds;
+      left -= rounds * std::int64_t(g);
       continue;
     }
     // Fewer layers left than low chunks: one at a time.
@@ -117,28 +117,54 @@ std::vector<std::int64_t> chunk_layers(const StageLayout& layout, std::int64_t s
     ++n[best];
     --left;
   }
+}
+
+constexpr std::size_t kStackChunks = 64;
+
+} // namespace
+
+std::vector<std::int64_t> chunk_layers(const StageLayout& layout, std::int64_t stage, std::int64_t v,
+                                       double extra_first, double extra_last) {
+  const std::size_t nv = std::size_t(std::max<std::int64_t>(v, 1));
+  std::vector<std::int64_t> n(nv);
+  std::vector<double> extra(nv);
+  std::vector<std::size_t> low(nv);
+  fill_chunk_layers(layout, stage, nv, extra_first, extra_last, n.data(), extra.data(), low.data());
   return n;
 }
 
 double interleaved_pace_layers(const StageLayout& layout, std::int64_t v, double extra_first, double extra_last) {
   const std::int64_t p = layout.stages;
+  const std::size_t nv = std::size_t(std::max<std::int64_t>(v, 1));
   // Only four kinds of stage exist: the first, the last, and middle stages
   // with middle_hi or middle_hi - 1 layers.
-  std::vector<std::int64_t> kinds{0, p - 1};
-  if (p > 2) kinds.push_back(1);
-  if (p > 2 && layout.middle_hi_count < p - 2) kinds.push_back(p - 2);
-  std::vector<double> round_max(std::size_t(std::max<std::int64_t>(v, 1)), 0.0);
-  for (std::int64_t s : kinds) {
-    const std::vector<std::int64_t> n = chunk_layers(layout, s, v, extra_first, extra_last);
-    for (std::size_t c = 0; c < n.size(); ++c) {
-      double t = double(n[c]);
-      if (s == 0 && c == 0) t += extra_first;
-      if (s == p - 1 && c + 1 == n.size()) t += extra_last;
-      round_max[c] = std::max(round_max[c], t);
-    }
+  std::int64_t kinds[4] = {0, p - 1, 0, 0};
+  int num_kinds = 2;
+  if (p > 2) kinds[num_kinds++] = 1;
+  if (p > 2 && layout.middle_hi_count < p - 2) kinds[num_kinds++] = p - 2;
+  // Stack buffers for the usual v; heap only for a very large pinned v.
+  std::int64_t n_stack[kStackChunks];
+  double extra_stack[kStackChunks], max_stack[kStackChunks];
+  std::size_t low_stack[kStackChunks];
+  std::vector<std::int64_t> n_heap;
+  std::vector<double> extra_heap, max_heap;
+  std::vector<std::size_t> low_heap;
+  std::int64_t* n = n_stack;
+  double* extra = extra_stack;
+  double* round_max = max_stack;
+  std::size_t* low = low_stack;
+  if (nv > kStackChunks) {
+    n_heap.resize(nv), extra_heap.resize(nv), max_heap.resize(nv), low_heap.resize(nv);
+    n = n_heap.data(), extra = extra_heap.data(), round_max = max_heap.data(), low = low_heap.data();
+  }
+  for (std::size_t c = 0; c < nv; ++c) round_max[c] = 0.0;
+  for (int k = 0; k < num_kinds; ++k) {
+    const std::int64_t s = kinds[k];
+    fill_chunk_layers(layout, s, nv, extra_first, extra_last, n, extra, low);
+    for (std::size_t c = 0; c < nv; ++c) round_max[c] = std::max(round_max[c], double(n[c]) + extra[c]);
   }
   double pace = 0;
-  for (double x : round_max) pace += x;
+  for (std::size_t c = 0; c < nv; ++c) pace += round_max[c];
   return pace;
 }
 
