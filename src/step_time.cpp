@@ -63,6 +63,14 @@ double layer_step_s(const LayerTime& lt, const Zero3LayerComm& z3) { return lt.t
 
 namespace {
 
+// One stage's work after its last backward (step_time's DP tail).
+struct StageTail {
+  std::int64_t stage = 0;
+  double dp_exposed_s = 0, optimizer_s = 0, lead_s = 0;
+  double reduce_s = 0, gather_s = 0, window_s = 0, grad_bytes = 0;  // for the report
+  [[nodiscard]] double total_s() const { return dp_exposed_s + optimizer_s; }
+};
+
 void note(Explain* ex, const char* name, const char* formula, const char* cite,
           std::vector<std::pair<std::string, double>> inputs, double out) {
   if (ex) ex->add({name, formula, cite, std::move(inputs), out, "s"});
@@ -143,34 +151,87 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
          {{"bytes", bytes}, {"transfers", transfers}, {"one_s", one}}, st.pp_p2p_s);
   }
 
-  // Data parallelism over DP x CP (ranks holding the same weights).
+  // Data parallelism over DP x CP (ranks holding the same weights). Each
+  // stage reduces its own gradients and steps its own optimizer after its
+  // last backward, so the step ends with the latest of
+  //   end_r + tail_r,  tail_r = exposed DP reduction (+ ZeRO-1/2 gather) + Adam,
+  // where end_r, the end of stage r's last backward, is the end of stage 0's
+  // less the drain that follows it: the last micro-batch's gradient still
+  // passes back through stages r-1 .. 0, (sum_{j<r} bwd_j)/v (one chunk each
+  // with interleaving). That drain is a lower bound of stage r's lead (a
+  // busier stage below r only starts later), so the tail is never
+  // under-charged; the event simulation (`planner simulate`) times each
+  // stage's tail exactly. Stage 0 has no lead, so the tail is at least its own.
   const GroupPlacement wg = weight_sharing_group(hw, pc);
-  const double params_local = stage_params(m, layout, heavy) / t;
-  const double bwd_window = ts.overlap_grad_reduce ? layers * lt.bwd_s() : 0.0;
-  if (wg.size > 1 && pc.zero_stage < 3) {
-    const double grad_bytes = params_local * ts.grad_bytes_per_param;
-    // ZeRO-0: all-reduce; ZeRO-1/2 (Megatron distributed optimizer): reduce-
-    // scatter the gradients, all-gather the updated bf16 weights.
-    const Collective red = pc.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
-    const double t_red = collective_cost(hw, wg, red, grad_bytes).total_s();
-    // Buckets of 40M parameters (Megatron-LM DDP default): the last bucket's
-    // reduction starts only when the backward ends, so it is always exposed.
-    const double bucket = std::min(grad_bytes, kGradBucketParams * ts.grad_bytes_per_param);
-    const double t_bucket = collective_cost(hw, wg, red, bucket).total_s();
-    double exposed = ts.overlap_grad_reduce ? std::max(t_red - bwd_window, t_bucket) : t_red;
-    double t_ag = 0;
-    if (pc.zero_stage >= 1) {
-      t_ag = collective_cost(hw, wg, Collective::all_gather, params_local * ts.weight_bytes_per_param).total_s();
-      const double fwd_window = ts.overlap_grad_reduce ? layers * lt.fwd_s() : 0.0;
-      exposed += std::max(t_ag - fwd_window, 0.0);
+  auto stage_tail = [&](std::int64_t r) {
+    StageTail tl;
+    tl.stage = r;
+    const double layers_r = double(layout.layers_on(r));
+    const double params_local = stage_params(m, layout, r) / t;
+    const double bwd_window = ts.overlap_grad_reduce ? layers_r * lt.bwd_s() : 0.0;
+    if (wg.size > 1 && pc.zero_stage < 3) {
+      const double grad_bytes = params_local * ts.grad_bytes_per_param;
+      // ZeRO-0: all-reduce; ZeRO-1/2 (Megatron distributed optimizer): reduce-
+      // scatter the gradients, all-gather the updated bf16 weights.
+      const Collective red = pc.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
+      tl.reduce_s = collective_cost(hw, wg, red, grad_bytes).total_s();
+      // Buckets of 40M parameters (Megatron-LM DDP default): the last bucket's
+      // reduction starts only when the backward ends, so it is always exposed.
+      const double bucket = std::min(grad_bytes, kGradBucketParams * ts.grad_bytes_per_param);
+      const double t_bucket = collective_cost(hw, wg, red, bucket).total_s();
+      tl.dp_exposed_s = ts.overlap_grad_reduce ? std::max(tl.reduce_s - bwd_window, t_bucket) : tl.reduce_s;
+      tl.window_s = bwd_window;
+      tl.grad_bytes = grad_bytes;
+      if (pc.zero_stage >= 1) {
+        tl.gather_s = collective_cost(hw, wg, Collective::all_gather, params_local * ts.weight_bytes_per_param).total_s();
+        const double fwd_window = ts.overlap_grad_reduce ? layers_r * lt.fwd_s() : 0.0;
+        tl.dp_exposed_s += std::max(tl.gather_s - fwd_window, 0.0);
+      }
     }
-    st.dp_comm_total_s = t_red + t_ag;
-    st.dp_comm_s = exposed;
-    if (ex) note(ex, "DP gradient reduction (exposed)",
-         "max(reduce(grads) - backward of last micro-batch, last 40M-param bucket) [+ ZeRO-1/2 weight all-gather]",
-         "Li et al. 2020 (PyTorch DDP buckets); Megatron-LM distributed optimizer",
-         {{"grad_bytes", grad_bytes}, {"group", double(wg.size)}, {"reduce_s", t_red}, {"window_s", bwd_window}}, exposed);
+    tl.optimizer_s = optimizer_time_s(hw, pc, ts, params_local);
+    return tl;
+  };
+  // Layers on the stages before r: the middle stages hold middle_hi layers
+  // first, then middle_hi - 1 (StageLayout).
+  auto layers_before = [&](std::int64_t r) -> std::int64_t {
+    if (r == 0) return 0;
+    if (r == p - 1) return m.num_layers - layout.last;
+    const std::int64_t mids = r - 1, hi = std::min(mids, layout.middle_hi_count);
+    return layout.first + hi * layout.middle_hi + (mids - hi) * (layout.middle_hi - 1);
+  };
+  auto lead_s = [&](std::int64_t r) {
+    return r == 0 ? 0.0 : (double(layers_before(r)) * lt.bwd_s() + head.embedding_bwd_s) / double(v);
+  };
+  // Among stages with the same layers and parameters the one nearest stage 0
+  // has the shortest lead, so only stage 0, stage 1 (middle_hi layers), the
+  // first middle stage with middle_hi - 1 layers and stage p-1 can be last.
+  const std::int64_t lo_mid = 1 + layout.middle_hi_count;
+  const std::int64_t candidates[4] = {0, std::min<std::int64_t>(1, p - 1), lo_mid < p - 1 ? lo_mid : p - 1, p - 1};
+  StageTail tail = stage_tail(0);
+  double tail_end = tail.total_s();
+  for (std::int64_t i = 1; i < 4; ++i) {
+    const std::int64_t r = candidates[i];
+    if (r == candidates[i - 1]) continue;
+    const StageTail tl = stage_tail(r);
+    const double lead = lead_s(r);
+    if (tl.total_s() - lead > tail_end) tail = tl, tail.lead_s = lead, tail_end = tl.total_s() - lead;
   }
+  // The step's tail, split for the report: the critical stage's exposed DP
+  // traffic first, then its optimizer, less its lead over stage 0 (taken from
+  // the optimizer first: the other stages' drain covers it).
+  st.dp_tail_stage = tail.stage;
+  st.optimizer_s = std::max(0.0, tail.optimizer_s - tail.lead_s);
+  st.dp_comm_s = tail_end - st.optimizer_s;
+  st.dp_comm_total_s = tail.reduce_s + tail.gather_s;
+  if (ex && wg.size > 1 && pc.zero_stage < 3)
+    note(ex, "DP gradient reduction (exposed)",
+         "max over stages r of [max(reduce(grads_r) - backward of last micro-batch, last 40M-param bucket) "
+         "(+ ZeRO-1/2 weight all-gather) + Adam_r - lead_r], lead_r = (sum_{j<r} bwd_j)/v; less the optimizer line",
+         "Li et al. 2020 (PyTorch DDP buckets); Megatron-LM distributed optimizer; drain lead: approximation, checked by "
+         "planner simulate",
+         {{"stage", double(tail.stage)}, {"grad_bytes", tail.grad_bytes}, {"group", double(wg.size)},
+          {"reduce_s", tail.reduce_s}, {"window_s", tail.window_s}, {"lead_s", tail.lead_s}},
+         st.dp_comm_s);
   if (wg.size > 1 && pc.zero_stage >= 3) {
     // The first layer's gather of each pass is never hidden (zero3_layer_comm).
     const double t_ag = z3.all_gather_s, t_rs = z3.reduce_scatter_s;
@@ -183,8 +244,6 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
          {{"ag_per_layer_s", t_ag}, {"rs_per_layer_s", t_rs}, {"fwd_layer_s", lt.fwd_s()}, {"bwd_layer_s", lt.bwd_s()}},
          st.zero3_comm_s);
   }
-
-  st.optimizer_s = optimizer_time_s(hw, pc, ts, params_local);
 
   st.step_s = st.compute_s + st.recompute_s + st.tp_comm_s + st.cp_comm_s + st.pp_p2p_s + st.pp_bubble_s + st.dp_comm_s +
               st.zero3_comm_s + st.optimizer_s;
