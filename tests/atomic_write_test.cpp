@@ -17,8 +17,11 @@
 
 #include "planner/atomic_write.h"
 #include "planner/input_error.h"
+#include "test_support.h"
 
 namespace fs = std::filesystem;
+
+using planner::testing::TempDir;
 
 namespace {
 
@@ -42,12 +45,6 @@ std::uintmax_t temp_bytes(const fs::path& target, int* count = nullptr) {
   if (count) *count = n;
   return bytes;
 }
-
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("planner_atomic_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 } // namespace
 

@@ -17,22 +17,16 @@
 #include "planner/input_error.h"
 #include "planner/json_io.h"
 #include "planner/search.h"
+#include "test_support.h"
 
 using namespace planner;
+
+using planner::testing::error_of;
 
 namespace {
 
 const std::string kDir = PLANNER_SOURCE_DIR;
 constexpr double kTolerance = 0.05;  // recovered parameters within 5% of the truth
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // dgx-h100 with known per-collective values: tier 0 around NVLink, tier 1
 // around one NDR NIC, each collective a little different.

@@ -13,25 +13,18 @@
 #include "planner/input_error.h"
 #include "planner/json_io.h"
 #include "planner/read_file.h"
+#include "test_support.h"
 
 using namespace planner;
 using nlohmann::json;
+
+using planner::testing::error_of;
 
 namespace {
 const std::string kDir = PLANNER_SOURCE_DIR;
 
 json stock_model_json() { return read_json_file(kDir + "/models/llama3.1-8b.json"); }
 json stock_hardware_json() { return read_json_file(kDir + "/hardware_profiles/dgx-h100.json"); }
-
-// The message of the InputError `f` throws, or "" if it throws none.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 // A scratch file in the system temp directory, removed at scope exit.
 struct TempFile {

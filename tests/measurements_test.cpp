@@ -9,20 +9,14 @@
 
 #include "planner/input_error.h"
 #include "planner/measurements.h"
+#include "test_support.h"
 
 using namespace planner;
 using nlohmann::json;
 
-namespace {
+using planner::testing::error_of;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+namespace {
 
 MeasurementSet sample() {
   MeasurementSet m;

@@ -9,21 +9,15 @@
 
 #include "planner/input_error.h"
 #include "planner/nccl_tests_import.h"
+#include "test_support.h"
 
 using namespace planner;
+
+using planner::testing::error_of;
 
 namespace {
 
 const std::string kData = std::string(PLANNER_SOURCE_DIR) + "/tests/data/nccl_tests/";
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 NcclTestsImportOptions flags(Collective c, std::int64_t ranks, std::int64_t per_node) {
   NcclTestsImportOptions o;

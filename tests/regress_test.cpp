@@ -14,9 +14,13 @@
 #include "planner/atomic_write.h"
 #include "planner/input_error.h"
 #include "planner/regress.h"
+#include "test_support.h"
 
 using namespace planner;
 using nlohmann::json;
+
+using planner::testing::error_of;
+using planner::testing::TempDir;
 
 namespace {
 const std::string kDir = PLANNER_SOURCE_DIR;
@@ -44,25 +48,6 @@ double& metric(RegressResults& r, const std::string& case_name, const std::strin
   throw;
 }
 
-// The message of the InputError `f` throws, or "" if it throws none.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-// A scratch directory, removed at scope exit.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "planner_regress_XXXXXX").string();
-    path = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
 } // namespace
 
 TEST_CASE("a suite is priced into every metric, in a fixed order", "[regress]") {
