@@ -232,6 +232,11 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
          {{"stage", double(tail.stage)}, {"grad_bytes", tail.grad_bytes}, {"group", double(wg.size)},
           {"reduce_s", tail.reduce_s}, {"window_s", tail.window_s}, {"lead_s", tail.lead_s}},
          st.dp_comm_s);
+  if (ex) note(ex, "optimizer step (Adam, memory bound)",
+               "(3g + 28 + w) bytes per local parameter (/ DP*CP with ZeRO >= 1) / (HBM bandwidth * efficiency), "
+               "of the stage that ends the step, less the part of its lead over stage 0 its DP traffic leaves",
+               "Megatron-LM MixedPrecisionOptimizer.step (grad norm, Adam, bf16 copy, zeroing)",
+               {{"stage", double(tail.stage)}, {"adam_s", tail.optimizer_s}, {"lead_s", tail.lead_s}}, st.optimizer_s);
   if (wg.size > 1 && pc.zero_stage >= 3) {
     // The first layer's gather of each pass is never hidden (zero3_layer_comm).
     const double t_ag = z3.all_gather_s, t_rs = z3.reduce_scatter_s;
