@@ -63,6 +63,7 @@ json time_json(const StepTimeBreakdown& t) {
           {"optimizer_s", round_to(t.optimizer_s, 6)},
           {"step_s", round_to(t.step_s, 6)},
           {"dp_comm_total_s", round_to(t.dp_comm_total_s, 6)},
+          {"dp_tail_stage", t.dp_tail_stage},
           {"zero3_comm_total_s", round_to(t.zero3_comm_total_s, 6)},
           {"layer_fwd_s", round_to(t.layer_fwd_s, 7)},
           {"layer_bwd_s", round_to(t.layer_bwd_s, 7)},
@@ -176,8 +177,9 @@ std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Forma
     trow("ZeRO-3 comm (exposed)", t.zero3_comm_s);
     trow("optimizer", t.optimizer_s);
     out += fmt::format("  {:<22}{:>10.4f} s\n", "step", t.step_s);
-    out += fmt::format("  DP comm before overlap {:.4f} s; ZeRO-3 comm before overlap {:.4f} s\n", t.dp_comm_total_s,
-                       t.zero3_comm_total_s);
+    out += fmt::format("  DP comm before overlap {:.4f} s; ZeRO-3 comm before overlap {:.4f} s; DP and optimizer "
+                       "tail of stage {}\n",
+                       t.dp_comm_total_s, t.zero3_comm_total_s, t.dp_tail_stage);
     out += fmt::format("  one layer, one micro-batch: forward {:.3f} ms, backward {:.3f} ms (incl. recompute)\n",
                        1e3 * t.layer_fwd_s, 1e3 * t.layer_bwd_s);
     out += fmt::format("\nthroughput {:.0f} tokens/s ({:.1f} per GPU) | MFU {:.1f}% | HFU {:.1f}% | dominant overhead: {}\n",

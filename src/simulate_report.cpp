@@ -104,8 +104,9 @@ SimComparison compare_with_closed_form(const Evaluation& ev, const PipelineProbl
     std::string text = fmt::format(
         "DP {:+.4f} s: the simulation reduces {} gradient buckets one by one as the last backward of each chunk "
         "produces them (each paying alpha), then the optimizer waits for the last; the formula hides one reduction "
-        "behind the last micro-batch's backward and exposes at least the last bucket",
-        d_dp, buckets);
+        "behind the last micro-batch's backward, exposes at least the last bucket, and prices the tail of stage {} "
+        "(the latest over the stages, each less its lead over stage 0)",
+        d_dp, buckets, t.dp_tail_stage);
     if (ev.config.zero_stage >= 1 && ev.config.zero_stage < 3)
       text += pr.overlap_param_gather
                   ? "; ZeRO-1/2 weight gathers are prefetched chunk by chunk at the step start and the first forward "
