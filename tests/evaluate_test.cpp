@@ -11,7 +11,10 @@
 
 #include "planner/catalog.h"
 #include "planner/evaluate.h"
+#include "planner/layer_cost.h"
+#include "planner/memory_model.h"
 #include "planner/model_math.h"
+#include "planner/step_time.h"
 
 using namespace planner;
 
@@ -257,5 +260,54 @@ TEST_CASE("explain records formulas when asked", "[evaluate]") {
     CHECK_FALSE(s.name.empty());
     CHECK_FALSE(s.citation.empty());
     CHECK(std::isfinite(s.output));
+  }
+}
+
+TEST_CASE("the DP and optimizer tail is the latest over the stages, each less its lead", "[evaluate]") {
+  // With the gradient reduction after the backward pass (no overlap) a
+  // stage's tail is its whole all-reduce plus its Adam step, so it can be
+  // rebuilt from the public pieces, less the stage's lead over stage 0: the
+  // backward of the stages before it, (sum_{j<r} bwd_j)/v. The layout is given
+  // (step_time takes any): the last stage holds the most layers.
+  const ModelSpec m = find_model("llama8b", kDir);
+  HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  REQUIRE(hw.tiers.size() == 2);
+  TrainingSpec ts = training_for(m, 24);
+  ts.global_batch_sequences = 48;
+  ts.overlap_grad_reduce = false;
+  const ParallelConfig pc = layout(2, 1, 3, 4);  // DP ranks 6 apart: across nodes
+  StageLayout sl;
+  sl.stages = 3, sl.first = 6, sl.middle_hi = 10, sl.middle_hi_count = 1, sl.last = 16;
+  REQUIRE(sl.first + sl.middle_hi + sl.last == m.num_layers);
+  // Stock: the lead (the backward of the stages before) outlasts the extra
+  // layers' reduction and Adam, so stage 0 ends the step. Inter-node links
+  // 1000x slower: the reduction dominates, and the stage with the most
+  // parameters ends it.
+  const InterconnectTier nic = hw.tiers[1];
+  for (const bool slow : {false, true}) {
+    hw.tiers[1].bandwidth_nominal_bytes_per_s = nic.bandwidth_nominal_bytes_per_s / (slow ? 1000 : 1);
+    hw.tiers[1].bandwidth_achieved_bytes_per_s = nic.bandwidth_achieved_bytes_per_s / (slow ? 1000 : 1);
+    const LayerTime lt = layer_time(m, hw, pc, ts);
+    const HeadTime head = head_time(m, hw, pc, ts);
+    const StepTimeBreakdown st = step_time(m, hw, pc, ts, sl, lt, head);
+    const GroupPlacement dp_group = weight_sharing_group(hw, pc);
+    REQUIRE(dp_group.domains == 4);
+    double expect = 0;
+    std::int64_t stage = -1, before = 0;
+    for (std::int64_t r = 0; r < sl.stages; ++r) {
+      const double params = stage_params(m, sl, r) / double(pc.tp);
+      const double reduce =
+          collective_cost(hw, dp_group, Collective::all_reduce, params * ts.grad_bytes_per_param).total_s();
+      const double lead = r == 0 ? 0.0 : double(before) * lt.bwd_s() + head.embedding_bwd_s;
+      const double tail = reduce + optimizer_time_s(hw, pc, ts, params) - lead;
+      if (stage < 0 || tail > expect) expect = tail, stage = r;
+      before += sl.layers_on(r);
+    }
+    INFO((slow ? "slow inter-node links" : "stock links"));
+    CHECK(st.dp_comm_s + st.optimizer_s == Approx(expect).epsilon(1e-9));
+    CHECK(st.dp_tail_stage == stage);
+    CHECK(st.dp_tail_stage == (slow ? 2 : 0));
+    CHECK(st.optimizer_s >= 0);
+    CHECK(st.dp_comm_s >= 0);
   }
 }
