@@ -195,7 +195,6 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
   // first, then middle_hi - 1 (StageLayout).
   auto layers_before = [&](std::int64_t r) -> std::int64_t {
     if (r == 0) return 0;
-    if (r == p - 1) return m.num_layers - layout.last;
     const std::int64_t mids = r - 1, hi = std::min(mids, layout.middle_hi_count);
     return layout.first + hi * layout.middle_hi + (mids - hi) * (layout.middle_hi - 1);
   };
