@@ -118,13 +118,17 @@ json to_json(const Evaluation& ev) {
   return j;
 }
 
+void add_report_header(json& into, const RunContext& ctx) {
+  into["schema_version"] = kReportSchemaVersion;
+  into["model"] = ctx.model.name;
+  into["hardware"] = ctx.hardware.name;
+  into["gpus"] = ctx.training.num_gpus;
+}
+
 std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Format f) {
   if (f == Format::json) {
     json j = to_json(ev);
-    j["schema_version"] = kReportSchemaVersion;
-    j["model"] = ctx.model.name;
-    j["hardware"] = ctx.hardware.name;
-    j["gpus"] = ctx.training.num_gpus;
+    add_report_header(j, ctx);
     j["seq_len"] = ctx.training.seq_len;
     j["global_batch_sequences"] = ctx.training.global_batch_sequences;
     j["dtype"] = std::string(to_string(ctx.training.dtype));
@@ -204,10 +208,7 @@ std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Forma
 std::string render_search(const SearchResult& r, const RunContext& ctx, Format f) {
   if (f == Format::json) {
     json j;
-    j["schema_version"] = kReportSchemaVersion;
-    j["model"] = ctx.model.name;
-    j["hardware"] = ctx.hardware.name;
-    j["gpus"] = ctx.training.num_gpus;
+    add_report_header(j, ctx);
     j["seq_len"] = ctx.training.seq_len;
     j["global_batch_sequences"] = ctx.training.global_batch_sequences;
     j["dtype"] = std::string(to_string(ctx.training.dtype));

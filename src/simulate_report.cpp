@@ -129,10 +129,7 @@ std::string render_simulation(const SimResult& r, const SimComparison& cmp, cons
   const StageStats& crit = r.critical();
   if (f == Format::json) {
     json j;
-    j["schema_version"] = kReportSchemaVersion;
-    j["model"] = ctx.model.name;
-    j["hardware"] = ctx.hardware.name;
-    j["gpus"] = ctx.training.num_gpus;
+    add_report_header(j, ctx);
     j["config"] = to_json(pc);
     j["schedule"] = to_string(pr.schedule);
     j["micro_batches"] = pr.m;
