@@ -9,10 +9,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include "planner/catalog.h"
-#include "planner/evaluate.h"
-#include "planner/search.h"
-#include "planner/specs.h"
+#include "planner/io/catalog.h"
+#include "planner/model/evaluate.h"
+#include "planner/search/search.h"
+#include "planner/spec/specs.h"
 
 namespace {
 

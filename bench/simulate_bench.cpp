@@ -7,10 +7,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include "planner/catalog.h"
-#include "planner/evaluate.h"
-#include "planner/simulate.h"
-#include "planner/timeline.h"
+#include "planner/io/catalog.h"
+#include "planner/model/evaluate.h"
+#include "planner/simulate/simulate.h"
+#include "planner/views/timeline.h"
 
 namespace {
 

@@ -8,9 +8,9 @@
 
 #include <benchmark/benchmark.h>
 
-#include "planner/json_io.h"
-#include "planner/published_runs.h"
-#include "planner/validate.h"
+#include "planner/io/json_io.h"
+#include "planner/validate/published_runs.h"
+#include "planner/validate/validate.h"
 
 namespace {
 

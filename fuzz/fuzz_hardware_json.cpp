@@ -2,9 +2,9 @@
 // Valid profiles price Llama 3.1 8B at a few layouts spanning one and two
 // tiers; every figure must be finite and non-negative.
 #include "fuzz_support.h"
-#include "planner/catalog.h"
-#include "planner/input_error.h"
-#include "planner/json_io.h"
+#include "planner/io/catalog.h"
+#include "planner/spec/input_error.h"
+#include "planner/io/json_io.h"
 
 using namespace planner;
 

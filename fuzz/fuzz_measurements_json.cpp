@@ -2,10 +2,10 @@
 // of a bounded size are fitted against the DGX H100 profile; the fitted
 // profile must price every measured point finitely.
 #include "fuzz_support.h"
-#include "planner/calibration.h"
-#include "planner/catalog.h"
-#include "planner/input_error.h"
-#include "planner/measurements.h"
+#include "planner/calibrate/calibration.h"
+#include "planner/io/catalog.h"
+#include "planner/spec/input_error.h"
+#include "planner/calibrate/measurements.h"
 
 using namespace planner;
 

@@ -2,9 +2,9 @@
 // priced on a DGX H100 at a few layouts; every figure must be finite and
 // non-negative. Bad input must be an InputError, never a crash.
 #include "fuzz_support.h"
-#include "planner/catalog.h"
-#include "planner/input_error.h"
-#include "planner/json_io.h"
+#include "planner/io/catalog.h"
+#include "planner/spec/input_error.h"
+#include "planner/io/json_io.h"
 
 using namespace planner;
 

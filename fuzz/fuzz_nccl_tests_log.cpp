@@ -3,8 +3,8 @@
 #include <string_view>
 
 #include "fuzz_support.h"
-#include "planner/input_error.h"
-#include "planner/nccl_tests_import.h"
+#include "planner/spec/input_error.h"
+#include "planner/calibrate/nccl_tests_import.h"
 
 using namespace planner;
 

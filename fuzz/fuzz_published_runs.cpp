@@ -3,8 +3,8 @@
 // layout are structurally checked (pricing is left to the model target:
 // validate's pinned searches are too slow for a fuzz loop).
 #include "fuzz_support.h"
-#include "planner/input_error.h"
-#include "planner/published_runs.h"
+#include "planner/spec/input_error.h"
+#include "planner/validate/published_runs.h"
 
 using namespace planner;
 

@@ -1,8 +1,8 @@
 // libFuzzer target: the prediction-regression suite and golden files
 // (docs/regress.md). Both readers must reject bad input with an InputError.
 #include "fuzz_support.h"
-#include "planner/input_error.h"
-#include "planner/regress.h"
+#include "planner/spec/input_error.h"
+#include "planner/validate/regress.h"
 
 using namespace planner;
 

@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "fuzz_support.h"
-#include "planner/input_error.h"
-#include "planner/simulate.h"
+#include "planner/spec/input_error.h"
+#include "planner/simulate/simulate.h"
 
 using namespace planner;
 

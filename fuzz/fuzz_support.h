@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "planner/evaluate.h"
-#include "planner/input_error.h"
-#include "planner/json_io.h"
+#include "planner/model/evaluate.h"
+#include "planner/spec/input_error.h"
+#include "planner/io/json_io.h"
 
 namespace planner::fuzz {
 

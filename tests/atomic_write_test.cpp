@@ -15,8 +15,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "planner/atomic_write.h"
-#include "planner/input_error.h"
+#include "planner/io/atomic_write.h"
+#include "planner/spec/input_error.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

@@ -12,11 +12,11 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "planner/calibration.h"
-#include "planner/catalog.h"
-#include "planner/input_error.h"
-#include "planner/json_io.h"
-#include "planner/search.h"
+#include "planner/calibrate/calibration.h"
+#include "planner/io/catalog.h"
+#include "planner/spec/input_error.h"
+#include "planner/io/json_io.h"
+#include "planner/search/search.h"
 #include "test_support.h"
 
 using namespace planner;

@@ -8,8 +8,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "planner/catalog.h"
-#include "planner/collectives.h"
+#include "planner/io/catalog.h"
+#include "planner/model/collectives.h"
 
 using namespace planner;
 

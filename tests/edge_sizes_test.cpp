@@ -16,14 +16,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "planner/catalog.h"
-#include "planner/evaluate.h"
-#include "planner/input_error.h"
-#include "planner/json_io.h"
-#include "planner/limits.h"
-#include "planner/model_math.h"
-#include "planner/pipeline.h"
-#include "planner/search.h"
+#include "planner/io/catalog.h"
+#include "planner/model/evaluate.h"
+#include "planner/spec/input_error.h"
+#include "planner/io/json_io.h"
+#include "planner/spec/limits.h"
+#include "planner/model/model_math.h"
+#include "planner/model/pipeline.h"
+#include "planner/search/search.h"
 
 using namespace planner;
 using nlohmann::json;

@@ -9,12 +9,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "planner/catalog.h"
-#include "planner/evaluate.h"
-#include "planner/layer_cost.h"
-#include "planner/memory_model.h"
-#include "planner/model_math.h"
-#include "planner/step_time.h"
+#include "planner/io/catalog.h"
+#include "planner/model/evaluate.h"
+#include "planner/model/layer_cost.h"
+#include "planner/model/memory_model.h"
+#include "planner/model/model_math.h"
+#include "planner/model/step_time.h"
 
 using namespace planner;
 

@@ -13,8 +13,8 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "planner/catalog.h"
-#include "planner/evaluate.h"
+#include "planner/io/catalog.h"
+#include "planner/model/evaluate.h"
 
 using namespace planner;
 

@@ -9,10 +9,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "planner/catalog.h"
-#include "planner/input_error.h"
-#include "planner/json_io.h"
-#include "planner/read_file.h"
+#include "planner/io/catalog.h"
+#include "planner/spec/input_error.h"
+#include "planner/io/json_io.h"
+#include "planner/io/read_file.h"
 #include "test_support.h"
 
 using namespace planner;

@@ -10,10 +10,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "planner/catalog.h"
-#include "planner/collectives.h"
-#include "planner/layer_cost.h"
-#include "planner/model_math.h"
+#include "planner/io/catalog.h"
+#include "planner/model/collectives.h"
+#include "planner/model/layer_cost.h"
+#include "planner/model/model_math.h"
 
 using namespace planner;
 

@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "planner/input_error.h"
-#include "planner/measurements.h"
+#include "planner/spec/input_error.h"
+#include "planner/calibrate/measurements.h"
 #include "test_support.h"
 
 using namespace planner;

@@ -8,8 +8,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "planner/catalog.h"
-#include "planner/model_math.h"
+#include "planner/io/catalog.h"
+#include "planner/model/model_math.h"
 
 using namespace planner;
 

@@ -7,8 +7,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "planner/input_error.h"
-#include "planner/nccl_tests_import.h"
+#include "planner/spec/input_error.h"
+#include "planner/calibrate/nccl_tests_import.h"
 #include "test_support.h"
 
 using namespace planner;

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "planner/pipeline.h"
+#include "planner/model/pipeline.h"
 
 using namespace planner;
 

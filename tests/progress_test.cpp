@@ -11,8 +11,8 @@
 #include <catch2/catch.hpp>
 
 #include "../src/cli/progress.h"
-#include "planner/catalog.h"
-#include "planner/search.h"
+#include "planner/io/catalog.h"
+#include "planner/search/search.h"
 
 using namespace planner;
 using planner::cli::ProgressLine;

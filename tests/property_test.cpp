@@ -22,14 +22,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "planner/catalog.h"
-#include "planner/evaluate.h"
-#include "planner/json_io.h"
-#include "planner/memory_model.h"
-#include "planner/model_math.h"
-#include "planner/pipeline.h"
-#include "planner/report.h"
-#include "planner/search.h"
+#include "planner/io/catalog.h"
+#include "planner/model/evaluate.h"
+#include "planner/io/json_io.h"
+#include "planner/model/memory_model.h"
+#include "planner/model/model_math.h"
+#include "planner/model/pipeline.h"
+#include "planner/views/report.h"
+#include "planner/search/search.h"
 
 using namespace planner;
 

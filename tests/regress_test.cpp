@@ -11,9 +11,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "planner/atomic_write.h"
-#include "planner/input_error.h"
-#include "planner/regress.h"
+#include "planner/io/atomic_write.h"
+#include "planner/spec/input_error.h"
+#include "planner/validate/regress.h"
 #include "test_support.h"
 
 using namespace planner;

@@ -8,8 +8,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "planner/catalog.h"
-#include "planner/search.h"
+#include "planner/io/catalog.h"
+#include "planner/search/search.h"
 
 using namespace planner;
 

@@ -9,13 +9,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "planner/catalog.h"
-#include "planner/evaluate.h"
-#include "planner/input_error.h"
-#include "planner/layer_cost.h"
-#include "planner/pipeline.h"
-#include "planner/simulate.h"
-#include "planner/simulate_report.h"
+#include "planner/io/catalog.h"
+#include "planner/model/evaluate.h"
+#include "planner/spec/input_error.h"
+#include "planner/model/layer_cost.h"
+#include "planner/model/pipeline.h"
+#include "planner/simulate/simulate.h"
+#include "planner/views/simulate_report.h"
 
 using namespace planner;
 

@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "planner/input_error.h"
+#include "planner/spec/input_error.h"
 
 namespace planner::testing {
 

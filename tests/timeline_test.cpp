@@ -7,9 +7,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "planner/input_error.h"
-#include "planner/simulate.h"
-#include "planner/timeline.h"
+#include "planner/spec/input_error.h"
+#include "planner/simulate/simulate.h"
+#include "planner/views/timeline.h"
 
 using namespace planner;
 

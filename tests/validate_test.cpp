@@ -6,11 +6,12 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "planner/catalog.h"
-#include "planner/input_error.h"
-#include "planner/json_io.h"
-#include "planner/published_runs.h"
-#include "planner/validate.h"
+#include "planner/io/catalog.h"
+#include "planner/spec/input_error.h"
+#include "planner/io/json_io.h"
+#include "planner/validate/published_runs.h"
+#include "planner/validate/validate.h"
+#include "planner/views/validation_report.h"
 
 using namespace planner;
 using nlohmann::json;

@@ -3,7 +3,7 @@
 // planner calibrate check --profile P --measurements M... [--max-error E]
 // Turn measurements (planner-bench, or nccl-tests logs) into a fitted hardware
 // profile and check a profile against them (docs/calibration.md). Logic in
-// src/nccl_tests_import.cpp and src/calibration.cpp.
+// src/calibrate/nccl_tests_import.cpp and src/calibrate/calibration.cpp.
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -15,13 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "planner/atomic_write.h"
-#include "planner/calibration.h"
-#include "planner/catalog.h"
-#include "planner/input_error.h"
-#include "planner/json_io.h"
-#include "planner/measurements.h"
-#include "planner/nccl_tests_import.h"
+#include "planner/io/atomic_write.h"
+#include "planner/calibrate/calibration.h"
+#include "planner/io/catalog.h"
+#include "planner/spec/input_error.h"
+#include "planner/io/json_io.h"
+#include "planner/calibrate/measurements.h"
+#include "planner/calibrate/nccl_tests_import.h"
 
 namespace planner::cli {
 

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "planner/input_error.h"
-#include "planner/limits.h"
+#include "planner/spec/input_error.h"
+#include "planner/spec/limits.h"
 
 namespace planner::cli {
 

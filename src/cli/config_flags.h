@@ -9,8 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "planner/report.h"
-#include "planner/specs.h"
+#include "planner/views/report.h"
+#include "planner/spec/specs.h"
 
 namespace planner::cli {
 

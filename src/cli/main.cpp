@@ -15,13 +15,13 @@
 #include "commands.h"
 #include "config_flags.h"
 #include "progress.h"
-#include "planner/catalog.h"
-#include "planner/evaluate.h"
-#include "planner/input_error.h"
-#include "planner/json_io.h"
-#include "planner/report.h"
-#include "planner/search.h"
-#include "planner/simulate_report.h"
+#include "planner/io/catalog.h"
+#include "planner/model/evaluate.h"
+#include "planner/spec/input_error.h"
+#include "planner/io/json_io.h"
+#include "planner/views/report.h"
+#include "planner/search/search.h"
+#include "planner/views/simulate_report.h"
 
 using namespace planner;
 using namespace planner::cli;

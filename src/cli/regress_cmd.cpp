@@ -1,5 +1,5 @@
 // planner regress: prices the regression suite and compares it with the golden
-// file (or, with --update, rewrites the golden file). Logic in src/regress.cpp.
+// file (or, with --update, rewrites the golden file). Logic in src/validate/regress.cpp.
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -10,10 +10,10 @@
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "planner/atomic_write.h"
-#include "planner/catalog.h"
-#include "planner/input_error.h"
-#include "planner/regress.h"
+#include "planner/io/atomic_write.h"
+#include "planner/io/catalog.h"
+#include "planner/spec/input_error.h"
+#include "planner/validate/regress.h"
 
 namespace planner::cli {
 

@@ -10,13 +10,13 @@
 
 #include "commands.h"
 #include "config_flags.h"
-#include "planner/atomic_write.h"
-#include "planner/catalog.h"
-#include "planner/evaluate.h"
-#include "planner/input_error.h"
-#include "planner/simulate.h"
-#include "planner/simulate_report.h"
-#include "planner/timeline.h"
+#include "planner/io/atomic_write.h"
+#include "planner/io/catalog.h"
+#include "planner/model/evaluate.h"
+#include "planner/spec/input_error.h"
+#include "planner/simulate/simulate.h"
+#include "planner/views/simulate_report.h"
+#include "planner/views/timeline.h"
 
 namespace planner::cli {
 

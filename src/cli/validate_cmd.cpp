@@ -11,9 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "planner/input_error.h"
-#include "planner/json_io.h"
-#include "planner/validate.h"
+#include "planner/spec/input_error.h"
+#include "planner/io/json_io.h"
+#include "planner/validate/validate.h"
+#include "planner/views/validation_report.h"
 
 namespace planner::cli {
 

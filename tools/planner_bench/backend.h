@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "planner/collectives.h"
-#include "planner/measurements.h"
+#include "planner/model/collectives.h"
+#include "planner/calibrate/measurements.h"
 
 namespace planner::bench {
 

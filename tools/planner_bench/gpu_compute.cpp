@@ -1,6 +1,6 @@
 // GEMM throughput (cuBLASLt) at Llama 3.1 layer shapes and HBM copy
 // bandwidth: what calibrates efficiency.gemm_max, gemm_half_flops and
-// hbm_efficiency (src/calibration.cpp, fit_compute).
+// hbm_efficiency (src/calibrate/calibration.cpp, fit_compute).
 // GEMM: D[m x n] = A[m x k] B[k x n] with m = tokens of one micro-batch
 // (8192 = sequence 8192 x micro-batch 1), "TN" layout (cuBLASLt's FP8
 // requirement: A transposed, B not), FP32 accumulation, BF16 output.

@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "planner/atomic_write.h"
-#include "planner/input_error.h"
-#include "planner/measurements.h"
+#include "planner/io/atomic_write.h"
+#include "planner/spec/input_error.h"
+#include "planner/calibrate/measurements.h"
 
 namespace planner::bench {
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes synthetic_h100.json: collective times generated from known alpha-beta
-values with the planner's own formulas (src/collectives.cpp for groups wholly
+values with the planner's own formulas (src/model/collectives.cpp for groups wholly
 inside one tier; docs/calibration.md) and 2% log-normal noise, seeded.
 It is synthetic, not measured: tests/CMakeLists.txt fits it and checks that the
 fit recovers these values. Regenerate (deterministic) with

@@ -1,0 +1,127 @@
+// Calibration: fits a hardware profile's collective alpha-beta (per tier and
+// per collective) and compute efficiencies to measurement files, and checks a
+// profile against measurements. Sits after measurements.h; its output is a
+// HardwareProfile whose tiers carry CollectiveFit values that collective_cost
+// (collectives.h) prices, so the fitted profile drives `planner search`.
+// docs/calibration.md gives the model, the fit and the report.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "planner/model/collectives.h"
+#include "planner/calibrate/measurements.h"
+#include "planner/spec/specs.h"
+
+namespace planner {
+
+struct NamedMeasurements {
+  std::string origin;  // file name, for reports and sources
+  MeasurementSet set;
+};
+
+// Which tier a measured group calibrates: every member on one node -> tier 0;
+// one member per node -> tier 1; anything else (several per node on several
+// nodes) is predicted from both and only validates the composition.
+enum class GroupTier { tier0, tier1, mixed };
+[[nodiscard]] GroupTier group_tier(const MeasuredSeries& s);
+
+// The placement collective_cost sees for a measured group: members_per_domain
+// and domains from the series, stride past a node for one-per-node groups.
+[[nodiscard]] GroupPlacement placement_of(const HardwareProfile& hw, const MeasuredSeries& s);
+
+// |relative error| statistics of the points of one regime.
+struct RangeStats {
+  std::size_t points = 0;
+  double min_bytes = 0, max_bytes = 0;
+  double median_abs_error = 0, max_abs_error = 0;
+};
+// Regimes by the fitted model's own split of each point's time: latency-bound
+// (bandwidth term < 1/4 of the latency term), bandwidth-bound (> 4x), mixed.
+enum Regime : std::size_t { kLatencyBound = 0, kMixed = 1, kBandwidthBound = 2 };
+
+struct CollectiveFitReport {
+  std::size_t tier = 0;
+  Collective collective = Collective::all_reduce;
+  std::vector<std::int64_t> group_sizes;  // distinct, ascending
+  std::size_t series = 0, points = 0;
+  std::size_t downweighted = 0;  // outliers: points the biweight gave no weight (|residual| > c * MAD scale)
+  CollectiveFit fit;
+  bool growth_fitted = false;     // base and per-step latency fitted separately (>= 2 step counts)
+  bool bandwidth_fitted = true;   // false: sizes too small to see bandwidth; the base's kept
+  int iterations = 0;
+  double r2_log_time = 0;         // 1 - SSE/SST of ln(time)
+  double median_abs_error = 0, max_abs_error = 0;
+  std::array<RangeStats, 3> regimes{};
+};
+
+struct ComputeFitReport {
+  std::array<bool, kNumDTypes> gemm_fitted{false, false};
+  std::array<std::size_t, kNumDTypes> gemm_shapes{0, 0};
+  std::array<double, kNumDTypes> gemm_max{0, 0};
+  double gemm_half_flops = 0;
+  bool half_flops_fitted = false;
+  bool hbm_fitted = false;
+  double hbm_efficiency = 0;
+  double hbm_bandwidth_bytes_per_s = 0;
+};
+
+// Measured against predicted, one series (calibrate check, and the validation
+// part of the fit report).
+struct CheckPoint {
+  double bytes = 0, measured_s = 0, predicted_s = 0;
+  double rel_error = 0;  // (predicted - measured) / measured
+  Algorithm algorithm = Algorithm::none;
+};
+struct SeriesCheck {
+  std::string origin;
+  std::string label;  // describe(series)
+  Collective collective = Collective::all_reduce;
+  GroupTier tier = GroupTier::mixed;
+  bool fitted = false;  // the profile has a fit for this collective on this group's tier
+  std::vector<CheckPoint> points;
+  double median_abs_error = 0, max_abs_error = 0;
+};
+struct CheckReport {
+  std::vector<SeriesCheck> series;
+  [[nodiscard]] double worst_median_abs_error() const;
+  [[nodiscard]] double max_abs_error() const;
+  [[nodiscard]] std::size_t points() const;
+};
+
+struct FitOptions {
+  double huber_k = 1.345;     // Huber tuning constant, in robust (MAD) scale units
+  bool redescending = true;   // then Tukey's biweight from the Huber solution
+  double bisquare_c = 4.685;  // biweight tuning constant (95% efficiency under normal noise)
+  int max_iterations = 200;
+  std::string name;         // the fitted profile's name
+  std::string command;      // recorded in the profile's sources
+};
+
+struct FitResult {
+  HardwareProfile profile;
+  std::vector<CollectiveFitReport> collectives;  // tier 0 then tier 1, collective order
+  CheckReport validation;                        // mixed groups: predicted, not fitted
+  ComputeFitReport compute;
+  std::vector<std::string> notes;                // topology changes, what was skipped
+  std::map<std::string, std::string> sources;    // profile field path -> how it was obtained
+};
+
+// Fits every (tier, collective) that has measurements; the rest of `base` is
+// kept. Throws InputError when nothing can be fitted or the base is a torus.
+[[nodiscard]] FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasurements>& measurements,
+                                    const FitOptions& opt = {});
+[[nodiscard]] std::string render_fit_report(const FitResult& r);
+// The new profile file: to_json(profile) with `base_sources` updated by the fit's sources.
+[[nodiscard]] std::string render_fitted_profile(const FitResult& r, const nlohmann::json& base_sources);
+
+// Predicts every measured point with collective_cost on `hw`.
+[[nodiscard]] CheckReport check_profile(const HardwareProfile& hw, const std::vector<NamedMeasurements>& measurements);
+[[nodiscard]] std::string render_check(const CheckReport& r);
+
+} // namespace planner

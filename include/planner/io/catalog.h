@@ -1,0 +1,26 @@
+// The stock models and hardware profiles shipped in models/ and
+// hardware_profiles/, looked up by name or alias (or by a path to a JSON file).
+// Sits between the files on disk and the specs the cost model reads.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "planner/spec/specs.h"
+
+namespace planner {
+
+// The directory holding models/ and hardware_profiles/: $PLANNER_DATA_DIR if
+// set, else <prefix>/share/planner of an installed planner, else the source
+// tree the binary was built from.
+[[nodiscard]] std::string data_dir();
+
+[[nodiscard]] std::vector<ModelSpec> list_models(const std::string& dir = data_dir());
+[[nodiscard]] std::vector<HardwareProfile> list_hardware(const std::string& dir = data_dir());
+
+// `name_or_path`: a canonical name, an alias, or a path to a .json file.
+// Unknown names throw InputError listing the known names.
+[[nodiscard]] ModelSpec find_model(const std::string& name_or_path, const std::string& dir = data_dir());
+[[nodiscard]] HardwareProfile find_hardware(const std::string& name_or_path, const std::string& dir = data_dir());
+
+} // namespace planner

@@ -1,0 +1,74 @@
+// One configuration -> memory, time, and feasibility with reasons. The single
+// entry point the CLI's `evaluate` and the search call; infeasibility is a
+// value (a set of reasons), never an exception.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "planner/model/explain.h"
+#include "planner/model/layer_cost.h"
+#include "planner/model/memory_model.h"
+#include "planner/model/pipeline.h"
+#include "planner/spec/specs.h"
+#include "planner/model/step_time.h"
+
+namespace planner {
+
+enum class Reason : std::uint8_t {
+  gpu_count_mismatch,     // tp*cp*pp*dp != GPUs
+  tp_exceeds_scale_up,    // TP group larger than the NVLink domain / pod
+  tp_not_dividing_heads,  // TP must divide attention heads and KV heads
+  tp_not_dividing_ffn,
+  cp_not_dividing_seq,    // sequence must split into 2*cp chunks (causal load balance)
+  batch_not_divisible,    // global batch not divisible by dp * micro-batch size
+  too_few_layers,         // fewer layers than stages * virtual stages
+  vpp_needs_pp,           // interleaving needs pp > 1
+  interleave_needs_micro_batches, // interleaved 1F1B needs micro-batches a multiple of pp (Megatron-LM)
+  zero_stage_invalid,
+  dtype_unsupported,      // no peak FLOP/s for this dtype on this chip
+  crosses_single_domain,  // group leaves the only tier the profile describes
+  out_of_memory,
+  count_
+};
+inline constexpr std::size_t kNumReasons = std::size_t(Reason::count_);
+
+[[nodiscard]] const char* describe(Reason r);
+
+struct Evaluation {
+  ParallelConfig config;
+  std::uint32_t reasons = 0;   // bit set of Reason
+  StageLayout layout;
+  MemoryBreakdown memory;
+  StepTimeBreakdown time;
+  [[nodiscard]] bool feasible() const { return reasons == 0; }
+  [[nodiscard]] bool has(Reason r) const { return (reasons >> unsigned(r)) & 1u; }
+  [[nodiscard]] std::vector<Reason> reason_list() const;
+};
+
+// Checks the structure, lays out stages, prices memory and time. Memory and
+// time are filled whenever the structure is valid, even if the result does not
+// fit (so a user sees by how much). A model or training run outside the size
+// bounds of limits.h is an InputError (not a reason: it is bad input).
+[[nodiscard]] Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+                                  const TrainingSpec& ts, Explain* ex = nullptr);
+
+// The same, with the per-layer and head costs already priced (the search
+// reuses them across pipeline/ZeRO variants that share tp, cp, mbs, sp, recompute;
+// it checks the sizes once, so this overload does not).
+[[nodiscard]] Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+                                  const TrainingSpec& ts, const LayerTime& lt, const HeadTime& head,
+                                  Explain* ex = nullptr);
+
+// Normalises flags that depend on others (SP needs TP > 1; v > 1 is interleaved).
+[[nodiscard]] ParallelConfig normalized(ParallelConfig pc);
+
+// Structural checks only (cheap; the search runs them before pricing).
+[[nodiscard]] std::uint32_t structural_reasons(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+                                               const TrainingSpec& ts);
+
+// Name of the largest exposed overhead (what to attack next).
+[[nodiscard]] const char* dominant_overhead(const StepTimeBreakdown& t);
+
+} // namespace planner

@@ -1,0 +1,71 @@
+// Cost of one transformer layer for one micro-batch on one GPU: an op-level
+// roofline (GEMMs, attention core, element-wise kernels), TP and CP
+// communication, and the activations it stores. Also the embedding/output
+// layer ("head") costs carried by the first and last pipeline stages.
+// Feeds step_time.cpp and memory_model.cpp.
+#pragma once
+
+#include "planner/model/explain.h"
+#include "planner/spec/specs.h"
+
+namespace planner {
+
+struct LayerTime {
+  // Forward pass, seconds.
+  double gemm_fwd_s = 0, attention_fwd_s = 0, elementwise_fwd_s = 0;
+  // Backward pass (excluding recomputation), seconds.
+  double gemm_bwd_s = 0, attention_bwd_s = 0, elementwise_bwd_s = 0;
+  double grad_accumulate_s = 0; // adding this micro-batch's weight gradients into the accumulator
+  double recompute_s = 0;       // extra forward work in the backward pass
+  double tp_comm_fwd_s = 0, tp_comm_bwd_s = 0, tp_comm_recompute_s = 0;  // exposed
+  double cp_comm_fwd_s = 0, cp_comm_bwd_s = 0;  // exposed part of the K/V ring exchange
+  double cp_comm_total_s = 0;                   // before overlap
+  double gemm_flops_fwd = 0;                    // executed, per GPU
+  double attention_flops_fwd = 0;               // executed, per GPU
+
+  [[nodiscard]] double compute_fwd_s() const { return gemm_fwd_s + attention_fwd_s + elementwise_fwd_s; }
+  [[nodiscard]] double compute_bwd_s() const {
+    return gemm_bwd_s + attention_bwd_s + elementwise_bwd_s + grad_accumulate_s;
+  }
+  [[nodiscard]] double fwd_s() const { return compute_fwd_s() + tp_comm_fwd_s + cp_comm_fwd_s; }
+  [[nodiscard]] double bwd_s() const {
+    return compute_bwd_s() + recompute_s + tp_comm_bwd_s + tp_comm_recompute_s + cp_comm_bwd_s;
+  }
+  [[nodiscard]] double total_s() const { return fwd_s() + bwd_s(); }
+};
+
+// Output layer (final norm, vocabulary-parallel projection, cross-entropy) on
+// the last stage; token embedding lookup on the first.
+struct HeadTime {
+  double output_fwd_s = 0, output_bwd_s = 0;
+  double embedding_fwd_s = 0, embedding_bwd_s = 0;
+  double output_tp_comm_s = 0;  // cross-entropy all-reduces across TP
+};
+
+// Activation bytes one layer keeps for the backward pass, per micro-batch,
+// derived tensor by tensor (Korthikanti et al. 2022 §4, adapted to GQA,
+// SwiGLU, flash attention, CP and recomputation).
+struct LayerActivations {
+  double stored_bytes = 0;        // kept per layer per micro-batch in flight
+  double full_layer_bytes = 0;    // what the layer would keep without recompute
+  double attention_core_bytes = 0;// the part selective recompute drops
+};
+
+[[nodiscard]] LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+                                   const TrainingSpec& ts, Explain* ex = nullptr);
+[[nodiscard]] HeadTime head_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+                                 const TrainingSpec& ts, Explain* ex = nullptr);
+[[nodiscard]] LayerActivations layer_activations(const ModelSpec& m, const ParallelConfig& pc, const TrainingSpec& ts,
+                                                 Explain* ex = nullptr);
+
+// Time of one (M x K) * (K x N) GEMM: the slower of
+// (2MNK / q + F_half)/(peak * gemm_max), q the wave-quantisation efficiency of
+// the M x N output, and its operand bytes / (HBM bw * efficiency).
+[[nodiscard]] double gemm_time_s(const HardwareProfile& hw, DType dt, double M, double N, double K);
+
+// Fraction of compute-unit capacity doing useful work over all waves of an
+// M x N output tiled gemm_tile_m x gemm_tile_n (either orientation, the better
+// one): M*N / (ceil(tiles / units) * units * tile area). 1 without tile data.
+[[nodiscard]] double wave_efficiency(const HardwareProfile& hw, double M, double N);
+
+} // namespace planner

@@ -1,0 +1,63 @@
+// Pipeline-parallel structure: how layers are balanced over stages (the PP
+// degree need not divide the layer count), how many micro-batches each stage
+// holds in flight under GPipe / 1F1B / interleaved 1F1B, and the bubble.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "planner/spec/specs.h"
+
+namespace planner {
+
+struct StageLayout {
+  std::int64_t stages = 1;
+  std::int64_t first = 0;        // layers on stage 0 (carries the embedding)
+  std::int64_t last = 0;         // layers on stage p-1 (carries the output layer); == first when p == 1
+  std::int64_t middle_hi = 0;    // middle stages hold middle_hi or middle_hi-1 layers
+  std::int64_t middle_hi_count = 0; // how many middle stages hold middle_hi
+  bool feasible = true;          // false when some stage would get fewer than min layers
+  [[nodiscard]] std::int64_t layers_on(std::int64_t stage) const;
+};
+
+// Minimises the heaviest stage's cost, cost = layers + extra, where the first
+// and last stages carry `extra_first` / `extra_last` layer-equivalents
+// (embedding, output layer). Each stage gets at least `min_layers` (the number
+// of interleaved chunks). Llama 3 405B's PP16 over 126 layers gives the first
+// and last stages 7 layers, the others 8 (Llama 3 paper §3.3.2).
+[[nodiscard]] StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_t min_layers,
+                                         double extra_first, double extra_last);
+
+// Layers of each of the v virtual chunks of `stage`: water-filling, each
+// layer to the chunk with the least work so far, counting the embedding
+// (stage 0, chunk 0) and the output layer (stage p-1, chunk v-1) in
+// layer-equivalents, ties to the earlier chunk. Megatron-LM splits a stage's
+// layers evenly over its chunks; this also covers stages whose layer count v
+// does not divide, and keeps the head-carrying chunks light (Llama 3 §3.3.2:
+// one layer fewer on the first and last stages).
+[[nodiscard]] std::vector<std::int64_t> chunk_layers(const StageLayout& layout, std::int64_t stage, std::int64_t v,
+                                                     double extra_first, double extra_last);
+
+// Interleaved 1F1B advances in rounds: p micro-batches through chunk 0 of
+// every stage, then chunk 1, ... In the steady state each round is paced by
+// its slowest stage, so one micro-batch costs sum_c max_s t(s, c) in
+// layer-equivalents (t: layers of chunk c on stage s plus the head it
+// carries), at least the heaviest stage's total. An approximation checked
+// against the event simulation (`planner simulate`); exact for uniform chunks.
+[[nodiscard]] double interleaved_pace_layers(const StageLayout& layout, std::int64_t v, double extra_first,
+                                             double extra_last);
+
+// Stage-units of micro-batch activations that `stage` holds at its peak.
+// GPipe: m. 1F1B: min(m, p - stage) (Narayanan et al. 2021 §2.2). Interleaved
+// with v chunks (Megatron-LM schedule): warm-up 2(p-stage-1) + (v-1)p chunk
+// micro-batches plus the one in flight, in units of whole stages: for stage 0
+// p + (p-1)/v (Korthikanti et al. 2022 §4.2.3).
+[[nodiscard]] double micro_batches_in_flight(Schedule s, std::int64_t p, std::int64_t v, std::int64_t m,
+                                             std::int64_t stage);
+
+// Idle fraction of an ideal pipeline with uniform stages: (p-1)/(v*m + p-1)
+// (GPipe, 1F1B: v = 1; interleaved: Narayanan et al. 2021 §2.2.2, bubble time
+// (p-1)/v micro-batch times against m of work).
+[[nodiscard]] double bubble_fraction(std::int64_t p, std::int64_t v, std::int64_t m);
+
+} // namespace planner

@@ -1,0 +1,81 @@
+// One training step's time on the critical (heaviest) pipeline stage, every
+// term separate: compute, recompute, exposed TP / CP / PP / DP / ZeRO-3
+// communication, the pipeline bubble and the optimizer step.
+#pragma once
+
+#include <cstdint>
+
+#include "planner/model/collectives.h"
+#include "planner/model/explain.h"
+#include "planner/model/layer_cost.h"
+#include "planner/model/pipeline.h"
+#include "planner/spec/specs.h"
+
+namespace planner {
+
+struct StepTimeBreakdown {
+  double compute_s = 0;        // forward + backward kernels, all micro-batches, heaviest stage
+  double recompute_s = 0;      // recomputation in the backward pass
+  double tp_comm_s = 0;        // exposed tensor-parallel collectives
+  double cp_comm_s = 0;        // exposed part of the context-parallel K/V exchange
+  double pp_p2p_s = 0;         // exposed pipeline send/recv
+  double pp_bubble_s = 0;      // pipeline fill and drain
+  double dp_comm_s = 0;        // exposed gradient reduction (+ ZeRO-1/2 parameter all-gather), stage dp_tail_stage
+  double zero3_comm_s = 0;     // exposed ZeRO-3 parameter all-gathers / gradient reduce-scatters
+  double optimizer_s = 0;      // Adam update, memory bound, less the critical stage's lead over stage 0
+  double step_s = 0;           // sum of the above
+
+  // Context for reports.
+  double dp_comm_total_s = 0;  // before overlap
+  std::int64_t dp_tail_stage = 0;  // the stage whose reduction and optimizer end the step
+  double zero3_comm_total_s = 0;
+  double stage_time_per_micro_batch_s = 0;  // heaviest stage, fwd+bwd of one micro-batch
+  double layer_fwd_s = 0, layer_bwd_s = 0;  // one layer, one micro-batch (bwd incl. recompute)
+  std::int64_t micro_batches = 0;
+  double bubble_fraction = 0;  // pp_bubble_s / step_s
+  double tokens_per_s = 0;
+  double model_flops_per_step = 0;     // PaLM convention
+  double hardware_flops_per_step = 0;  // + recomputation
+  double mfu = 0, hfu = 0;
+};
+
+// Megatron-LM DDP gradient bucket size (parameters), the default of
+// --ddp-bucket-size; the last bucket's reduction is always exposed.
+inline constexpr double kGradBucketParams = 40e6;
+
+// The ranks holding the same weights (DP x CP), placed on the tiers.
+[[nodiscard]] GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelConfig& pc);
+
+// Adam step over `params_local` parameters (per GPU before ZeRO sharding),
+// memory bound: (3g + 28 + w) bytes per local parameter (Megatron-LM
+// MixedPrecisionOptimizer.step: grad norm, Adam, master-to-bf16 copy, zeroing).
+[[nodiscard]] double optimizer_time_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
+                                      double params_local);
+
+// One pipeline send/recv message: the boundary activation b*s/cp*h in bf16,
+// split over TP by the scatter-gather optimisation (Narayanan et al. 2021 §4.1).
+[[nodiscard]] double pp_send_bytes(const ModelSpec& m, const ParallelConfig& pc, const TrainingSpec& ts);
+
+// ZeRO-3 / FSDP traffic of one layer for one micro-batch: the all-gather of
+// its weights (before the forward, and again before the backward) and the
+// reduce-scatter of its gradients, and the part that the layer's own compute
+// does not hide (the next layer is prefetched while this one computes). All
+// zero unless ZeRO-3 runs over more than one rank.
+struct Zero3LayerComm {
+  double all_gather_s = 0, reduce_scatter_s = 0;
+  double exposed_fwd_s = 0, exposed_bwd_s = 0;
+  [[nodiscard]] double exposed_s() const { return exposed_fwd_s + exposed_bwd_s; }
+};
+[[nodiscard]] Zero3LayerComm zero3_layer_comm(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+                                              const TrainingSpec& ts, const LayerTime& lt);
+
+// Time of one layer for one micro-batch on the critical path: forward and
+// backward (LayerTime::total_s) plus its exposed ZeRO-3 traffic. The unit in
+// which stages are balanced and the heaviest stage is found.
+[[nodiscard]] double layer_step_s(const LayerTime& lt, const Zero3LayerComm& z3);
+
+[[nodiscard]] StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+                                          const TrainingSpec& ts, const StageLayout& layout, const LayerTime& lt,
+                                          const HeadTime& head, Explain* ex = nullptr);
+
+} // namespace planner

@@ -1,0 +1,64 @@
+// Exhaustive search over TP x CP x PP x DP = N, micro-batch size, virtual
+// stages, recomputation, ZeRO stage and sequence parallelism: enumerate, prune
+// (structure first, then memory), rank by step time, keep the top K.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "planner/model/evaluate.h"
+#include "planner/spec/specs.h"
+
+namespace planner {
+
+// Values the user fixed; unset fields are searched.
+struct SearchPins {
+  std::optional<std::int64_t> tp, cp, pp, dp, micro_batch_size, virtual_stages;
+  std::optional<Recompute> recompute;
+  std::optional<int> zero_stage;
+  std::optional<bool> sequence_parallel;
+};
+
+// How far a running search is: configurations enumerated so far out of all
+// it will enumerate (SearchResult::considered at the end).
+struct SearchProgress {
+  std::int64_t considered = 0;
+  std::int64_t total = 0;
+};
+
+struct SearchSpec {
+  TrainingSpec training;       // GPUs, sequence length, global batch, dtype, ...
+  SearchPins pins;
+  std::size_t top_k = 10;
+  std::int64_t max_micro_batch_size = 16;
+  std::int64_t max_virtual_stages = 8;
+  std::int64_t max_cp = 64;
+  // Called, when set, each time about progress_every more configurations
+  // have been enumerated, and once at the end (considered == total). The
+  // library only counts; a caller that shows progress decides when and how
+  // (the CLI: on a terminal, after a second).
+  std::function<void(const SearchProgress&)> progress;
+  std::int64_t progress_every = 4096;
+};
+
+struct SearchResult {
+  std::vector<Evaluation> top;   // best first
+  std::int64_t considered = 0;   // configurations enumerated
+  std::int64_t feasible = 0;
+  std::int64_t rejected = 0;
+  std::array<std::int64_t, kNumReasons> rejections{};  // by first reason
+};
+
+// Keeps only the top_k best configurations, so memory stays bounded however
+// many it enumerates. A model or training run outside the size bounds of
+// limits.h, or a pin below 1, is an InputError.
+[[nodiscard]] SearchResult search(const ModelSpec& m, const HardwareProfile& hw, const SearchSpec& spec);
+
+// Strict ordering used to rank results: step time, then memory, then the
+// configuration itself (deterministic ties).
+[[nodiscard]] bool better(const Evaluation& a, const Evaluation& b);
+
+} // namespace planner

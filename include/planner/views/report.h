@@ -1,0 +1,40 @@
+// Views over result structs: text tables, JSON (with schema_version) and CSV.
+// Pure string rendering; the CLI prints what these return.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "planner/model/evaluate.h"
+#include "planner/model/explain.h"
+#include "planner/search/search.h"
+#include "planner/spec/specs.h"
+
+namespace planner {
+
+enum class Format { table, json, csv };
+inline constexpr int kReportSchemaVersion = 1;
+
+struct RunContext {  // what the user asked, echoed in every report
+  const ModelSpec& model;
+  const HardwareProfile& hardware;
+  const TrainingSpec& training;
+};
+
+[[nodiscard]] std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Format f);
+[[nodiscard]] std::string render_search(const SearchResult& r, const RunContext& ctx, Format f);
+[[nodiscard]] std::string render_explain(const Explain& ex);
+[[nodiscard]] std::string render_model_list(const std::vector<ModelSpec>& models, Format f);
+[[nodiscard]] std::string render_hardware_list(const std::vector<HardwareProfile>& hw, Format f);
+[[nodiscard]] std::string render_model(const ModelSpec& m, Format f);
+[[nodiscard]] std::string render_hardware(const HardwareProfile& h, Format f);
+
+[[nodiscard]] nlohmann::json to_json(const Evaluation& ev);
+[[nodiscard]] nlohmann::json to_json(const ParallelConfig& pc);
+// The fields every JSON report starts with: schema_version, model, hardware,
+// gpus. `into` keeps its other fields.
+void add_report_header(nlohmann::json& into, const RunContext& ctx);
+
+} // namespace planner

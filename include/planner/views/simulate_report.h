@@ -1,0 +1,52 @@
+// What `planner simulate` prints: the simulated step against the closed form
+// term by term, with the reasons they differ, and per-stage statistics.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "planner/model/evaluate.h"
+#include "planner/views/report.h"
+#include "planner/simulate/simulate.h"
+
+namespace planner {
+
+// One row of the comparison: the closed form prices the heaviest stage; the
+// simulation reports the stage that finishes last. Both sum to the step.
+struct ComparisonTerm {
+  std::string name;
+  double closed_form_s = 0;
+  double simulated_s = 0;
+};
+
+struct SimComparison {
+  std::vector<ComparisonTerm> terms;     // compute, TP/CP, pipeline, DP/ZeRO, optimizer (sum = step)
+  double closed_form_step_s = 0;
+  double simulated_step_s = 0;
+  double formula_bubble_fraction = 0;    // (p-1)/(v*m + p-1): the ideal-pipeline formula
+  std::vector<std::string> explanations; // why they differ, largest first; empty when within 0.1%
+  [[nodiscard]] double relative_difference() const {
+    return closed_form_step_s > 0 ? simulated_step_s / closed_form_step_s - 1.0 : 0.0;
+  }
+};
+
+[[nodiscard]] SimComparison compare_with_closed_form(const Evaluation& ev, const PipelineProblem& pr, const SimResult& r);
+
+// Table or JSON (CSV: one row per stage).
+[[nodiscard]] std::string render_simulation(const SimResult& r, const SimComparison& cmp, const Evaluation& ev,
+                                            const PipelineProblem& pr, const RunContext& ctx, Format f);
+
+// `search --simulate-top K`: the first K results re-ranked by simulated step.
+struct SimulatedRank {
+  std::size_t closed_form_rank = 0;  // 1-based position in the search result
+  Evaluation evaluation;
+  double simulated_step_s = 0;
+  double simulated_bubble_fraction = 0;
+  std::string not_simulated;  // non-empty: why this one could not be simulated (ranked last)
+};
+[[nodiscard]] std::vector<SimulatedRank> simulate_top(const ModelSpec& m, const HardwareProfile& hw,
+                                                      const TrainingSpec& ts, const std::vector<Evaluation>& top,
+                                                      std::size_t k);
+[[nodiscard]] std::string render_simulated_ranking(const std::vector<SimulatedRank>& ranks, Format f);
+
+} // namespace planner

@@ -1,0 +1,102 @@
+#include "planner/io/catalog.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "planner/spec/input_error.h"
+#include "planner/io/json_io.h"
+
+namespace planner {
+
+namespace fs = std::filesystem;
+
+// $PLANNER_DATA_DIR first; then an installed tree (`cmake --install`), found
+// from the running executable as <prefix>/bin/planner -> <prefix>/share/planner;
+// then the source tree the build came from (a build that was not installed).
+std::string data_dir() {
+  if (const char* env = std::getenv("PLANNER_DATA_DIR"); env && *env) return env;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / PLANNER_INSTALL_DATA_SUBDIR;
+    if (fs::is_directory(installed / "models", ec)) return installed.string();
+  }
+  return PLANNER_SOURCE_DATA_DIR;
+}
+
+namespace {
+
+std::vector<std::string> json_files(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw InputError(dir, "directory not found (set PLANNER_DATA_DIR to the planner source tree)");
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file() && e.path().extension() == ".json") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".json");
+}
+
+// Levenshtein distance, for "did you mean".
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+template <typename Spec>
+Spec find(const std::string& key, const std::vector<Spec>& all, const char* what, const char* flag) {
+  for (const auto& s : all) {
+    if (s.name == key) return s;
+    if (std::find(s.aliases.begin(), s.aliases.end(), key) != s.aliases.end()) return s;
+  }
+  std::string names, best;
+  std::size_t best_d = 4;
+  for (const auto& s : all) {
+    names += (names.empty() ? "" : ", ") + s.name;
+    std::vector<std::string> candidates = s.aliases;
+    candidates.push_back(s.name);
+    for (const auto& c : candidates)
+      if (auto d = edit_distance(key, c); d < best_d) best_d = d, best = c;
+  }
+  std::string hint = best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+  throw InputError(flag, fmt::format("unknown {} '{}'{}; known: {}", what, key, hint, names));
+}
+
+} // namespace
+
+std::vector<ModelSpec> list_models(const std::string& dir) {
+  std::vector<ModelSpec> out;
+  for (const auto& f : json_files(dir + "/models")) out.push_back(load_model_file(f));
+  return out;
+}
+
+std::vector<HardwareProfile> list_hardware(const std::string& dir) {
+  std::vector<HardwareProfile> out;
+  for (const auto& f : json_files(dir + "/hardware_profiles")) out.push_back(load_hardware_file(f));
+  return out;
+}
+
+ModelSpec find_model(const std::string& name_or_path, const std::string& dir) {
+  if (looks_like_path(name_or_path)) return load_model_file(name_or_path);
+  return find(name_or_path, list_models(dir), "model", "--model");
+}
+
+HardwareProfile find_hardware(const std::string& name_or_path, const std::string& dir) {
+  if (looks_like_path(name_or_path)) return load_hardware_file(name_or_path);
+  return find(name_or_path, list_hardware(dir), "hardware profile", "--hardware");
+}
+
+} // namespace planner

@@ -1,0 +1,358 @@
+#include "planner/io/json_io.h"
+#include "planner/io/read_file.h"
+
+#include "io/field_reader.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "planner/model/collectives.h"
+#include "planner/spec/input_error.h"
+#include "planner/spec/limits.h"
+
+namespace planner {
+
+using nlohmann::json;
+using detail::FieldReader;
+using detail::describe;
+using detail::throw_if_problems;
+
+namespace {
+
+
+void check_schema_version(FieldReader& r) {
+  std::int64_t v = r.integer("schema_version", 1);
+  if (v != 0 && v != kSpecSchemaVersion)
+    r.problem("schema_version", fmt::format("expected {}, got {}", kSpecSchemaVersion, v));
+}
+
+constexpr std::pair<const char*, FfnKind> kFfnNames[] = {
+    {"swiglu", FfnKind::swiglu}, {"geglu", FfnKind::geglu}, {"gelu", FfnKind::gelu},
+    {"relu", FfnKind::relu},     {"squared_relu", FfnKind::squared_relu}};
+constexpr std::pair<const char*, NormKind> kNormNames[] = {{"rmsnorm", NormKind::rmsnorm}, {"layernorm", NormKind::layernorm}};
+constexpr std::pair<const char*, PositionKind> kPositionNames[] = {{"rope", PositionKind::rope}, {"learned", PositionKind::learned}};
+constexpr std::pair<const char*, Topology> kTopologyNames[] = {{"switch", Topology::switched}, {"torus", Topology::torus}};
+
+template <typename Enum, std::size_t N>
+std::string_view name_of(const std::pair<const char*, Enum> (&table)[N], Enum e) {
+  for (const auto& [name, value] : table)
+    if (value == e) return name;
+  return "?";
+}
+
+std::array<double, kNumDTypes> per_dtype(FieldReader& parent, const std::string& key, std::vector<std::string>& problems,
+                                         double max_value, bool bf16_required) {
+  std::array<double, kNumDTypes> out{0.0, 0.0};
+  const json* o = parent.object(key);
+  if (!o) return out;
+  FieldReader r(*o, parent.field(key), problems);
+  out[std::size_t(DType::bf16)] = r.number("bf16", 0, max_value, bf16_required);
+  out[std::size_t(DType::fp8)] = r.number("fp8", 0, max_value, false);
+  r.reject_unknown();
+  return out;
+}
+
+// tiers[i].collectives: {"all_reduce": {base_latency_s, latency_per_step_s,
+// bandwidth_bytes_per_s}, ...}, written by `planner calibrate fit`.
+void read_collective_fits(const json& obj, const std::string& path, std::vector<std::string>& problems,
+                          std::array<CollectiveFit, kNumCollectives>& out) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    const std::string field = path + "." + it.key();
+    const auto c = collective_from_key(it.key());
+    if (!c) {
+      problems.push_back(field + ": unknown collective (expected all_reduce, all_gather, reduce_scatter, all_to_all or send_recv)");
+      continue;
+    }
+    if (!it->is_object()) {
+      problems.push_back(fmt::format("{}: expected an object, got {}", field, describe(*it)));
+      continue;
+    }
+    FieldReader f(*it, field, problems);
+    CollectiveFit& fit = out[std::size_t(*c)];
+    fit.fitted = true;
+    fit.base_latency_s = f.number("base_latency_s", 0, 1, true, 0, false);
+    fit.latency_per_step_s = f.number("latency_per_step_s", 0, 1, true, 0, false);
+    fit.bandwidth_bytes_per_s = f.number("bandwidth_bytes_per_s", 0, 1e15);
+    f.reject_unknown();
+  }
+}
+
+} // namespace
+
+std::string_view to_string(FfnKind k) { return name_of(kFfnNames, k); }
+std::string_view to_string(NormKind k) { return name_of(kNormNames, k); }
+std::string_view to_string(PositionKind k) { return name_of(kPositionNames, k); }
+std::string_view to_string(Topology t) { return name_of(kTopologyNames, t); }
+std::string_view to_string(DType d) { return d == DType::bf16 ? "bf16" : "fp8"; }
+std::string_view to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+std::string_view to_string(Schedule s) {
+  switch (s) {
+    case Schedule::one_f_one_b: return "1f1b";
+    case Schedule::gpipe: return "gpipe";
+    case Schedule::interleaved: return "interleaved";
+  }
+  return "?";
+}
+std::string_view to_string(AttentionKernel a) { return a == AttentionKernel::flash ? "flash" : "unfused"; }
+
+ModelSpec model_from_json(const json& j, const std::string& origin) {
+  std::vector<std::string> problems;
+  if (!j.is_object()) throw InputError(origin, "expected a JSON object describing a model");
+  FieldReader r(j, "", problems);
+  ModelSpec m;
+  check_schema_version(r);
+  m.name = r.string("name");
+  m.aliases = r.string_list("aliases");
+  m.display_name = r.string("display_name", false);
+  if (m.display_name.empty()) m.display_name = m.name;
+  m.source = r.string("source", false);
+  m.num_layers = r.integer("num_layers", 1);
+  m.hidden_size = r.integer("hidden_size", 1);
+  m.ffn_hidden_size = r.integer("ffn_hidden_size", 1);
+  m.ffn_kind = r.choice("ffn_type", kFfnNames, FfnKind::swiglu);
+  m.num_heads = r.integer("num_attention_heads", 1);
+  m.num_kv_heads = r.integer("num_kv_heads", 1);
+  m.head_dim = r.integer("head_dim", 1, false, 0);
+  m.vocab_size = r.integer("vocab_size", 1);
+  m.tied_embeddings = r.boolean("tied_embeddings");
+  m.norm = r.choice("norm", kNormNames, NormKind::rmsnorm);
+  m.bias = r.boolean("bias");
+  m.dropout = r.boolean("dropout");
+  m.position = r.choice("position_embedding", kPositionNames, PositionKind::rope);
+  m.max_position_embeddings = r.integer("max_position_embeddings", 1, m.position == PositionKind::learned, 0);
+  m.default_seq_len = r.integer("default_seq_len", 1);
+  m.default_global_batch_tokens = r.integer("default_global_batch_tokens", 1);
+  m.expected_params = r.integer("expected_params", 1, false, 0);
+  r.allow("notes");
+  r.reject_unknown();
+  // Cross-field checks, only once the fields themselves are sane.
+  if (problems.empty()) {
+    if (m.head_dim == 0) {
+      if (m.hidden_size % m.num_heads != 0)
+        problems.push_back(fmt::format("head_dim: missing, and hidden_size {} is not divisible by num_attention_heads {}",
+                                       m.hidden_size, m.num_heads));
+      else
+        m.head_dim = m.hidden_size / m.num_heads;
+    }
+    if (m.num_heads % m.num_kv_heads != 0)
+      problems.push_back(fmt::format("num_kv_heads: expected a divisor of num_attention_heads {}, got {}", m.num_heads,
+                                     m.num_kv_heads));
+  }
+  // Bounds that keep every 64-bit product in the cost model exact (limits.h).
+  if (problems.empty())
+    for (std::string& p : size_problems(m)) problems.push_back(std::move(p));
+  throw_if_problems(origin, problems);
+  return m;
+}
+
+HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
+  std::vector<std::string> problems;
+  if (!j.is_object()) throw InputError(origin, "expected a JSON object describing a hardware profile");
+  FieldReader r(j, "", problems);
+  HardwareProfile h;
+  check_schema_version(r);
+  h.name = r.string("name");
+  h.aliases = r.string_list("aliases");
+  h.display_name = r.string("display_name", false);
+  if (h.display_name.empty()) h.display_name = h.name;
+  if (const json* chip = r.object("chip")) {
+    FieldReader c(*chip, "chip", problems);
+    h.chip_name = c.string("name");
+    h.peak_flops_per_s = per_dtype(c, "peak_flops_per_s", problems, 1e18, true);
+    h.hbm_capacity_bytes = c.number("hbm_capacity_bytes", 0, 1e15);
+    h.hbm_bandwidth_bytes_per_s = c.number("hbm_bandwidth_bytes_per_s", 0, 1e15);
+    c.reject_unknown();
+  }
+  h.memory_reserve_bytes = r.number("memory_reserve_bytes", 0, 1e15, true, 0, false);
+  h.collective_base_latency_s = r.number("collective_base_latency_s", 0, 1, true, 0, false);
+  if (const json* eff = r.object("efficiency")) {
+    FieldReader e(*eff, "efficiency", problems);
+    h.efficiency.gemm_max = per_dtype(e, "gemm_max", problems, 1.0, true);
+    h.efficiency.gemm_half_flops = e.number("gemm_half_flops", 0, 1e18, true, 0, false);
+    h.efficiency.attention_max = per_dtype(e, "attention_max", problems, 1.0, true);
+    h.efficiency.unfused_attention_max = e.number("unfused_attention_max", 0, 1.0);
+    h.efficiency.hbm_efficiency = e.number("hbm_efficiency", 0, 1.0);
+    h.efficiency.compute_units = e.integer("compute_units", 1, false, 0);
+    h.efficiency.gemm_tile_m = e.integer("gemm_tile_m", 1, false, 0);
+    h.efficiency.gemm_tile_n = e.integer("gemm_tile_n", 1, false, 0);
+    if ((h.efficiency.compute_units > 0) != (h.efficiency.gemm_tile_m > 0 && h.efficiency.gemm_tile_n > 0))
+      e.problem("compute_units", "expected compute_units, gemm_tile_m and gemm_tile_n together (all or none)");
+    e.reject_unknown();
+  }
+  const json* tiers = r.get("tiers", true, "a list of 1 or 2 interconnect tiers");
+  if (tiers && (!tiers->is_array() || tiers->empty() || tiers->size() > 2)) {
+    r.problem("tiers", fmt::format("expected a list of 1 or 2 interconnect tiers, got {}", describe(*tiers)));
+  } else if (tiers) {
+    for (std::size_t i = 0; i < tiers->size(); ++i) {
+      std::string path = fmt::format("tiers[{}]", i);
+      const json& tj = (*tiers)[i];
+      if (!tj.is_object()) {
+        problems.push_back(path + ": expected an object");
+        continue;
+      }
+      FieldReader t(tj, path, problems);
+      InterconnectTier tier;
+      tier.name = t.string("name");
+      tier.topology = t.choice("topology", kTopologyNames, Topology::switched);
+      tier.size = t.integer("size", i == 0 ? 1 : 0);
+      tier.latency_s = t.number("latency_s", 0, 1, true, 0, false);
+      tier.bandwidth_nominal_bytes_per_s = t.number("bandwidth_nominal_bytes_per_s", 0, 1e15);
+      tier.bandwidth_achieved_bytes_per_s = t.number("bandwidth_achieved_bytes_per_s", 0, 1e15);
+      if (tier.topology == Topology::torus) {
+        const json* dims = t.get("torus_dims", true, "a list of positive integers");
+        if (dims) {
+          bool good = dims->is_array() && !dims->empty() && dims->size() <= 3;
+          std::int64_t product = 1;
+          if (good)
+            for (const auto& d : *dims) {
+              if (!d.is_number_integer() || d.get<std::int64_t>() < 1 || d.get<std::int64_t>() > 4096) good = false;
+              else product *= d.get<std::int64_t>();
+              if (good) tier.torus_dims.push_back(d.get<std::int64_t>());
+            }
+          if (!good) t.problem("torus_dims", fmt::format("expected a list of 1 to 3 positive integers, got {}", describe(*dims)));
+          else if (product != tier.size)
+            t.problem("torus_dims", fmt::format("expected dimensions multiplying to size {}, got product {}", tier.size, product));
+        }
+      }
+      if (i == 1) {
+        tier.nics_per_node = t.integer("nics_per_node", 1);
+        tier.gpus_per_node = t.integer("gpus_per_node", 1);
+      }
+      if (const json* fits = t.object("collectives", false)) {
+        if (tier.topology != Topology::switched) t.problem("collectives", "expected only on a switch tier (fits of torus tiers are not supported)");
+        else read_collective_fits(*fits, t.field("collectives"), problems, tier.collective_fits);
+      }
+      t.reject_unknown();
+      if (tier.bandwidth_achieved_bytes_per_s > tier.bandwidth_nominal_bytes_per_s && tier.bandwidth_nominal_bytes_per_s > 0)
+        problems.push_back(path + ".bandwidth_achieved_bytes_per_s: expected at most bandwidth_nominal_bytes_per_s");
+      h.tiers.push_back(std::move(tier));
+    }
+    if (h.tiers.size() == 2 && h.tiers[0].size > 0 && h.tiers[1].gpus_per_node > 0 &&
+        h.tiers[0].size % h.tiers[1].gpus_per_node != 0 && h.tiers[1].gpus_per_node % h.tiers[0].size != 0)
+      problems.push_back("tiers[1].gpus_per_node: expected a divisor or multiple of tiers[0].size");
+  }
+  r.allow("sources");
+  r.allow("notes");
+  r.reject_unknown();
+  throw_if_problems(origin, problems);
+  return h;
+}
+
+json to_json(const ModelSpec& m) {
+  json j;
+  j["schema_version"] = kSpecSchemaVersion;
+  j["name"] = m.name;
+  j["aliases"] = m.aliases;
+  j["display_name"] = m.display_name;
+  if (!m.source.empty()) j["source"] = m.source;
+  j["num_layers"] = m.num_layers;
+  j["hidden_size"] = m.hidden_size;
+  j["ffn_hidden_size"] = m.ffn_hidden_size;
+  j["ffn_type"] = std::string(to_string(m.ffn_kind));
+  j["num_attention_heads"] = m.num_heads;
+  j["num_kv_heads"] = m.num_kv_heads;
+  j["head_dim"] = m.head_dim;
+  j["vocab_size"] = m.vocab_size;
+  j["tied_embeddings"] = m.tied_embeddings;
+  j["norm"] = std::string(to_string(m.norm));
+  j["bias"] = m.bias;
+  j["dropout"] = m.dropout;
+  j["position_embedding"] = std::string(to_string(m.position));
+  if (m.position == PositionKind::learned) j["max_position_embeddings"] = m.max_position_embeddings;
+  j["default_seq_len"] = m.default_seq_len;
+  j["default_global_batch_tokens"] = m.default_global_batch_tokens;
+  if (m.expected_params) j["expected_params"] = m.expected_params;
+  return j;
+}
+
+json to_json(const HardwareProfile& h) {
+  auto dt = [](const std::array<double, kNumDTypes>& a) {
+    json o;
+    o["bf16"] = a[0];
+    if (a[1] > 0) o["fp8"] = a[1];
+    return o;
+  };
+  json j;
+  j["schema_version"] = kSpecSchemaVersion;
+  j["name"] = h.name;
+  j["aliases"] = h.aliases;
+  j["display_name"] = h.display_name;
+  j["chip"] = {{"name", h.chip_name},
+               {"peak_flops_per_s", dt(h.peak_flops_per_s)},
+               {"hbm_capacity_bytes", h.hbm_capacity_bytes},
+               {"hbm_bandwidth_bytes_per_s", h.hbm_bandwidth_bytes_per_s}};
+  j["memory_reserve_bytes"] = h.memory_reserve_bytes;
+  j["collective_base_latency_s"] = h.collective_base_latency_s;
+  j["efficiency"] = {{"gemm_max", dt(h.efficiency.gemm_max)},
+                     {"gemm_half_flops", h.efficiency.gemm_half_flops},
+                     {"attention_max", dt(h.efficiency.attention_max)},
+                     {"unfused_attention_max", h.efficiency.unfused_attention_max},
+                     {"hbm_efficiency", h.efficiency.hbm_efficiency}};
+  if (h.efficiency.compute_units > 0) {
+    j["efficiency"]["compute_units"] = h.efficiency.compute_units;
+    j["efficiency"]["gemm_tile_m"] = h.efficiency.gemm_tile_m;
+    j["efficiency"]["gemm_tile_n"] = h.efficiency.gemm_tile_n;
+  }
+  json tiers = json::array();
+  for (std::size_t i = 0; i < h.tiers.size(); ++i) {
+    const auto& t = h.tiers[i];
+    json tj = {{"name", t.name},
+               {"topology", std::string(to_string(t.topology))},
+               {"size", t.size},
+               {"latency_s", t.latency_s},
+               {"bandwidth_nominal_bytes_per_s", t.bandwidth_nominal_bytes_per_s},
+               {"bandwidth_achieved_bytes_per_s", t.bandwidth_achieved_bytes_per_s}};
+    if (t.topology == Topology::torus) tj["torus_dims"] = t.torus_dims;
+    if (i == 1) {
+      tj["nics_per_node"] = t.nics_per_node;
+      tj["gpus_per_node"] = t.gpus_per_node;
+    }
+    for (Collective c : kAllCollectives) {
+      const CollectiveFit& f = t.collective_fits[std::size_t(c)];
+      if (!f.fitted) continue;
+      tj["collectives"][collective_key(c)] = {{"base_latency_s", f.base_latency_s},
+                                              {"latency_per_step_s", f.latency_per_step_s},
+                                              {"bandwidth_bytes_per_s", f.bandwidth_bytes_per_s}};
+    }
+    tiers.push_back(tj);
+  }
+  j["tiers"] = tiers;
+  return j;
+}
+
+json parse_json_text(std::string_view text, const std::string& origin) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // nlohmann reports a byte offset; give the line too, which a person can find.
+    std::size_t at = std::min<std::size_t>(e.byte, text.size());
+    std::size_t line = 1 + std::size_t(std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n'));
+    throw InputError(fmt::format("{}:{}", origin, line), "malformed JSON (expected a valid JSON document)");
+  } catch (const json::exception&) {
+    // out_of_range 406: a number too large for a double (nlohmann throws it
+    // outside parse_error; found by fuzz_nccl_tests_log).
+    throw InputError(origin, "malformed JSON: a number out of range (expected a valid JSON document)");
+  }
+}
+
+json read_json_file(const std::string& path) { return parse_json_text(read_input_file(path), path); }
+
+ModelSpec load_model_file(const std::string& path) { return model_from_json(read_json_file(path), path); }
+HardwareProfile load_hardware_file(const std::string& path) { return hardware_from_json(read_json_file(path), path); }
+
+} // namespace planner

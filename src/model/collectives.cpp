@@ -1,0 +1,236 @@
+#include "planner/model/collectives.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace planner {
+
+const char* to_string(Collective c) {
+  switch (c) {
+    case Collective::all_reduce: return "all-reduce";
+    case Collective::all_gather: return "all-gather";
+    case Collective::reduce_scatter: return "reduce-scatter";
+    case Collective::all_to_all: return "all-to-all";
+    case Collective::send_recv: return "send/recv";
+  }
+  return "?";
+}
+
+const char* collective_key(Collective c) {
+  switch (c) {
+    case Collective::all_reduce: return "all_reduce";
+    case Collective::all_gather: return "all_gather";
+    case Collective::reduce_scatter: return "reduce_scatter";
+    case Collective::all_to_all: return "all_to_all";
+    case Collective::send_recv: return "send_recv";
+  }
+  return "?";
+}
+
+std::optional<Collective> collective_from_key(std::string_view key) {
+  for (Collective c : kAllCollectives)
+    if (key == collective_key(c)) return c;
+  return std::nullopt;
+}
+
+const char* to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::none: return "none";
+    case Algorithm::ring: return "ring";
+    case Algorithm::tree: return "tree";
+    case Algorithm::torus: return "torus";
+    case Algorithm::direct: return "direct";
+  }
+  return "?";
+}
+
+GroupPlacement placement(const HardwareProfile& hw, std::int64_t size, std::int64_t stride) {
+  GroupPlacement g;
+  g.size = std::max<std::int64_t>(size, 1);
+  g.stride = std::max<std::int64_t>(stride, 1);
+  const std::int64_t domain = hw.tiers.empty() ? 1 : std::max<std::int64_t>(hw.tiers[0].size, 1);
+  // Consecutive members are `stride` ranks apart; a domain holds `domain`
+  // consecutive ranks, so it holds domain/stride members (at least one).
+  g.members_per_domain = g.stride >= domain ? 1 : std::min(g.size, std::max<std::int64_t>(1, domain / g.stride));
+  g.domains = (g.size + g.members_per_domain - 1) / g.members_per_domain;
+  if (!hw.tiers.empty() && hw.tiers[0].topology == Topology::torus) {
+    // Row-major mapping of ranks onto the torus (axis 0 fastest): walk the axes,
+    // consuming the stride, then laying members along each axis in turn.
+    std::int64_t st = g.stride, remaining = g.members_per_domain;
+    const auto& dims = hw.tiers[0].torus_dims;
+    for (std::size_t d = 0; d < dims.size() && d < 3; ++d) {
+      const std::int64_t D = dims[d];
+      if (remaining <= 1) break;
+      if (st >= D) {
+        st = std::max<std::int64_t>(1, st / D);
+        continue;
+      }
+      const std::int64_t spacing = st;
+      const std::int64_t ext = std::min(remaining, std::max<std::int64_t>(1, D / spacing));
+      g.torus_extent[d] = ext;
+      g.torus_wrap[d] = ext * spacing == D;
+      remaining = (remaining + ext - 1) / ext;
+      st = 1;
+    }
+  }
+  return g;
+}
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+bool is_torus(const HardwareProfile& hw) { return !hw.tiers.empty() && hw.tiers[0].topology == Topology::torus; }
+
+// The fitted alpha-beta of collective `c` on tier `tier` (`planner calibrate
+// fit`), or nullptr when the profile carries none: then the tier's generic
+// latency_s / bandwidth_achieved_bytes_per_s apply, exactly as before fits existed.
+const CollectiveFit* fit_for(const HardwareProfile& hw, std::size_t tier, std::optional<Collective> c) {
+  if (!c || tier >= hw.tiers.size() || hw.tiers[tier].topology != Topology::switched) return nullptr;
+  const CollectiveFit& f = hw.tiers[tier].collective_fits[std::size_t(*c)];
+  return f.fitted ? &f : nullptr;
+}
+
+// Bandwidth to the scale-out network per GPU: the node's NICs shared by its GPUs.
+double nic_bandwidth_per_gpu(const HardwareProfile& hw, std::optional<Collective> c = std::nullopt) {
+  if (hw.tiers.size() < 2) return 0;
+  const auto& t = hw.tiers[1];
+  const CollectiveFit* f = fit_for(hw, 1, c);
+  const double per_nic = f ? f->bandwidth_bytes_per_s : t.bandwidth_achieved_bytes_per_s;
+  return per_nic * double(t.nics_per_node) / double(std::max<std::int64_t>(t.gpus_per_node, 1));
+}
+
+// Per-GPU ring bandwidth inside one tier-0 domain.
+double intra_bandwidth(const HardwareProfile& hw, const GroupPlacement& g, std::optional<Collective> c = std::nullopt) {
+  if (g.members_per_domain <= 1 || hw.tiers.empty()) return kInf;
+  const auto& t = hw.tiers[0];
+  if (t.topology == Topology::switched) {
+    const CollectiveFit* f = fit_for(hw, 0, c);
+    return f ? f->bandwidth_bytes_per_s : t.bandwidth_achieved_bytes_per_s;
+  }
+  // Torus: a ring along each used axis runs both directions of its links at
+  // once where the axis wraps around (2B), one direction's worth on an open
+  // line (B); axes used together add up (JAX scaling book, "All-reduce on a
+  // 2D torus": running both axes at once halves the time).
+  double bw = 0;
+  for (std::size_t d = 0; d < 3; ++d)
+    if (g.torus_extent[d] > 1) bw += (g.torus_wrap[d] ? 2.0 : 1.0) * t.bandwidth_achieved_bytes_per_s;
+  return bw > 0 ? bw : t.bandwidth_achieved_bytes_per_s;
+}
+
+double hop_latency(const HardwareProfile& hw, std::size_t tier, std::optional<Collective> c = std::nullopt) {
+  if (const CollectiveFit* f = fit_for(hw, tier, c)) return f->latency_per_step_s;
+  return tier < hw.tiers.size() ? hw.tiers[tier].latency_s : 0.0;
+}
+
+// Launch latency of one collective: the fitted base latency of the tier the
+// group's measurements came from (one-per-node groups for anything crossing
+// domains, intra-domain groups otherwise), else the profile's NCCL baseLat.
+double base_latency(const HardwareProfile& hw, bool crosses_domains, std::optional<Collective> c) {
+  if (const CollectiveFit* f = fit_for(hw, crosses_domains ? 1 : 0, c)) return f->base_latency_s;
+  return hw.collective_base_latency_s;
+}
+
+double ring_bandwidth(const HardwareProfile& hw, const GroupPlacement& g, std::optional<Collective> c) {
+  const double intra = intra_bandwidth(hw, g, c);
+  if (!g.crosses_domains()) return intra;
+  // NCCL pipelines the intra- and inter-node phases of a ring (one channel per
+  // NIC), so the ring runs at the slower of NVLink and the NICs the group's
+  // members on one node own: k members -> k * nics_per_node / gpus_per_node
+  // NICs (reference README §2; a one-GPU-per-node group gets one NIC).
+  const double inter = double(g.members_per_domain) * nic_bandwidth_per_gpu(hw, c);
+  return std::min(intra, inter);
+}
+
+double log2_ceil(std::int64_t x) { return x <= 1 ? 0.0 : std::ceil(std::log2(double(x))); }
+
+} // namespace
+
+double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacement& g) {
+  return ring_bandwidth(hw, g, std::nullopt);
+}
+
+// With fitted values (InterconnectTier::collective_fits) the formulas below
+// are unchanged; only their alpha, bandwidth and base latency come from the
+// fit of collective `c` on the tier in question (docs/calibration.md).
+CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c, double bytes) {
+  CollectiveCost out;
+  const std::int64_t p = g.size;
+  if (p <= 1 || bytes <= 0) return out;
+  const double pd = double(p);
+  const double a_intra = hop_latency(hw, 0, c), a_inter = hop_latency(hw, 1, c);
+  const std::int64_t k = g.members_per_domain, D = g.domains;
+
+  if (c == Collective::send_recv) {
+    // One message between two ranks: alpha + n/B (Hockney).
+    out.algorithm = Algorithm::direct;
+    const bool remote = g.stride >= (hw.tiers.empty() ? 1 : hw.tiers[0].size);
+    double bw = remote ? nic_bandwidth_per_gpu(hw, c) : intra_bandwidth(hw, GroupPlacement{.members_per_domain = 2}, c);
+    if (!remote && is_torus(hw)) bw = hw.tiers[0].bandwidth_achieved_bytes_per_s;  // one neighbour link
+    out.bus_bandwidth_bytes_per_s = bw;
+    out.latency_s = base_latency(hw, remote, c) + (remote ? a_inter : a_intra);
+    out.bandwidth_s = bytes / bw;
+    return out;
+  }
+
+  const double a0 = base_latency(hw, g.crosses_domains(), c);
+  const double bw = ring_bandwidth(hw, g, c);
+  out.bus_bandwidth_bytes_per_s = bw;
+
+  if (c == Collective::all_to_all) {
+    // Pairwise exchange: (p-1)*alpha + each rank's off-domain share through
+    // its NIC share and on-domain share over the scale-up links (Thakur et
+    // al. 2005). On a torus, all-to-all moves ~1/4 of an all-gather's bytes
+    // per link (JAX scaling book).
+    out.algorithm = is_torus(hw) && !g.crosses_domains() ? Algorithm::torus : Algorithm::direct;
+    const double intra_bytes = bytes * double(k - 1) / pd;
+    const double inter_bytes = bytes * double(p - k) / pd;
+    double t_intra = k > 1 ? intra_bytes / intra_bandwidth(hw, g, c) : 0.0;
+    if (out.algorithm == Algorithm::torus) t_intra = 0.25 * bytes * (pd - 1) / pd / intra_bandwidth(hw, g, c);
+    const double t_inter = D > 1 ? inter_bytes / nic_bandwidth_per_gpu(hw, c) : 0.0;
+    out.latency_s = a0 + double(k - 1) * a_intra + double(p - k) / double(std::max<std::int64_t>(k, 1)) * a_inter;
+    out.bandwidth_s = std::max(t_intra, t_inter);
+    return out;
+  }
+
+  // Bandwidth factors (Thakur, Rabenseifner & Gropp 2005; nccl-tests busbw):
+  // all-reduce 2(p-1)/p, all-gather and reduce-scatter (p-1)/p.
+  const bool ar = c == Collective::all_reduce;
+  const double factor = (ar ? 2.0 : 1.0) * (pd - 1.0) / pd;
+  const double passes = ar ? 2.0 : 1.0;
+
+  // Ring: steps = passes*(p-1), of which passes*(D-1) cross domains (NCCL
+  // tuning.cc ring latency: base + intra-steps*intra + inter-steps*inter).
+  CollectiveCost ring;
+  ring.algorithm = Algorithm::ring;
+  ring.bus_bandwidth_bytes_per_s = bw;
+  if (is_torus(hw)) {
+    // Bidirectional rings along each axis: ceil((e-1)/2) hops per pass where
+    // the axis wraps, e-1 on an open line (reference README §3, torus).
+    ring.algorithm = Algorithm::torus;
+    double hops = 0;
+    for (std::size_t d = 0; d < 3; ++d) {
+      const double e = double(g.torus_extent[d]);
+      if (e > 1) hops += g.torus_wrap[d] ? std::ceil((e - 1) / 2) : (e - 1);
+    }
+    ring.latency_s = a0 + passes * (hops * a_intra + double(D - 1) * a_inter);
+  } else {
+    const double steps = passes * (pd - 1), inter_steps = passes * double(D - 1);
+    ring.latency_s = a0 + (steps - inter_steps) * a_intra + inter_steps * a_inter;
+  }
+  ring.bandwidth_s = factor * bytes / bw;
+  if (!ar || D <= 1 || is_torus(hw)) return ring;
+
+  // NCCL double binary tree across domains, a chain inside each: latency
+  // 2*(lg D * alpha_inter + (k-1) * alpha_intra), bandwidth ~2n*beta
+  // (reference README §3, tree column). Take the cheaper, as NCCL's tuner does.
+  CollectiveCost tree;
+  tree.algorithm = Algorithm::tree;
+  tree.bus_bandwidth_bytes_per_s = bw;
+  tree.latency_s = a0 + 2.0 * (log2_ceil(D) * a_inter + double(k - 1) * a_intra);
+  tree.bandwidth_s = 2.0 * bytes / bw;
+  return tree.total_s() < ring.total_s() ? tree : ring;
+}
+
+} // namespace planner

@@ -1,0 +1,146 @@
+#include "planner/model/evaluate.h"
+
+#include <algorithm>
+
+#include "planner/model/layer_cost.h"
+#include "planner/spec/limits.h"
+
+namespace planner {
+
+const char* describe(Reason r) {
+  switch (r) {
+    case Reason::gpu_count_mismatch: return "tp*cp*pp*dp does not equal the GPU count";
+    case Reason::tp_exceeds_scale_up: return "TP group larger than the scale-up domain (NVLink node / pod)";
+    case Reason::tp_not_dividing_heads: return "TP does not divide the attention heads and KV heads";
+    case Reason::tp_not_dividing_ffn: return "TP does not divide the FFN size";
+    case Reason::cp_not_dividing_seq: return "sequence length not divisible by 2*CP (causal load balancing)";
+    case Reason::batch_not_divisible: return "global batch not divisible by dp * micro-batch size";
+    case Reason::too_few_layers: return "fewer layers than pipeline stages * virtual stages";
+    case Reason::vpp_needs_pp: return "virtual pipeline stages need pp > 1";
+    case Reason::interleave_needs_micro_batches: return "interleaved schedule needs a multiple of pp micro-batches (Megatron-LM)";
+    case Reason::zero_stage_invalid: return "ZeRO stage must be 0, 1, 2 or 3";
+    case Reason::dtype_unsupported: return "data type not supported by this chip (no peak FLOP/s)";
+    case Reason::crosses_single_domain: return "group leaves the only interconnect tier the profile describes";
+    case Reason::out_of_memory: return "does not fit in GPU memory";
+    case Reason::count_: break;
+  }
+  return "?";
+}
+
+std::vector<Reason> Evaluation::reason_list() const {
+  std::vector<Reason> out;
+  for (std::size_t i = 0; i < kNumReasons; ++i)
+    if (has(Reason(i))) out.push_back(Reason(i));
+  return out;
+}
+
+std::uint32_t structural_reasons(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+                                 const TrainingSpec& ts) {
+  std::uint32_t r = 0;
+  auto set = [&](Reason x) { r |= 1u << unsigned(x); };
+  if (pc.tp < 1 || pc.cp < 1 || pc.pp < 1 || pc.dp < 1 || pc.micro_batch_size < 1 || pc.virtual_stages < 1) {
+    set(Reason::gpu_count_mismatch);
+    return r;
+  }
+  // Products of the degrees are tested by exact division, so no 64-bit
+  // product can overflow whatever the inputs: tp*cp*pp*dp == N exactly when
+  // each division leaves no remainder and dp is what remains.
+  const std::int64_t N = ts.num_gpus;
+  if (N < 1 || N % pc.tp != 0 || (N / pc.tp) % pc.cp != 0 || (N / pc.tp / pc.cp) % pc.pp != 0 ||
+      N / pc.tp / pc.cp / pc.pp != pc.dp)
+    set(Reason::gpu_count_mismatch);
+  const std::int64_t domain = hw.tiers.empty() ? 1 : hw.tiers[0].size;
+  if (pc.tp > domain) set(Reason::tp_exceeds_scale_up);
+  if (m.num_heads % pc.tp != 0 || m.num_kv_heads % pc.tp != 0) set(Reason::tp_not_dividing_heads);
+  if (m.ffn_hidden_size % pc.tp != 0) set(Reason::tp_not_dividing_ffn);
+  // The sequence splits into 2*cp chunks: seq % (2*cp) == 0.
+  if (pc.cp > ts.seq_len || (pc.cp > 1 && (ts.seq_len % 2 != 0 || (ts.seq_len / 2) % pc.cp != 0)))
+    set(Reason::cp_not_dividing_seq);
+  // global batch % (dp * mbs) == 0.
+  const std::int64_t gbs = ts.global_batch_sequences;
+  if (gbs < 1 || gbs % pc.dp != 0 || (gbs / pc.dp) % pc.micro_batch_size != 0) set(Reason::batch_not_divisible);
+  // pp * v <= layers.
+  if (pc.pp > m.num_layers || pc.virtual_stages > m.num_layers / pc.pp) set(Reason::too_few_layers);
+  if (pc.virtual_stages > 1 && pc.pp == 1) set(Reason::vpp_needs_pp);
+  // Megatron-LM's interleaved schedule needs a multiple of pp micro-batches
+  // (schedules.py, forward_backward_pipelining_with_interleaving raises
+  // "number of microbatches is not divisible by pipeline-model-parallel-size";
+  // with other counts its fixed per-rank order can deadlock, which `planner
+  // simulate` shows).
+  if (pc.virtual_stages > 1 && !(r >> unsigned(Reason::batch_not_divisible) & 1u) &&
+      (gbs / pc.dp / pc.micro_batch_size) % pc.pp != 0)
+    set(Reason::interleave_needs_micro_batches);
+  if (pc.zero_stage < 0 || pc.zero_stage > 3) set(Reason::zero_stage_invalid);
+  if (hw.peak_flops_per_s[std::size_t(ts.dtype)] <= 0 || hw.efficiency.gemm_max[std::size_t(ts.dtype)] <= 0)
+    set(Reason::dtype_unsupported);
+  if (hw.tiers.size() < 2 && ts.num_gpus > domain) set(Reason::crosses_single_domain);
+  return r;
+}
+
+ParallelConfig normalized(ParallelConfig pc) {
+  if (pc.tp == 1) pc.sequence_parallel = false;  // SP is a TP refinement
+  if (pc.virtual_stages > 1) pc.schedule = Schedule::interleaved;
+  else if (pc.schedule == Schedule::interleaved) pc.schedule = Schedule::one_f_one_b;
+  return pc;
+}
+
+Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc_in, const TrainingSpec& ts,
+                    Explain* ex) {
+  check_sizes(m, "model " + m.name);
+  check_sizes(ts, "training run");
+  const ParallelConfig pc = normalized(pc_in);
+  if (std::uint32_t r = structural_reasons(m, hw, pc, ts)) {
+    Evaluation ev;
+    ev.config = pc;
+    ev.reasons = r;
+    return ev;
+  }
+  return evaluate(m, hw, pc, ts, layer_time(m, hw, pc, ts, ex), head_time(m, hw, pc, ts, ex), ex);
+}
+
+Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc_in, const TrainingSpec& ts,
+                    const LayerTime& lt, const HeadTime& head, Explain* ex) {
+  Evaluation ev;
+  const ParallelConfig pc = normalized(pc_in);
+  ev.config = pc;
+  ev.reasons = structural_reasons(m, hw, pc, ts);
+  if (ev.reasons) return ev;
+  // Balance layers over stages counting the embedding and output layer in
+  // layer-equivalents of time.
+  const double per_layer = std::max(layer_step_s(lt, zero3_layer_comm(m, hw, pc, ts, lt)), 1e-30);
+  const double extra_first = (head.embedding_fwd_s + head.embedding_bwd_s) / per_layer;
+  const double extra_last = (head.output_fwd_s + head.output_bwd_s + head.output_tp_comm_s) / per_layer;
+  ev.layout = balance_layers(m.num_layers, pc.pp, pc.virtual_stages, extra_first, extra_last);
+  if (!ev.layout.feasible) {
+    ev.reasons |= 1u << unsigned(Reason::too_few_layers);
+    return ev;
+  }
+  if (ex)
+    ex->add({"pipeline stage layout", "minimise max(layers_r + extra_r) over stages; extras in layer-equivalents",
+             "Llama 3 paper §3.3.2 (uneven first/last stages)",
+             {{"layers", double(m.num_layers)},
+              {"pp", double(pc.pp)},
+              {"extra_first", extra_first},
+              {"extra_last", extra_last},
+              {"first", double(ev.layout.first)},
+              {"last", double(ev.layout.last)}},
+             double(ev.layout.middle_hi),
+             "layers (middle)"});
+  ev.memory = memory_per_gpu(m, hw, pc, ts, ev.layout, ex);
+  ev.time = step_time(m, hw, pc, ts, ev.layout, lt, head, ex);
+  if (!ev.memory.fits()) ev.reasons |= 1u << unsigned(Reason::out_of_memory);
+  return ev;
+}
+
+const char* dominant_overhead(const StepTimeBreakdown& t) {
+  struct Term { const char* name; double s; };
+  const Term terms[] = {{"recompute", t.recompute_s}, {"TP comm", t.tp_comm_s},   {"CP comm", t.cp_comm_s},
+                        {"PP p2p", t.pp_p2p_s},       {"PP bubble", t.pp_bubble_s}, {"DP comm", t.dp_comm_s},
+                        {"ZeRO-3 gather", t.zero3_comm_s}, {"optimizer", t.optimizer_s}};
+  const Term* best = &terms[0];
+  for (const Term& x : terms)
+    if (x.s > best->s) best = &x;
+  return best->s > 0 ? best->name : "none";
+}
+
+} // namespace planner

@@ -1,0 +1,301 @@
+#include "planner/model/layer_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "planner/model/collectives.h"
+#include "planner/model/model_math.h"
+
+namespace planner {
+
+namespace {
+
+constexpr double kAct = 2.0;  // bytes per bf16 activation element
+
+double peak(const HardwareProfile& hw, DType dt) { return hw.peak_flops_per_s[std::size_t(dt)]; }
+
+double hbm_bw(const HardwareProfile& hw) { return hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency; }
+
+// Dimensions of one layer's work on one GPU for one micro-batch.
+struct Dims {
+  double b, s, s_local, n, h, H, KV, hd, F, t, cp, sp_div;
+  bool gated, dropout, rope;
+};
+
+Dims dims(const ModelSpec& m, const ParallelConfig& pc, const TrainingSpec& ts) {
+  Dims d{};
+  d.b = double(pc.micro_batch_size);
+  d.s = double(ts.seq_len);
+  d.cp = double(pc.cp);
+  d.s_local = d.s / d.cp;
+  d.n = d.b * d.s_local;  // tokens of the micro-batch this GPU holds
+  d.h = double(m.hidden_size);
+  d.H = double(m.num_heads);
+  d.KV = double(m.num_kv_heads);
+  d.hd = double(m.head_dim);
+  d.F = double(m.ffn_hidden_size);
+  d.t = double(pc.tp);
+  // Sequence parallelism splits the norm/dropout/residual regions over TP
+  // (Korthikanti et al. 2022 §4.2.2); without it they are replicated.
+  d.sp_div = pc.sequence_parallel ? d.t : 1.0;
+  d.gated = is_gated(m.ffn_kind);
+  d.dropout = m.dropout;
+  d.rope = m.position == PositionKind::rope;
+  return d;
+}
+
+void note(Explain* ex, const char* name, const char* formula, const char* cite,
+          std::vector<std::pair<std::string, double>> inputs, double out, const char* unit) {
+  if (ex) ex->add({name, formula, cite, std::move(inputs), out, unit});
+}
+
+} // namespace
+
+double wave_efficiency(const HardwareProfile& hw, double M, double N) {
+  const auto& e = hw.efficiency;
+  if (e.compute_units <= 0 || e.gemm_tile_m <= 0 || e.gemm_tile_n <= 0) return 1.0;
+  // NVIDIA, "Matrix Multiplication Background User's Guide", wave quantisation.
+  // Useful work over the capacity of the waves launched: partially filled
+  // tiles and the idle units of the last wave both count as lost.
+  auto eff = [&](double tm, double tn) {
+    const double tiles = std::ceil(M / tm) * std::ceil(N / tn);
+    const double units = double(e.compute_units);
+    return (M * N) / (std::ceil(tiles / units) * units * tm * tn);
+  };
+  return std::max(eff(double(e.gemm_tile_m), double(e.gemm_tile_n)), eff(double(e.gemm_tile_n), double(e.gemm_tile_m)));
+}
+
+double gemm_time_s(const HardwareProfile& hw, DType dt, double M, double N, double K) {
+  // Large-GEMM throughput gemm_max * peak (best-shape cuBLAS measurements),
+  // less the idle units of the last wave, plus a fixed per-kernel overhead
+  // equivalent to gemm_half_flops; bounded below by the HBM roofline
+  // (Williams et al. 2009). An approximation: docs/hardware_profiles.md.
+  const double eff_peak = peak(hw, dt) * hw.efficiency.gemm_max[std::size_t(dt)];
+  const double flops = 2.0 * M * N * K;
+  const double operand = dt == DType::fp8 ? 1.0 : 2.0;
+  const double bytes = operand * (M * K + K * N) + kAct * M * N;
+  return std::max((flops / wave_efficiency(hw, M, N) + hw.efficiency.gemm_half_flops) / eff_peak, bytes / hbm_bw(hw));
+}
+
+LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
+                     Explain* ex) {
+  const Dims d = dims(m, pc, ts);
+  const DType dt = ts.dtype;
+  LayerTime lt;
+
+  // --- GEMMs (forward): 2*M*N*K each. Shapes per TP rank (Megatron column/row
+  // parallel linear layers, Shoeybi et al. 2019).
+  const double q_out = d.H * d.hd / d.t, kv_out = 2.0 * d.KV * d.hd / d.t;
+  const double ffn_in = (d.gated ? 2.0 : 1.0) * d.F / d.t;
+  struct Gemm { double M, N, K; };
+  const Gemm gemms[4] = {{d.n, q_out + kv_out, d.h}, {d.n, d.h, d.H * d.hd / d.t}, {d.n, ffn_in, d.h}, {d.n, d.h, d.F / d.t}};
+  for (const Gemm& g : gemms) {
+    lt.gemm_flops_fwd += 2.0 * g.M * g.N * g.K;
+    lt.gemm_fwd_s += gemm_time_s(hw, dt, g.M, g.N, g.K);
+    // Backward: input gradient (M x K output) and weight gradient (K x N
+    // output, reduced over M), each the forward's FLOPs.
+    lt.gemm_bwd_s += gemm_time_s(hw, dt, g.M, g.K, g.N) + gemm_time_s(hw, dt, g.K, g.N, g.M);
+  }
+  if (ex) note(ex, "layer GEMMs (fwd)", "sum over QKV, O, FFN-in, FFN-out of (2MNK/q + F_half)/(peak*gemm_max), q = wave efficiency; bwd = dgrad + wgrad GEMMs",
+       "Shoeybi et al. 2019 (Megatron TP shapes); Narayanan et al. 2021 §3 (bwd = 2x fwd)",
+       {{"tokens_per_gpu", d.n}, {"hidden", d.h}, {"ffn", d.F}, {"tp", d.t}, {"flops", lt.gemm_flops_fwd}},
+       lt.gemm_fwd_s, "s");
+
+  // --- Attention core: QK^T and AV, 4*b*(H/t)*s_local*s*hd FLOPs forward.
+  const double heads_local = d.H / d.t;
+  const double scores = d.b * heads_local * d.s_local * d.s;  // score elements per GPU
+  if (ts.attention == AttentionKernel::flash) {
+    // Flash attention skips fully masked blocks (causal: half the scores) and
+    // recomputes QK^T in the backward: bwd = 2.5x fwd FLOPs (Dao 2023,
+    // FlashAttention-2 §3.1). Runs in bf16 in common stacks even for fp8
+    // training (Transformer Engine default).
+    lt.attention_flops_fwd = 4.0 * scores * d.hd * 0.5;
+    const double rate = peak(hw, DType::bf16) * hw.efficiency.attention_max[std::size_t(DType::bf16)];
+    lt.attention_fwd_s = lt.attention_flops_fwd / rate;
+    lt.attention_bwd_s = 2.5 * lt.attention_flops_fwd / rate;
+  } else {
+    // Unfused (Megatron 2021-22): batched GEMMs over the full s x s scores,
+    // plus scale-mask-softmax (+dropout) kernels over the score matrix.
+    lt.attention_flops_fwd = 4.0 * scores * d.hd;
+    const double rate = peak(hw, DType::bf16) * hw.efficiency.unfused_attention_max;
+    const double softmax_bytes = scores * (2.0 * kAct + (d.dropout ? 2.0 * kAct + 1.0 : 0.0));
+    lt.attention_fwd_s = lt.attention_flops_fwd / rate + softmax_bytes / hbm_bw(hw);
+    lt.attention_bwd_s = 2.0 * lt.attention_fwd_s;
+  }
+  if (ex) note(ex, "attention core (fwd)",
+       ts.attention == AttentionKernel::flash ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*attention_max); bwd 2.5x"
+                                              : "4*b*(H/t)*s_local*s*hd / (peak*unfused_max) + softmax bytes/HBM; bwd 2x",
+       "PaLM App. B (attention FLOPs); Dao 2023 (FlashAttention-2)",
+       {{"score_elements", scores}, {"head_dim", d.hd}, {"flops", lt.attention_flops_fwd}}, lt.attention_fwd_s, "s");
+
+  // --- Element-wise kernels (memory bound): bytes read + written per element.
+  // Two norms (read+write), two residual adds (read 2, write 1; fused bias-
+  // dropout-add also writes a 1-byte mask), the FFN activation (gated: read 2F
+  // write F), RoPE on Q and K. Backward assumed 2x forward bytes (reads the
+  // saved input and the incoming gradient, writes a gradient): an approximation.
+  const double nh_local = d.n * d.h / d.sp_div;
+  double ew_bytes = 2.0 * 2.0 * kAct * nh_local;
+  ew_bytes += 2.0 * (3.0 * kAct + (d.dropout ? 1.0 : 0.0)) * nh_local;
+  ew_bytes += kAct * d.n * d.F / d.t * (d.gated ? 3.0 : 2.0);
+  if (d.rope) ew_bytes += 2.0 * kAct * d.n * (d.H + d.KV) * d.hd / d.t;
+  // FP8 GEMMs (Transformer Engine, delayed scaling): every GEMM input of the
+  // forward pass and every output gradient of the backward pass goes through a
+  // fused cast + transpose + amax kernel (fp8_cast_transpose_fused): read the
+  // bf16 tensor (2 bytes), write the fp8 copy and its fp8 transpose (1 + 1).
+  // Weights are cast once per step (cached across micro-batches): not counted.
+  // Inputs of QKV and FFN-in are cast on the (SP-sharded) norm output.
+  double fp8_fwd_bytes = 0, fp8_bwd_bytes = 0;
+  if (dt == DType::fp8) {
+    fp8_fwd_bytes = 4.0 * (2.0 * nh_local + d.n * d.H * d.hd / d.t + d.n * d.F / d.t);
+    fp8_bwd_bytes = 4.0 * d.n * (q_out + kv_out + d.h + ffn_in + d.h);
+  }
+  lt.elementwise_fwd_s = (ew_bytes + fp8_fwd_bytes) / hbm_bw(hw);
+  lt.elementwise_bwd_s = (2.0 * ew_bytes + fp8_bwd_bytes) / hbm_bw(hw);
+  // Gradient accumulation across micro-batches: each micro-batch's bf16
+  // weight gradient is added into the accumulator (Megatron: fp32 main_grad):
+  // read 2 + read and write grad_bytes per local parameter. Memory bound.
+  const double layer_params = double(count_params(m).per_layer) / d.t;
+  const double accum_bytes = layer_params * (kAct + 2.0 * ts.grad_bytes_per_param);
+  lt.grad_accumulate_s = accum_bytes / hbm_bw(hw);
+  if (ex) note(ex, "gradient accumulation (per layer, per micro-batch)", "params/t * (2 + 2*grad_bytes) / (HBM bw * hbm_efficiency)",
+       "Megatron-LM main_grad accumulation (fp32 when grad_bytes = 4)", {{"params_local", layer_params}, {"bytes", accum_bytes}},
+       lt.grad_accumulate_s, "s");
+  if (ex) note(ex, "element-wise kernels (fwd)",
+       "bytes(norms, residual/dropout, activation, RoPE [+ fp8 cast/transpose of GEMM inputs]) / (HBM bw * hbm_efficiency); bwd 2x [+ fp8 cast/transpose of output gradients]",
+       "roofline (Williams et al. 2009); tensor sizes from Korthikanti et al. 2022 §4; Transformer Engine fp8_cast_transpose_fused",
+       {{"bytes", ew_bytes}, {"fp8_cast_bytes_fwd", fp8_fwd_bytes}, {"fp8_cast_bytes_bwd", fp8_bwd_bytes}, {"hbm_bytes_per_s", hbm_bw(hw)}},
+       lt.elementwise_fwd_s, "s");
+
+  // --- Tensor parallelism: per layer 2 all-reduces forward and 2 backward of
+  // the n*h activation; with SP each becomes all-gather + reduce-scatter of the
+  // same volume (Korthikanti et al. 2022 §4.2.2). Not overlapped with compute.
+  if (pc.tp > 1) {
+    const GroupPlacement g = placement(hw, pc.tp, 1);
+    const double bytes = kAct * d.n * d.h;
+    double per_pair;
+    if (pc.sequence_parallel)
+      per_pair = collective_cost(hw, g, Collective::all_gather, bytes).total_s() +
+                 collective_cost(hw, g, Collective::reduce_scatter, bytes).total_s();
+    else
+      per_pair = collective_cost(hw, g, Collective::all_reduce, bytes).total_s();
+    lt.tp_comm_fwd_s = 2.0 * per_pair;
+    lt.tp_comm_bwd_s = 2.0 * per_pair;
+    if (pc.sequence_parallel) {
+      // SP keeps only the sequence-sharded norm outputs, so the backward
+      // all-gathers them again for the QKV and FFN-in weight gradients
+      // (Korthikanti et al. 2022 §4.2.2). Megatron launches it next to the
+      // input-gradient GEMM, but the two share SMs and HBM; counted exposed
+      // (an approximation, see docs/cost_model.md).
+      lt.tp_comm_bwd_s += 2.0 * collective_cost(hw, g, Collective::all_gather, bytes).total_s();
+    }
+    if (pc.recompute == Recompute::full) lt.tp_comm_recompute_s = 2.0 * per_pair;
+    if (ex) note(ex, "TP communication per layer (fwd)",
+         pc.sequence_parallel ? "2 x (all-gather + reduce-scatter) of b*s/cp*h*2 bytes" : "2 x all-reduce of b*s/cp*h*2 bytes",
+         "Korthikanti et al. 2022 §4.2; cost: collective_cost", {{"bytes", bytes}, {"tp", d.t}}, lt.tp_comm_fwd_s, "s");
+  }
+
+  // --- Context parallelism: ring attention passes each rank's K and V around
+  // the CP ring (cp-1 steps), overlapped with the attention of the block in
+  // hand; backward moves K, V and their gradients (2x). Only the part longer
+  // than the attention compute is exposed (Liu et al. 2023, Ring Attention;
+  // Megatron-Core context parallelism).
+  if (pc.cp > 1) {
+    const GroupPlacement g = placement(hw, pc.cp, pc.tp);
+    const double kv_bytes = 2.0 * kAct * d.n * d.KV * d.hd / d.t;
+    GroupPlacement pair = g;
+    pair.size = 2;
+    pair.stride = g.crosses_domains() ? hw.tiers[0].size : pc.tp;
+    const double step = collective_cost(hw, pair, Collective::send_recv, kv_bytes).total_s();
+    const double fwd = double(pc.cp - 1) * step;
+    lt.cp_comm_total_s = 3.0 * fwd;
+    lt.cp_comm_fwd_s = std::max(0.0, fwd - lt.attention_fwd_s);
+    lt.cp_comm_bwd_s = std::max(0.0, 2.0 * fwd - lt.attention_bwd_s);
+    if (ex) note(ex, "CP K/V ring exchange (fwd)", "max(0, (cp-1) * send(2*b*s/cp*KV*hd/t*2 bytes) - attention_fwd)",
+         "Liu et al. 2023 (Ring Attention)", {{"kv_bytes", kv_bytes}, {"cp", d.cp}, {"attention_fwd_s", lt.attention_fwd_s}},
+         lt.cp_comm_fwd_s, "s");
+  }
+
+  // --- Recomputation: full re-runs the forward (and its TP/CP traffic);
+  // selective re-runs the unfused attention core only (Korthikanti et al. 2022
+  // §5). Flash attention already recomputes internally, so selective adds nothing.
+  if (pc.recompute == Recompute::full) lt.recompute_s = lt.compute_fwd_s() + lt.cp_comm_fwd_s;
+  else if (pc.recompute == Recompute::selective && ts.attention == AttentionKernel::unfused) lt.recompute_s = lt.attention_fwd_s;
+  return lt;
+}
+
+HeadTime head_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
+                   Explain* ex) {
+  const Dims d = dims(m, pc, ts);
+  HeadTime ht;
+  const double V = double(m.vocab_size);
+  // Vocabulary-parallel output projection: 2*n*h*V/t FLOPs, bwd 2x. The
+  // logits then go through Megatron's unfused fp32 vocab-parallel cross-entropy
+  // (megatron/core/tensor_parallel/cross_entropy.py), one memory-bound pass per
+  // step, bytes per logit: forward upcast bf16->fp32 (r2 w4), max (r4),
+  // subtract max (r4 w4), exp (r4 w4), sum (r4), normalise the saved softmax
+  // (r4 w4) = 38; backward scale by the incoming gradient (r4 w4) and cast the
+  // fp32 gradient to bf16 for the GEMMs (r4 w2) = 14. Fused cross-entropy
+  // kernels need less: an upper estimate for older stacks (docs/cost_model.md).
+  const double logits = d.n * V / d.t;
+  const double Vt = V / d.t;
+  constexpr double kLossFwdBytes = 38.0, kLossBwdBytes = 14.0;
+  ht.output_fwd_s = gemm_time_s(hw, ts.dtype, d.n, Vt, d.h) + logits * kLossFwdBytes / hbm_bw(hw);
+  ht.output_bwd_s = gemm_time_s(hw, ts.dtype, d.n, d.h, Vt) + gemm_time_s(hw, ts.dtype, d.h, Vt, d.n) +
+                    logits * kLossBwdBytes / hbm_bw(hw);
+  if (pc.tp > 1) {
+    // Vocab-parallel cross-entropy: all-reduces of max and sum-exp (n floats each).
+    const GroupPlacement g = placement(hw, pc.tp, 1);
+    ht.output_tp_comm_s = 2.0 * collective_cost(hw, g, Collective::all_reduce, 4.0 * d.n).total_s();
+    if (!pc.sequence_parallel)  // embedding output all-reduce (no SP): n*h*2 bytes
+      ht.output_tp_comm_s += collective_cost(hw, g, Collective::all_reduce, kAct * d.n * d.h).total_s();
+  }
+  // Embedding lookup: gather n rows of h (read + write), backward scatter-add.
+  ht.embedding_fwd_s = 2.0 * kAct * d.n * d.h / hbm_bw(hw);
+  ht.embedding_bwd_s = 2.0 * ht.embedding_fwd_s;
+  if (ex) note(ex, "output layer (fwd)", "(2*n*h*V/t + F_half)/(peak*gemm_max) + 38 bytes * n*V/t / HBM (bwd: 14 bytes)",
+       "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron fp32 vocab-parallel cross-entropy, pass by pass",
+       {{"tokens_per_gpu", d.n}, {"vocab", V}, {"tp", d.t}}, ht.output_fwd_s, "s");
+  return ht;
+}
+
+LayerActivations layer_activations(const ModelSpec& m, const ParallelConfig& pc, const TrainingSpec& ts, Explain* ex) {
+  const Dims d = dims(m, pc, ts);
+  LayerActivations a;
+  const double nh_sp = d.n * d.h / d.sp_div;  // regions split only by SP
+  const double mask = d.dropout ? 1.0 : 0.0;  // 1-byte dropout masks
+  // Korthikanti et al. 2022 §4.1, term by term (GPT: 34*s*b*h + 5*a*s^2*b):
+  double bytes = 0;
+  bytes += kAct * nh_sp;                                   // norm-1 input
+  bytes += kAct * nh_sp;                                   // QKV GEMM input (norm-1 output)
+  bytes += kAct * d.n * (d.H + 2.0 * d.KV) * d.hd / d.t;  // Q, K, V (GQA: KV heads)
+  bytes += kAct * d.n * d.H * d.hd / d.t;                  // attention output = O-projection input
+  bytes += mask * nh_sp;                                   // attention-block dropout mask
+  bytes += kAct * nh_sp;                                   // norm-2 input
+  bytes += kAct * nh_sp;                                   // FFN-in GEMM input (norm-2 output)
+  bytes += kAct * d.n * d.F / d.t * (d.gated ? 2.0 : 1.0); // FFN-in output (gate and up for GLU)
+  bytes += kAct * d.n * d.F / d.t;                         // activation output = FFN-out input
+  bytes += mask * nh_sp;                                   // FFN dropout mask
+  // Attention core: unfused keeps softmax output (+ dropout mask and output)
+  // over b*(H/t)*s_local*s scores; flash keeps only fp32 log-sum-exp rows.
+  const double scores = d.b * (d.H / d.t) * d.s_local * d.s;
+  a.attention_core_bytes = ts.attention == AttentionKernel::unfused ? scores * (kAct + (d.dropout ? 1.0 + kAct : 0.0))
+                                                                    : 4.0 * d.b * (d.H / d.t) * d.s_local;
+  a.full_layer_bytes = bytes + a.attention_core_bytes;
+  switch (pc.recompute) {
+    case Recompute::none: a.stored_bytes = a.full_layer_bytes; break;
+    case Recompute::selective:
+      a.stored_bytes = ts.attention == AttentionKernel::unfused ? bytes : a.full_layer_bytes;
+      break;
+    case Recompute::full: a.stored_bytes = kAct * nh_sp; break;  // the layer input checkpoint only
+  }
+  if (ex)
+    ex->add({"activations per layer per micro-batch",
+             "sum of stored tensors (norm inputs, QKV, attention out, FFN in/out, masks) + attention core",
+             "Korthikanti et al. 2022 §4.1 Eq.1-2, adapted per tensor to GQA/SwiGLU/flash",
+             {{"tokens_per_gpu", d.n}, {"tp", d.t}, {"sp_divisor", d.sp_div}, {"full_layer_bytes", a.full_layer_bytes}},
+             a.stored_bytes,
+             "bytes"});
+  return a;
+}
+
+} // namespace planner

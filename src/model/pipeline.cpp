@@ -1,0 +1,189 @@
+#include "planner/model/pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace planner {
+
+std::int64_t StageLayout::layers_on(std::int64_t stage) const {
+  if (stage == 0) return first;
+  if (stage == stages - 1) return last;
+  return stage - 1 < middle_hi_count ? middle_hi : middle_hi - 1;
+}
+
+StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_t min_layers, double extra_first,
+                           double extra_last) {
+  StageLayout out;
+  out.stages = std::max<std::int64_t>(stages, 1);
+  min_layers = std::max<std::int64_t>(min_layers, 1);
+  if (layers < out.stages * min_layers) {
+    out.feasible = false;
+    return out;
+  }
+  if (out.stages == 1) {
+    out.first = out.last = layers;
+    return out;
+  }
+  const std::int64_t p = out.stages, mids = p - 2;
+  // Capacity of each stage under a bound T on the heaviest stage's cost.
+  auto cap = [&](double T, double extra) { return std::max<std::int64_t>(0, std::int64_t(std::floor(T - extra + 1e-9))); };
+  auto total_cap = [&](double T) { return cap(T, extra_first) + cap(T, extra_last) + mids * cap(T, 0.0); };
+  auto ok = [&](double T) {
+    return cap(T, extra_first) >= min_layers && cap(T, extra_last) >= min_layers && (mids == 0 || cap(T, 0.0) >= min_layers) &&
+           total_cap(T) >= layers;
+  };
+  // The optimum is at an integer M for some stage kind: T in {M, M+ef, M+el}.
+  // Binary search over integer M for each kind, keep the smallest feasible T.
+  double best = std::numeric_limits<double>::infinity();
+  for (double extra : {0.0, extra_first, extra_last}) {
+    std::int64_t lo = 0, hi = layers + 1;
+    if (!ok(double(hi) + extra)) continue;
+    while (lo < hi) {
+      std::int64_t mid = lo + (hi - lo) / 2;
+      if (ok(double(mid) + extra)) hi = mid; else lo = mid + 1;
+    }
+    best = std::min(best, double(lo) + extra);
+  }
+  std::int64_t f = cap(best, extra_first), l = cap(best, extra_last), mcap = mids ? cap(best, 0.0) : 0;
+  std::int64_t excess = f + l + mids * mcap - layers;
+  // Remove the excess: from middle stages first (one layer each), then from the
+  // end stages, never below min_layers.
+  std::int64_t hi_count = mids;
+  if (mids > 0) {
+    // Whole rows first: lower every middle stage while the excess covers it.
+    const std::int64_t rows = std::min(excess / mids, mcap - min_layers);
+    mcap -= rows;
+    excess -= rows * mids;
+    std::int64_t take = std::min(excess, mcap > min_layers ? mids : 0);
+    hi_count = mids - take;
+    excess -= take;
+  }
+  while (excess > 0 && (f > min_layers || l > min_layers)) {
+    if (double(f) + extra_first >= double(l) + extra_last && f > min_layers) --f; else if (l > min_layers) --l; else --f;
+    --excess;
+  }
+  if (excess > 0 && mids > 0) {  // extreme: spread the rest over middle stages again
+    mcap -= 1;
+    hi_count = mids - excess;
+    excess = 0;
+  }
+  out.first = f;
+  out.last = l;
+  out.middle_hi = mcap;
+  out.middle_hi_count = hi_count;
+  out.feasible = excess == 0;
+  return out;
+}
+
+namespace {
+
+// chunk_layers into caller-provided buffers of v entries (n, extra, low), so
+// the step-time hot path (interleaved_pace_layers, once per evaluated
+// configuration) allocates nothing for the usual v <= kStackChunks.
+void fill_chunk_layers(const StageLayout& layout, std::int64_t stage, std::size_t nv, double extra_first,
+                       double extra_last, std::int64_t* n, double* extra, std::size_t* low) {
+  for (std::size_t c = 0; c < nv; ++c) n[c] = 0, extra[c] = 0.0;
+  if (stage == 0) extra[0] += extra_first;
+  if (stage == layout.stages - 1) extra[nv - 1] += extra_last;
+  auto load = [&](std::size_t c) { return extra[c] + double(n[c]); };
+  // Water-filling, each layer to the least-loaded chunk (ties to the earlier
+  // one), in bulk: the chunks whose load is below the lowest + 1 take one
+  // layer each, in some order, before any of them or any other chunk can be
+  // the least loaded again, and that repeats while no other chunk comes
+  // within 1 of them. O(v^2) steps instead of one per layer (a stage of a
+  // 100,000-layer model is priced in microseconds, not milliseconds).
+  std::int64_t left = layout.layers_on(stage);
+  while (left > 0) {
+    double lo = load(0);
+    for (std::size_t c = 1; c < nv; ++c) lo = std::min(lo, load(c));
+    std::size_t g = 0;
+    double next = std::numeric_limits<double>::infinity();  // lowest load outside `low`
+    for (std::size_t c = 0; c < nv; ++c) {
+      if (load(c) < lo + 1.0) low[g++] = c;
+      else next = std::min(next, load(c));
+    }
+    std::int64_t rounds = left / std::int64_t(g);
+    if (std::isfinite(next)) rounds = std::min(rounds, std::int64_t(std::floor(next - lo)));
+    if (rounds >= 1) {
+      for (std::size_t k = 0; k < g; ++k) n[low[k]] += rounds;
+      left -= rounds * std::int64_t(g);
+      continue;
+    }
+    // Fewer layers left than low chunks: one at a time.
+    std::size_t best = 0;
+    for (std::size_t c = 1; c < nv; ++c)
+      if (load(c) < load(best)) best = c;
+    ++n[best];
+    --left;
+  }
+}
+
+constexpr std::size_t kStackChunks = 64;
+
+} // namespace
+
+std::vector<std::int64_t> chunk_layers(const StageLayout& layout, std::int64_t stage, std::int64_t v,
+                                       double extra_first, double extra_last) {
+  const std::size_t nv = std::size_t(std::max<std::int64_t>(v, 1));
+  std::vector<std::int64_t> n(nv);
+  std::vector<double> extra(nv);
+  std::vector<std::size_t> low(nv);
+  fill_chunk_layers(layout, stage, nv, extra_first, extra_last, n.data(), extra.data(), low.data());
+  return n;
+}
+
+double interleaved_pace_layers(const StageLayout& layout, std::int64_t v, double extra_first, double extra_last) {
+  const std::int64_t p = layout.stages;
+  const std::size_t nv = std::size_t(std::max<std::int64_t>(v, 1));
+  // Only four kinds of stage exist: the first, the last, and middle stages
+  // with middle_hi or middle_hi - 1 layers.
+  std::int64_t kinds[4] = {0, p - 1, 0, 0};
+  int num_kinds = 2;
+  if (p > 2) kinds[num_kinds++] = 1;
+  if (p > 2 && layout.middle_hi_count < p - 2) kinds[num_kinds++] = p - 2;
+  // Stack buffers for the usual v; heap only for a very large pinned v.
+  std::int64_t n_stack[kStackChunks];
+  double extra_stack[kStackChunks], max_stack[kStackChunks];
+  std::size_t low_stack[kStackChunks];
+  std::vector<std::int64_t> n_heap;
+  std::vector<double> extra_heap, max_heap;
+  std::vector<std::size_t> low_heap;
+  std::int64_t* n = n_stack;
+  double* extra = extra_stack;
+  double* round_max = max_stack;
+  std::size_t* low = low_stack;
+  if (nv > kStackChunks) {
+    n_heap.resize(nv), extra_heap.resize(nv), max_heap.resize(nv), low_heap.resize(nv);
+    n = n_heap.data(), extra = extra_heap.data(), round_max = max_heap.data(), low = low_heap.data();
+  }
+  for (std::size_t c = 0; c < nv; ++c) round_max[c] = 0.0;
+  for (int k = 0; k < num_kinds; ++k) {
+    const std::int64_t s = kinds[k];
+    fill_chunk_layers(layout, s, nv, extra_first, extra_last, n, extra, low);
+    for (std::size_t c = 0; c < nv; ++c) round_max[c] = std::max(round_max[c], double(n[c]) + extra[c]);
+  }
+  double pace = 0;
+  for (std::size_t c = 0; c < nv; ++c) pace += round_max[c];
+  return pace;
+}
+
+double micro_batches_in_flight(Schedule s, std::int64_t p, std::int64_t v, std::int64_t m, std::int64_t stage) {
+  const double md = double(m);
+  switch (s) {
+    case Schedule::gpipe: return md;
+    case Schedule::one_f_one_b: return std::min(md, double(p - stage));
+    case Schedule::interleaved: {
+      const double chunks = std::min(md * double(v), double(2 * (p - stage - 1) + (v - 1) * p + 1));
+      return chunks / double(v);
+    }
+  }
+  return md;
+}
+
+double bubble_fraction(std::int64_t p, std::int64_t v, std::int64_t m) {
+  const double bubble = double(p - 1) / double(std::max<std::int64_t>(v, 1));
+  return bubble / (double(m) + bubble);
+}
+
+} // namespace planner

@@ -1,0 +1,77 @@
+#include "planner/spec/limits.h"
+
+#include <fmt/format.h>
+
+#include "planner/spec/input_error.h"
+
+namespace planner {
+
+namespace {
+
+void bound(std::vector<std::string>& out, const char* field, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+  if (v < lo) out.push_back(fmt::format("{}: expected at least {}, got {}", field, lo, v));
+  else if (v > hi) out.push_back(fmt::format("{}: expected at most {}, got {}", field, hi, v));
+}
+
+void bound(std::vector<std::string>& out, const char* field, double v, double lo, double hi) {
+  if (!(v >= lo && v <= hi)) out.push_back(fmt::format("{}: expected a number from {:g} to {:g}, got {:g}", field, lo, hi, v));
+}
+
+void throw_if_any(const std::string& origin, const std::vector<std::string>& problems) {
+  if (problems.empty()) return;
+  std::string msg;
+  for (const auto& p : problems) msg += (msg.empty() ? "" : "; ") + p;
+  throw InputError(origin, msg);
+}
+
+} // namespace
+
+std::vector<std::string> size_problems(const ModelSpec& m) {
+  std::vector<std::string> out;
+  bound(out, "num_layers", m.num_layers, 1, kMaxLayers);
+  bound(out, "hidden_size", m.hidden_size, 1, kMaxHiddenSize);
+  bound(out, "ffn_hidden_size", m.ffn_hidden_size, 1, kMaxFfnHiddenSize);
+  bound(out, "num_attention_heads", m.num_heads, 1, kMaxHeads);
+  bound(out, "num_kv_heads", m.num_kv_heads, 1, kMaxHeads);
+  bound(out, "head_dim", m.head_dim, 1, kMaxHeadDim);
+  bound(out, "vocab_size", m.vocab_size, 1, kMaxVocab);
+  if (m.position == PositionKind::learned)
+    bound(out, "max_position_embeddings", m.max_position_embeddings, 1, kMaxSeqLen);
+  bound(out, "default_seq_len", m.default_seq_len, 1, kMaxSeqLen);
+  if (out.empty()) {
+    // At most kMaxGlobalBatchSequences sequences of the default length.
+    bound(out, "default_global_batch_tokens", m.default_global_batch_tokens, 1,
+          kMaxGlobalBatchSequences * m.default_seq_len);
+    // count_params (model_math.cpp) in doubles: within the field bounds its
+    // 64-bit products per layer are exact, but the total may not be.
+    const double L = double(m.num_layers), h = double(m.hidden_size), H = double(m.num_heads),
+                 KV = double(m.num_kv_heads), hd = double(m.head_dim), F = double(m.ffn_hidden_size),
+                 V = double(m.vocab_size);
+    const double gated = is_gated(m.ffn_kind) ? 1.0 : 0.0;
+    const double per_layer = 2.0 * h * H * hd + 2.0 * h * KV * hd + (2.0 + gated) * h * F + 4.0 * h +
+                             (m.bias ? H * hd + 2.0 * KV * hd + (1.0 + gated) * F + 2.0 * h : 0.0);
+    const double positions = m.position == PositionKind::learned ? double(m.max_position_embeddings) * h : 0.0;
+    const double total = L * per_layer + (m.tied_embeddings ? 1.0 : 2.0) * V * h + positions + 2.0 * h;
+    if (total > kMaxParams)
+      out.push_back(fmt::format("parameters: expected at most {:g} in all (num_layers x per-layer parameters + "
+                                "embeddings), got {:.3g}",
+                                kMaxParams, total));
+  }
+  return out;
+}
+
+std::vector<std::string> size_problems(const TrainingSpec& ts) {
+  std::vector<std::string> out;
+  bound(out, "num_gpus", ts.num_gpus, 1, kMaxGpus);
+  bound(out, "seq_len", ts.seq_len, 1, kMaxSeqLen);
+  bound(out, "global_batch_sequences", ts.global_batch_sequences, 1, kMaxGlobalBatchSequences);
+  bound(out, "weight_bytes_per_param", ts.weight_bytes_per_param, 0.0, kMaxBytesPerParam);
+  bound(out, "grad_bytes_per_param", ts.grad_bytes_per_param, 0.0, kMaxBytesPerParam);
+  bound(out, "optimizer_bytes_per_param", ts.optimizer_bytes_per_param, 0.0, kMaxBytesPerParam);
+  return out;
+}
+
+void check_sizes(const ModelSpec& m, const std::string& origin) { throw_if_any(origin, size_problems(m)); }
+void check_sizes(const TrainingSpec& ts, const std::string& origin) { throw_if_any(origin, size_problems(ts)); }
+
+} // namespace planner

@@ -1,0 +1,427 @@
+// Mapping rows of the measured-runs dataset (docs/published_runs.md) onto the
+// planner's specs. Rows are written by people from papers and READMEs, so the
+// configuration fields mix numbers and free text ("full (implied: ...)",
+// "False (TP=1)", "interleaved (count not stated)"); each field is read by a
+// small documented rule, and whatever a row leaves unknown is either searched
+// (micro-batch size, interleaving, recomputation, ZeRO stage) or named as the
+// reason the row is skipped.
+#include "planner/validate/published_runs.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <regex>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "planner/spec/input_error.h"
+#include "planner/io/json_io.h"
+#include "planner/model/model_math.h"
+
+namespace planner {
+
+using nlohmann::json;
+
+namespace {
+
+// A problem in one row: the row is skipped with this message.
+struct RowError {
+  std::string message;
+};
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return s;
+}
+
+bool contains(const std::string& haystack_lower, const char* needle) {
+  return haystack_lower.find(needle) != std::string::npos;
+}
+
+const json* field(const json& row, const char* key) {
+  const auto it = row.find(key);
+  if (it == row.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::string text(const json& row, const char* key) {
+  const json* v = field(row, key);
+  if (!v) return "";
+  if (v->is_string()) return v->get<std::string>();
+  return v->dump();
+}
+
+// An integer field: a JSON integer, an integral number, or a string that is
+// only digits. Text such as "unknown (likely interleaved)" counts as unknown.
+std::optional<std::int64_t> integer(const json& row, const char* key, bool text_means_unknown = false) {
+  const json* v = field(row, key);
+  if (!v) return std::nullopt;
+  if (v->is_number_integer()) return v->get<std::int64_t>();
+  if (v->is_number_float()) {
+    const double d = v->get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::abs(d) < 9e15) return std::int64_t(d);
+    throw RowError{fmt::format("{}: expected an integer, got {}", key, v->dump())};
+  }
+  if (v->is_string()) {
+    const std::string s = v->get<std::string>();
+    if (!s.empty() && s.size() < 16 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); }))
+      return std::stoll(s);
+    if (text_means_unknown) return std::nullopt;
+  }
+  throw RowError{fmt::format("{}: expected an integer, got {}", key, v->dump())};
+}
+
+// Bounds as for the CLI flags: they keep every 64-bit product in the cost model exact.
+std::int64_t required_positive(const json& row, const char* key, std::int64_t max = std::int64_t(1) << 30) {
+  const auto v = integer(row, key);
+  if (!v) throw RowError{fmt::format("{}: missing", key)};
+  if (*v < 1 || *v > max) throw RowError{fmt::format("{}: expected an integer from 1 to {}, got {}", key, max, *v)};
+  return *v;
+}
+
+std::optional<double> number(const json& row, const char* key) {
+  const json* v = field(row, key);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) throw RowError{fmt::format("{}: expected a number, got {}", key, v->dump())};
+  const double d = v->get<double>();
+  if (!std::isfinite(d) || d <= 0) throw RowError{fmt::format("{}: expected a positive number, got {}", key, v->dump())};
+  return d;
+}
+
+// true/false, or text that starts with true/false/yes/no/on/off ("False (TP=1)").
+std::optional<bool> boolean(const json& row, const char* key) {
+  const json* v = field(row, key);
+  if (!v) return std::nullopt;
+  if (v->is_boolean()) return v->get<bool>();
+  if (v->is_string()) {
+    const std::string s = lower(v->get<std::string>());
+    for (const char* t : {"true", "yes", "on"})
+      if (s.rfind(t, 0) == 0) return true;
+    for (const char* f : {"false", "no", "off", "none"})
+      if (s.rfind(f, 0) == 0) return false;
+    return std::nullopt;
+  }
+  throw RowError{fmt::format("{}: expected true or false, got {}", key, v->dump())};
+}
+
+FfnKind parse_ffn(const std::string& s_in) {
+  const std::string s = lower(s_in);
+  if (contains(s, "swiglu") || contains(s, "silu")) return FfnKind::swiglu;
+  if (contains(s, "geglu")) return FfnKind::geglu;
+  if (contains(s, "squared") || contains(s, "relu2") || contains(s, "relu^2") || contains(s, "relu²"))
+    return FfnKind::squared_relu;
+  if (contains(s, "relu")) return FfnKind::relu;
+  if (contains(s, "gelu")) return FfnKind::gelu;
+  throw RowError{fmt::format("ffn_type: expected swiglu, geglu, gelu, relu or squared-relu, got '{}'", s_in)};
+}
+
+std::optional<Recompute> parse_recompute(const std::string& s_in) {
+  const std::string s = lower(s_in);
+  if (s.rfind("full", 0) == 0) return Recompute::full;
+  if (s.rfind("selective", 0) == 0) return Recompute::selective;
+  if (s.rfind("none", 0) == 0 || s.rfind("no", 0) == 0 || s == "false") return Recompute::none;
+  return std::nullopt;
+}
+
+std::optional<int> parse_zero(const std::string& s_in) {
+  const std::string s = lower(s_in);
+  if (s.empty() || s.rfind("none", 0) == 0 || s == "no" || s == "false" || s == "0") return 0;
+  if (contains(s, "zero-3") || contains(s, "zero3") || contains(s, "zero stage 3") || contains(s, "fsdp")) return 3;
+  if (contains(s, "zero-2") || contains(s, "zero2") || contains(s, "zero stage 2")) return 2;
+  if (contains(s, "zero-1") || contains(s, "zero1") || contains(s, "zero stage 1") || contains(s, "distributed optimizer") ||
+      contains(s, "distributed_fused_adam"))
+    return 1;
+  return std::nullopt;
+}
+
+// The first year 1990-2099 named in the source citation (0 if none).
+int source_year(const std::string& source) {
+  static const std::regex year(R"((?:^|[^0-9])((?:19|20)[0-9]{2})(?:[^0-9]|$))");
+  std::smatch m;
+  if (std::regex_search(source, m, year)) return std::stoi(m[1].str());
+  return 0;
+}
+
+MeasuredRun map_row(const json& row) {
+  MeasuredRun r;
+  r.id = text(row, "id");
+  r.source = text(row, "source");
+  r.model_name = text(row, "model_name");
+  r.gpu_type = text(row, "gpu_type");
+  if (r.gpu_type.empty()) throw RowError{"gpu_type: missing"};
+  const std::string scope_text = lower(text(row, "measurement_scope"));
+  if (contains(scope_text, "one transformer layer") || contains(scope_text, "single transformer layer") ||
+      contains(scope_text, "per transformer layer"))
+    r.scope = MeasurementScope::layer;
+  const std::string notes = lower(text(row, "notes"));
+
+  // ---- architecture: from the row's own fields (not by model name) ----
+  const std::string ffn_text = text(row, "ffn_type");
+  if (ffn_text.empty()) throw RowError{"ffn_type: missing"};
+  const FfnKind ffn = parse_ffn(ffn_text);
+  // GPT-2/3 family (GELU MLP): LayerNorm, biases, dropout, learned positions,
+  // tied embeddings (Radford et al. 2019; Brown et al. 2020; Megatron-LM GPT).
+  // Later designs (gated or ReLU-family MLPs: Llama, Nemotron, MaxText):
+  // RMSNorm, no biases, no dropout, RoPE, untied. Optional row fields
+  // (norm, bias, dropout, tied_embeddings, position_embedding) override.
+  const bool gpt = ffn == FfnKind::gelu;
+  const std::int64_t seq_len = required_positive(row, "seq_len", 100'000'000);
+  json mj = {{"schema_version", 1},
+             {"name", r.model_name.empty() ? r.id : r.model_name},
+             {"num_layers", required_positive(row, "num_layers")},
+             {"hidden_size", required_positive(row, "hidden_size")},
+             {"ffn_hidden_size", required_positive(row, "ffn_hidden_size")},
+             {"ffn_type", std::string(to_string(ffn))},
+             {"num_attention_heads", required_positive(row, "num_attention_heads")},
+             {"norm", gpt ? "layernorm" : "rmsnorm"},
+             {"bias", gpt},
+             {"dropout", gpt},
+             {"tied_embeddings", gpt},
+             {"position_embedding", gpt ? "learned" : "rope"},
+             {"default_seq_len", seq_len},
+             {"default_global_batch_tokens", seq_len}};
+  mj["num_kv_heads"] = integer(row, "num_kv_heads").value_or(mj["num_attention_heads"].get<std::int64_t>());
+  if (const auto hd = integer(row, "head_dim")) mj["head_dim"] = *hd;
+  if (const auto v = integer(row, "vocab_size")) {
+    mj["vocab_size"] = *v;
+  } else if (r.scope == MeasurementScope::layer) {
+    mj["vocab_size"] = 1;  // a one-layer measurement has no embedding or output layer
+  } else {
+    throw RowError{"vocab_size: missing"};
+  }
+  if (gpt) mj["max_position_embeddings"] = seq_len;
+  for (const char* key : {"norm", "position_embedding"})
+    if (const json* v = field(row, key)) mj[key] = *v;
+  for (const char* key : {"bias", "dropout", "tied_embeddings"})
+    if (const json* v = field(row, key)) mj[key] = *v;
+  if (!field(row, "tied_embeddings") && !gpt && contains(notes, "tied") && !contains(notes, "untied")) {
+    mj["tied_embeddings"] = true;
+    r.assumptions.push_back("tied embeddings (from the row's notes)");
+  }
+  try {
+    r.model = model_from_json(mj, "row");
+  } catch (const InputError& e) {
+    throw RowError{e.message()};
+  }
+
+  // ---- the run ----
+  TrainingSpec& ts = r.training;
+  ts.num_gpus = required_positive(row, "num_gpus", std::int64_t(1) << 24);
+  ts.seq_len = seq_len;
+  ts.global_batch_sequences = required_positive(row, "global_batch_size", 1'000'000'000);
+  ts.dtype = contains(lower(text(row, "precision")), "fp8") ? DType::fp8 : DType::bf16;
+
+  // Software stack. Before 2023 Megatron-LM had no fused (flash) attention
+  // (FlashAttention: Dao et al., June 2022; Megatron-LM/TE integration 2023),
+  // kept fp32 main gradients (Narayanan et al. 2021 §4; Korthikanti et al. 2022)
+  // and all-reduced gradients after the backward pass (Korthikanti et al.
+  // 2022 §6.3 states it). Rows may say so explicitly with the optional fields
+  // attention_kernel, grad_bytes, overlap_grad_reduce, overlap_p2p.
+  const int year = source_year(r.source);
+  const bool legacy_stack = year > 0 && year <= 2022;
+  if (legacy_stack) {
+    ts.attention = AttentionKernel::unfused;
+    ts.grad_bytes_per_param = 4;
+    ts.overlap_grad_reduce = false;
+    r.assumptions.push_back(fmt::format(
+        "{} software stack: unfused attention, fp32 main gradients, gradient reduction after the backward pass", year));
+  }
+  if (contains(scope_text, "not overlapped")) ts.overlap_grad_reduce = false;
+  if (contains(notes, "overlap_p2p")) ts.overlap_p2p = true;
+  if (const json* v = field(row, "attention_kernel")) {
+    const std::string a = v->is_string() ? v->get<std::string>() : "";
+    if (a != "flash" && a != "unfused")
+      throw RowError{fmt::format("attention_kernel: expected \"flash\" or \"unfused\", got {}", v->dump())};
+    ts.attention = a == "flash" ? AttentionKernel::flash : AttentionKernel::unfused;
+  }
+  if (const auto g = number(row, "grad_bytes")) ts.grad_bytes_per_param = *g;
+  if (const json* v = field(row, "overlap_grad_reduce")) {
+    if (!v->is_boolean()) throw RowError{fmt::format("overlap_grad_reduce: expected true or false, got {}", v->dump())};
+    ts.overlap_grad_reduce = v->get<bool>();
+  }
+  if (const json* v = field(row, "overlap_p2p")) {
+    if (!v->is_boolean()) throw RowError{fmt::format("overlap_p2p: expected true or false, got {}", v->dump())};
+    ts.overlap_p2p = v->get<bool>();
+  }
+  if (const json* v = field(row, "hardware")) {
+    if (!v->is_string()) throw RowError{fmt::format("hardware: expected a profile name, got {}", v->dump())};
+    r.hardware = v->get<std::string>();
+  }
+
+  // ---- layout ----
+  SearchPins& p = r.pins;
+  p.tp = integer(row, "tp").value_or(1);
+  p.pp = integer(row, "pp").value_or(1);
+  p.cp = integer(row, "cp").value_or(1);
+  // Each degree is at most num_gpus (<= 2^24), so every partial product stays below 2^48.
+  for (auto [name, v] : {std::pair{"tp", *p.tp}, {"pp", *p.pp}, {"cp", *p.cp}})
+    if (v < 1 || v > ts.num_gpus)
+      throw RowError{fmt::format("{}: expected an integer from 1 to num_gpus {}, got {}", name, ts.num_gpus, v)};
+  const std::int64_t model_parallel = std::min(*p.tp * *p.pp, ts.num_gpus + 1) * *p.cp;
+  if (const auto dp = integer(row, "dp")) {
+    if (*dp < 1 || *dp > ts.num_gpus)
+      throw RowError{fmt::format("dp: expected an integer from 1 to num_gpus {}, got {}", ts.num_gpus, *dp)};
+    p.dp = *dp;
+  } else if (ts.num_gpus % model_parallel == 0) {
+    p.dp = ts.num_gpus / model_parallel;
+    r.assumptions.push_back("dp = gpus / (tp*pp*cp)");
+  }
+  if (!p.dp || model_parallel > ts.num_gpus || model_parallel * *p.dp != ts.num_gpus)
+    throw RowError{fmt::format("layout does not multiply out: tp {} x cp {} x pp {} x dp {} != num_gpus {}", *p.tp, *p.cp,
+                               *p.pp, p.dp ? fmt::format("{}", *p.dp) : "?", ts.num_gpus)};
+  if (const auto mbs = integer(row, "micro_batch_size", true)) {
+    if (*mbs < 1 || *mbs > ts.global_batch_sequences)
+      throw RowError{fmt::format("micro_batch_size: expected an integer from 1 to global_batch_size {}, got {}",
+                                 ts.global_batch_sequences, *mbs)};
+    p.micro_batch_size = *mbs;
+  } else {
+    r.chosen.push_back("micro-batch size");
+  }
+  if (*p.pp == 1) {
+    p.virtual_stages = 1;
+  } else if (const auto v = integer(row, "virtual_pipeline_stages", true)) {
+    if (*v < 1 || *v > r.model.num_layers)
+      throw RowError{fmt::format("virtual_pipeline_stages: expected an integer from 1 to num_layers {}, got {}",
+                                 r.model.num_layers, *v)};
+    p.virtual_stages = *v;
+  } else {
+    r.chosen.push_back("interleaving");
+  }
+  if (const auto sp = boolean(row, "sequence_parallel")) p.sequence_parallel = *sp && *p.tp > 1;
+  else if (*p.tp == 1) p.sequence_parallel = false;
+  else r.chosen.push_back("sequence parallelism");
+  if (const auto rc = parse_recompute(text(row, "activation_recompute"))) p.recompute = *rc;
+  else if (r.scope == MeasurementScope::step) r.chosen.push_back("recomputation");
+  else p.recompute = Recompute::none;
+  if (const auto z = parse_zero(text(row, "zero_or_fsdp"))) p.zero_stage = *z;
+  else r.chosen.push_back("ZeRO stage");
+
+  // ---- what was measured ----
+  r.step_time_s = number(row, "step_time_s");
+  r.tflops_per_gpu = number(row, "tflops_per_gpu");
+  r.mfu = number(row, "mfu");
+  r.convention_text = text(row, "reported_flop_convention");
+  r.convention = parse_flop_convention(r.convention_text, &r.stated_flops_per_sequence);
+  if (const json* v = field(row, "flop_convention")) {
+    const std::string c = v->is_string() ? v->get<std::string>() : "";
+    bool found = false;
+    for (FlopConvention k : {FlopConvention::none, FlopConvention::narayanan_eq3, FlopConvention::korthikanti_eq7,
+                             FlopConvention::palm, FlopConvention::palm_mha})  // "stated" comes with flops_per_sequence
+      if (c == to_string(k)) r.convention = k, found = true;
+    if (!found)
+      throw RowError{fmt::format("flop_convention: expected none, narayanan_eq3, korthikanti_eq7, palm or palm_mha, got {}",
+                                 v->dump())};
+  }
+  if (const auto f = number(row, "flops_per_sequence")) {
+    r.convention = FlopConvention::stated;
+    r.stated_flops_per_sequence = *f;
+  }
+  if (!r.step_time_s && !r.tflops_per_gpu && !r.mfu) throw RowError{"nothing measured: step_time_s, tflops_per_gpu and mfu are all missing"};
+  if (r.convention == FlopConvention::stated && !(r.stated_flops_per_sequence > 0))
+    throw RowError{"flops_per_sequence: expected a positive number"};
+  if (!r.step_time_s && (r.convention == FlopConvention::none || r.convention == FlopConvention::unknown))
+    throw RowError{fmt::format("no step_time_s, and the FLOP convention of its TFLOP/s or MFU is not recognised: '{}'",
+                               r.convention_text)};
+  return r;
+}
+
+}  // namespace
+
+const char* to_string(FlopConvention c) {
+  switch (c) {
+    case FlopConvention::none: return "none";
+    case FlopConvention::narayanan_eq3: return "narayanan_eq3";
+    case FlopConvention::korthikanti_eq7: return "korthikanti_eq7";
+    case FlopConvention::palm: return "palm";
+    case FlopConvention::palm_mha: return "palm_mha";
+    case FlopConvention::stated: return "stated";
+    case FlopConvention::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+FlopConvention parse_flop_convention(const std::string& text_in, double* stated_flops_per_sequence) {
+  const std::string s = lower(text_in);
+  if (s.empty() || s.rfind("n/a", 0) == 0) return FlopConvention::none;
+  static const std::regex stated(R"(gbs\s*=\s*1\s*->\s*([0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?))");
+  std::smatch m;
+  if (std::regex_search(s, m, stated)) {
+    const double f = std::stod(m[1].str());
+    if (std::isfinite(f) && f > 0) {
+      if (stated_flops_per_sequence) *stated_flops_per_sequence = f;
+      return FlopConvention::stated;
+    }
+  }
+  if (contains(s, "eq.3") || contains(s, "eq. 3") || contains(s, "96*b")) return FlopConvention::narayanan_eq3;
+  if (contains(s, "eq.7") || contains(s, "eq. 7") || contains(s, "72*b")) return FlopConvention::korthikanti_eq7;
+  if (contains(s, "ignores gqa")) return FlopConvention::palm_mha;
+  if (contains(s, "palm") || contains(s, "6*n") || contains(s, "model_flops") || contains(s, "12*l*h*s") ||
+      contains(s, "12*h*l"))
+    return FlopConvention::palm;
+  return FlopConvention::unknown;
+}
+
+double convention_flops_per_step(FlopConvention c, const ModelSpec& m, std::int64_t seq_len,
+                                 std::int64_t global_batch_sequences, double stated_flops_per_sequence) {
+  const double B = double(global_batch_sequences), s = double(seq_len), L = double(m.num_layers),
+               h = double(m.hidden_size), V = double(m.vocab_size);
+  switch (c) {
+    case FlopConvention::narayanan_eq3:  // Narayanan et al. 2021, Eq. 3
+      return 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
+    case FlopConvention::korthikanti_eq7:  // Korthikanti et al. 2022, Eq. 7
+      return 72 * B * L * s * h * h * (1 + s / (6 * h) + V / (12 * h * L));
+    case FlopConvention::palm:  // Chowdhery et al. 2022 App. B: 6N + 12·L·H·Q·T per token
+      return flops_per_token(m, seq_len, Recompute::none).model * B * s;
+    case FlopConvention::palm_mha: {  // NeMo's GPT formula: K/V projections as wide as Q
+      ModelSpec mha = m;
+      mha.num_kv_heads = m.num_heads;
+      return flops_per_token(mha, seq_len, Recompute::none).model * B * s;
+    }
+    case FlopConvention::stated: return stated_flops_per_sequence * B;
+    case FlopConvention::none:
+    case FlopConvention::unknown: return 0;
+  }
+  return 0;
+}
+
+std::string source_label(const std::string& source) {
+  std::size_t end = source.size();
+  for (const char* stop : {",", " (", " '", " \""}) end = std::min(end, source.find(stop));
+  std::string label = source.substr(0, end);
+  if (label.size() > 40) label = label.substr(0, 37) + "...";
+  return label.empty() ? std::string("(no source)") : label;
+}
+
+RunRow map_published_run(const json& row, std::size_t index) {
+  RunRow out;
+  if (!row.is_object()) {
+    out.id = fmt::format("#{}", index);
+    out.skip_reason = "expected a JSON object";
+    return out;
+  }
+  out.id = text(row, "id");
+  if (out.id.empty()) out.id = fmt::format("#{}", index);
+  out.source = text(row, "source");
+  out.model_name = text(row, "model_name");
+  try {
+    out.run = map_row(row);
+    out.run->id = out.id;
+  } catch (const RowError& e) {
+    out.skip_reason = e.message;
+  }
+  return out;
+}
+
+std::vector<RunRow> read_published_runs(const json& j, const std::string& origin) {
+  const json* list = &j;
+  if (j.is_object() && j.contains("runs")) list = &j.at("runs");
+  if (!list->is_array())
+    throw InputError(origin, "expected a JSON list of measured runs (or an object with a \"runs\" list)");
+  std::vector<RunRow> rows;
+  rows.reserve(list->size());
+  for (std::size_t i = 0; i < list->size(); ++i) rows.push_back(map_published_run((*list)[i], i));
+  return rows;
+}
+
+}  // namespace planner

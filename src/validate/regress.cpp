@@ -1,0 +1,440 @@
+// planner regress: suite parsing, flattening an Evaluation into metrics,
+// comparison with the golden file and the text view of the differences.
+#include "planner/validate/regress.h"
+
+#include "io/field_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "planner/io/catalog.h"
+#include "planner/model/evaluate.h"
+#include "planner/spec/input_error.h"
+#include "planner/io/json_io.h"
+
+namespace planner {
+
+using nlohmann::json;
+using detail::FieldReader;
+using detail::describe;
+using detail::throw_if_problems;
+
+namespace {
+
+
+constexpr std::pair<const char*, DType> kDTypeNames[] = {{"bf16", DType::bf16}, {"fp8", DType::fp8}};
+constexpr std::pair<const char*, AttentionKernel> kAttentionNames[] = {{"flash", AttentionKernel::flash},
+                                                                        {"unfused", AttentionKernel::unfused}};
+constexpr std::pair<const char*, Recompute> kRecomputeNames[] = {
+    {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
+constexpr std::pair<const char*, Schedule> kScheduleNames[] = {{"1f1b", Schedule::one_f_one_b},
+                                                               {"gpipe", Schedule::gpipe}};
+
+// Same bounds as the CLI flags of `evaluate` (src/cli/main.cpp).
+constexpr std::int64_t kMaxGpus = std::int64_t(1) << 24;
+
+// Model and hardware lookups, each catalog read once per suite.
+class Catalog {
+ public:
+  explicit Catalog(std::string dir) : dir_(std::move(dir)) {}
+  const ModelSpec& model(const std::string& key) {
+    auto it = models_.find(key);
+    if (it == models_.end()) it = models_.emplace(key, find_model(key, dir_)).first;
+    return it->second;
+  }
+  const HardwareProfile& hardware(const std::string& key) {
+    auto it = hardware_.find(key);
+    if (it == hardware_.end()) it = hardware_.emplace(key, find_hardware(key, dir_)).first;
+    return it->second;
+  }
+
+ private:
+  std::string dir_;
+  std::map<std::string, ModelSpec> models_;
+  std::map<std::string, HardwareProfile> hardware_;
+};
+
+std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Catalog& catalog,
+                                          std::vector<std::string>& problems) {
+  std::string path = fmt::format("cases[{}]", index);
+  if (!cj.is_object()) {
+    problems.push_back(fmt::format("{}: expected an object, got {}", path, describe(cj)));
+    return std::nullopt;
+  }
+  const std::size_t problems_before = problems.size();
+  FieldReader r(cj, path, problems);
+  RegressCase c;
+  c.name = r.string("name", true);
+  if (!c.name.empty()) r.set_path(path = fmt::format("{} ({})", path, c.name));
+
+  const std::string model = r.string("model", true);
+  const std::string hardware = r.string("hardware", true);
+  if (!model.empty()) {
+    try {
+      c.model = catalog.model(model);
+    } catch (const InputError& e) {
+      r.problem("model", e.message());
+    }
+  }
+  if (!hardware.empty()) {
+    try {
+      c.hardware = catalog.hardware(hardware);
+    } catch (const InputError& e) {
+      r.problem("hardware", e.message());
+    }
+  }
+
+  TrainingSpec& ts = c.training;
+  ts.num_gpus = r.integer_in("gpus", 1, kMaxGpus, true, 1);
+  ts.seq_len = r.integer_in("seq_len", 1, 100'000'000, true, 1);
+  ts.global_batch_sequences = r.integer_in("global_batch", 1, 1'000'000'000, true, 1);
+  ts.dtype = r.choice("dtype", kDTypeNames, DType::bf16, false);
+  ts.attention = r.choice("attention", kAttentionNames, AttentionKernel::flash, false);
+  ts.grad_bytes_per_param = r.number("grad_bytes", 0, 64, false, ts.grad_bytes_per_param, false);
+  ts.optimizer_bytes_per_param = r.number("optimizer_bytes", 0, 64, false, ts.optimizer_bytes_per_param, false);
+  ts.weight_bytes_per_param = r.number("weight_bytes", 0, 64, false, ts.weight_bytes_per_param, false);
+  ts.overlap_grad_reduce = r.boolean("overlap_grad_reduce", false, ts.overlap_grad_reduce);
+  ts.overlap_p2p = r.boolean("overlap_p2p", false, ts.overlap_p2p);
+
+  ParallelConfig& pc = c.config;
+  pc.tp = r.integer_in("tp", 1, kMaxGpus, true, 1);
+  pc.cp = r.integer_in("cp", 1, kMaxGpus, false, 1);
+  pc.pp = r.integer_in("pp", 1, kMaxGpus, true, 1);
+  pc.dp = r.integer_in("dp", 1, kMaxGpus, true, 1);
+  pc.micro_batch_size = r.integer_in("mbs", 1, 1'000'000'000, false, 1);
+  pc.virtual_stages = r.integer_in("vpp", 1, 100'000, false, 1);
+  pc.recompute = r.choice("recompute", kRecomputeNames, Recompute::none, false);
+  pc.zero_stage = int(r.integer_in("zero", 0, 3, false, 0));
+  pc.sequence_parallel = r.boolean("sp", false, pc.tp > 1);  // as `planner evaluate`: on when TP > 1
+  pc.schedule = r.choice("schedule", kScheduleNames, Schedule::one_f_one_b, false);
+  r.allow("note");
+  r.reject_unknown();
+  if (problems.size() != problems_before) return std::nullopt;
+  c.config = normalized(pc);
+  return c;
+}
+
+// Metric table: name, tolerance class, how to read it from an Evaluation.
+struct MetricDef {
+  const char* name;
+  MetricClass cls;
+  double (*get)(const Evaluation&);
+};
+
+#define PLANNER_TIME(field) {#field, MetricClass::time, [](const Evaluation& e) { return double(e.time.field); }}
+#define PLANNER_TIME_AS(field, cls) {#field, cls, [](const Evaluation& e) { return double(e.time.field); }}
+#define PLANNER_MEM(field) {#field, MetricClass::amount, [](const Evaluation& e) { return double(e.memory.field); }}
+#define PLANNER_MEM_AS(field, cls) {#field, cls, [](const Evaluation& e) { return double(e.memory.field); }}
+#define PLANNER_LAYOUT(field) \
+  {"layout_" #field, MetricClass::exact, [](const Evaluation& e) { return double(e.layout.field); }}
+
+const MetricDef kMetrics[] = {
+    // Step time (StepTimeBreakdown), in its declaration order.
+    PLANNER_TIME(compute_s),
+    PLANNER_TIME(recompute_s),
+    PLANNER_TIME(tp_comm_s),
+    PLANNER_TIME(cp_comm_s),
+    PLANNER_TIME(pp_p2p_s),
+    PLANNER_TIME(pp_bubble_s),
+    PLANNER_TIME(dp_comm_s),
+    PLANNER_TIME(zero3_comm_s),
+    PLANNER_TIME(optimizer_s),
+    PLANNER_TIME(step_s),
+    PLANNER_TIME(dp_comm_total_s),
+    PLANNER_TIME(zero3_comm_total_s),
+    PLANNER_TIME(stage_time_per_micro_batch_s),
+    PLANNER_TIME(layer_fwd_s),
+    PLANNER_TIME(layer_bwd_s),
+    PLANNER_TIME_AS(micro_batches, MetricClass::exact),
+    PLANNER_TIME(bubble_fraction),
+    PLANNER_TIME(tokens_per_s),
+    PLANNER_TIME_AS(model_flops_per_step, MetricClass::amount),
+    PLANNER_TIME_AS(hardware_flops_per_step, MetricClass::amount),
+    PLANNER_TIME(mfu),
+    PLANNER_TIME(hfu),
+    // Memory per GPU (MemoryBreakdown).
+    PLANNER_MEM(weights_bytes),
+    PLANNER_MEM(gradients_bytes),
+    PLANNER_MEM(optimizer_bytes),
+    PLANNER_MEM(activations_bytes),
+    PLANNER_MEM(logits_bytes),
+    PLANNER_MEM(transient_bytes),
+    PLANNER_MEM(reserve_bytes),
+    PLANNER_MEM(total_bytes),
+    PLANNER_MEM(capacity_bytes),
+    PLANNER_MEM_AS(peak_stage, MetricClass::exact),
+    PLANNER_MEM_AS(layers_on_peak_stage, MetricClass::exact),
+    PLANNER_MEM_AS(micro_batches_in_flight, MetricClass::time),
+    // Pipeline stage layout (balance_layers).
+    PLANNER_LAYOUT(first),
+    PLANNER_LAYOUT(last),
+    PLANNER_LAYOUT(middle_hi),
+    PLANNER_LAYOUT(middle_hi_count),
+    // Feasibility: 1 or 0, and the bit set of Reason (evaluate.h).
+    {"feasible", MetricClass::exact, [](const Evaluation& e) { return e.feasible() ? 1.0 : 0.0; }},
+    {"reasons", MetricClass::exact, [](const Evaluation& e) { return double(e.reasons); }},
+};
+
+#undef PLANNER_TIME
+#undef PLANNER_TIME_AS
+#undef PLANNER_MEM
+#undef PLANNER_MEM_AS
+#undef PLANNER_LAYOUT
+
+// Tolerances per class; see the header comment and docs/regress.md.
+constexpr Tolerance kTimeTolerance{1e-6, 1e-12};
+constexpr Tolerance kAmountTolerance{1e-9, 1.0};
+
+bool within(double golden, double now, const Tolerance& t, bool exact) {
+  if (std::isnan(golden) || std::isnan(now)) return std::isnan(golden) && std::isnan(now);
+  if (exact) return golden == now;
+  return std::abs(now - golden) <= std::max(t.atol, t.rtol * std::abs(golden));
+}
+
+std::string reasons_text(double bits) {
+  if (!(bits >= 0) || bits >= double(1u << kNumReasons)) return fmt::format("{:g} (unknown bits)", bits);
+  const auto mask = std::uint32_t(bits);
+  if (mask == 0) return "none";
+  std::string out;
+  for (std::size_t i = 0; i < kNumReasons; ++i)
+    if ((mask >> i) & 1u) out += (out.empty() ? "" : "; ") + std::string(describe(Reason(i)));
+  if (mask >> kNumReasons) out += "; unknown bits";
+  return out;
+}
+
+std::string format_value(const std::optional<double>& v) { return v ? fmt::format("{:.9g}", *v) : "-"; }
+
+std::string format_change(const MetricDiff& d) {
+  if (const auto c = d.change_pct()) return fmt::format("{:+.3g}%", *c);
+  if (!d.golden) return "new";
+  if (!d.now) return "removed";
+  return "n/a";  // golden value 0
+}
+
+} // namespace
+
+std::optional<double> MetricDiff::change_pct() const {
+  if (!golden || !now || *golden == 0) return std::nullopt;
+  return (*now - *golden) / std::abs(*golden) * 100.0;
+}
+
+std::string default_suite_path() { return data_dir() + "/tests/regress/suite.json"; }
+std::string default_golden_path() { return data_dir() + "/tests/regress/golden.json"; }
+
+RegressSuite suite_from_json(const json& j, const std::string& origin, const std::string& catalog_dir) {
+  if (!j.is_object()) throw InputError(origin, "expected a JSON object with \"schema_version\" and \"cases\"");
+  std::vector<std::string> problems;
+  RegressSuite suite;
+  FieldReader top(j, "", problems);
+  const std::int64_t version = top.integer_in("schema_version", 1, 1'000'000, true, kRegressSchemaVersion);
+  if (version != kRegressSchemaVersion)
+    top.problem("schema_version", fmt::format("expected {}, got {}", kRegressSchemaVersion, version));
+  top.allow("notes");
+  const json* cases = top.get("cases", true, "a non-empty list of cases");
+  top.reject_unknown();
+  if (cases && (!cases->is_array() || cases->empty())) {
+    top.problem("cases", fmt::format("expected a non-empty list of cases, got {}", describe(*cases)));
+  } else if (cases) {
+    Catalog catalog(catalog_dir);
+    std::map<std::string, std::size_t> seen;
+    for (std::size_t i = 0; i < cases->size(); ++i) {
+      auto c = case_from_json((*cases)[i], i, catalog, problems);
+      if (!c) continue;
+      if (auto [it, fresh] = seen.emplace(c->name, i); !fresh) {
+        problems.push_back(fmt::format("cases[{}] ({}).name: duplicate of cases[{}]", i, c->name, it->second));
+        continue;
+      }
+      suite.cases.push_back(std::move(*c));
+    }
+  }
+  throw_if_problems(origin, problems);
+  return suite;
+}
+
+RegressSuite load_suite(const std::string& path, const std::string& catalog_dir) {
+  return suite_from_json(read_json_file(path), path, catalog_dir);
+}
+
+const std::vector<std::string>& regress_metric_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const MetricDef& m : kMetrics) out.emplace_back(m.name);
+    return out;
+  }();
+  return names;
+}
+
+MetricClass metric_class(const std::string& metric) {
+  for (const MetricDef& m : kMetrics)
+    if (metric == m.name) return m.cls;
+  // Metrics this build does not know (an older or newer golden file): compare
+  // as time terms.
+  return MetricClass::time;
+}
+
+Tolerance tolerance_for(const std::string& metric, const RegressOptions& opt) {
+  Tolerance t;
+  switch (metric_class(metric)) {
+    case MetricClass::time: t = kTimeTolerance; break;
+    case MetricClass::amount: t = kAmountTolerance; break;
+    case MetricClass::exact: return Tolerance{0, 0};
+  }
+  if (opt.rtol_override) t.rtol = *opt.rtol_override;
+  return t;
+}
+
+RegressResults predict(const RegressSuite& suite) {
+  RegressResults out;
+  out.cases.reserve(suite.cases.size());
+  for (const RegressCase& c : suite.cases) {
+    const Evaluation ev = evaluate(c.model, c.hardware, normalized(c.config), c.training);
+    CaseMetrics cm;
+    cm.name = c.name;
+    cm.metrics.reserve(std::size(kMetrics));
+    for (const MetricDef& m : kMetrics) cm.metrics.emplace_back(m.name, m.get(ev));
+    out.cases.push_back(std::move(cm));
+  }
+  return out;
+}
+
+RegressResults golden_from_json(const json& j, const std::string& origin) {
+  if (!j.is_object()) throw InputError(origin, "expected a JSON object with \"schema_version\" and \"cases\"");
+  std::vector<std::string> problems;
+  RegressResults out;
+  FieldReader top(j, "", problems);
+  const std::int64_t version = top.integer_in("schema_version", 1, 1'000'000, true, kRegressSchemaVersion);
+  if (version != kRegressSchemaVersion)
+    top.problem("schema_version", fmt::format("expected {}, got {}", kRegressSchemaVersion, version));
+  const json* cases = top.get("cases", true, "an object of cases");
+  top.reject_unknown();
+  if (cases && !cases->is_object()) {
+    top.problem("cases", fmt::format("expected an object of cases, got {}", describe(*cases)));
+  } else if (cases) {
+    for (auto it = cases->begin(); it != cases->end(); ++it) {
+      if (!it->is_object()) {
+        problems.push_back(fmt::format("cases.{}: expected an object of metrics, got {}", it.key(), describe(*it)));
+        continue;
+      }
+      CaseMetrics cm;
+      cm.name = it.key();
+      for (auto m = it->begin(); m != it->end(); ++m) {
+        // null stands for a non-finite value (JSON has no NaN or infinity).
+        if (m->is_null()) cm.metrics.emplace_back(m.key(), std::numeric_limits<double>::quiet_NaN());
+        else if (m->is_number()) cm.metrics.emplace_back(m.key(), m->get<double>());
+        else problems.push_back(fmt::format("cases.{}.{}: expected a number, got {}", it.key(), m.key(), describe(*m)));
+      }
+      out.cases.push_back(std::move(cm));
+    }
+  }
+  throw_if_problems(origin, problems);
+  return out;
+}
+
+RegressResults load_golden(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw InputError(path, "cannot open file (create it with `planner regress --update`)");
+  return golden_from_json(read_json_file(path), path);
+}
+
+std::string render_golden(const RegressResults& r) {
+  nlohmann::ordered_json cases = nlohmann::ordered_json::object();
+  for (const CaseMetrics& c : r.cases) {
+    nlohmann::ordered_json m = nlohmann::ordered_json::object();
+    for (const auto& [name, value] : c.metrics) {
+      if (std::isfinite(value)) m[name] = value;
+      else m[name] = nullptr;
+    }
+    cases[c.name] = std::move(m);
+  }
+  nlohmann::ordered_json j;
+  j["schema_version"] = kRegressSchemaVersion;
+  j["cases"] = std::move(cases);
+  // nlohmann prints the shortest text that reads back to the same double, so
+  // `--update` round-trips exactly.
+  return j.dump(2) + "\n";
+}
+
+RegressReport compare(const RegressResults& golden, const RegressResults& now, const RegressOptions& opt) {
+  RegressReport rep;
+  std::map<std::string, const CaseMetrics*> by_name;
+  for (const CaseMetrics& g : golden.cases) by_name.emplace(g.name, &g);
+  std::set<std::string> in_suite;
+  rep.cases = now.cases.size();
+  for (const CaseMetrics& n : now.cases) {
+    in_suite.insert(n.name);
+    rep.metrics += n.metrics.size();
+    const auto it = by_name.find(n.name);
+    if (it == by_name.end()) {
+      rep.missing_from_golden.push_back(n.name);
+      continue;
+    }
+    std::map<std::string, double> g(it->second->metrics.begin(), it->second->metrics.end());
+    for (const auto& [metric, value] : n.metrics) {
+      const auto gm = g.find(metric);
+      if (gm == g.end()) {
+        rep.differences.push_back({n.name, metric, std::nullopt, value});
+        continue;
+      }
+      if (!within(gm->second, value, tolerance_for(metric, opt), metric_class(metric) == MetricClass::exact))
+        rep.differences.push_back({n.name, metric, gm->second, value});
+      g.erase(gm);
+    }
+    for (const auto& [metric, value] : it->second->metrics)  // golden metrics this build no longer computes
+      if (g.count(metric)) rep.differences.push_back({n.name, metric, value, std::nullopt});
+  }
+  for (const CaseMetrics& g : golden.cases)
+    if (!in_suite.count(g.name)) rep.missing_from_suite.push_back(g.name);
+  std::sort(rep.missing_from_suite.begin(), rep.missing_from_suite.end());
+  return rep;
+}
+
+std::string render_regress(const RegressReport& r) {
+  std::string out;
+  if (!r.differences.empty()) {
+    std::size_t wc = 4, wm = 6;
+    for (const MetricDiff& d : r.differences) wc = std::max(wc, d.case_name.size()), wm = std::max(wm, d.metric.size());
+    out += fmt::format("{:<{}}  {:<{}}  {:>16}  {:>16}  {:>10}\n", "case", wc, "metric", wm, "golden", "now", "change");
+    for (const MetricDiff& d : r.differences)
+      out += fmt::format("{:<{}}  {:<{}}  {:>16}  {:>16}  {:>10}\n", d.case_name, wc, d.metric, wm,
+                         format_value(d.golden), format_value(d.now), format_change(d));
+    for (const MetricDiff& d : r.differences)
+      if (d.metric == "reasons")
+        out += fmt::format("{}: infeasibility reasons were: {}; now: {}\n", d.case_name,
+                           d.golden ? reasons_text(*d.golden) : "-", d.now ? reasons_text(*d.now) : "-");
+  }
+  auto list = [](const std::vector<std::string>& names) {
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  };
+  if (!r.missing_from_golden.empty())
+    out += fmt::format("missing from the golden file ({}): {}\n", r.missing_from_golden.size(), list(r.missing_from_golden));
+  if (!r.missing_from_suite.empty())
+    out += fmt::format("in the golden file but no longer in the suite ({}): {}\n", r.missing_from_suite.size(),
+                       list(r.missing_from_suite));
+  out += fmt::format("regress: {} cases, {} metrics, {} differ", r.cases, r.metrics, r.differences.size());
+  if (!r.missing_from_golden.empty() || !r.missing_from_suite.empty())
+    out += fmt::format("; cases missing from the golden file: {}, no longer in the suite: {}", r.missing_from_golden.size(),
+                       r.missing_from_suite.size());
+  out += "\n";
+  return out;
+}
+
+std::string render_update(const RegressReport& r) {
+  std::set<std::string> changed;
+  for (const MetricDiff& d : r.differences) changed.insert(d.case_name);
+  return fmt::format("regress: updated the golden file: {} cases, {} metrics; changed: {} metrics in {} cases; cases "
+                     "added: {}, removed: {}\n",
+                     r.cases, r.metrics, r.differences.size(), changed.size(), r.missing_from_golden.size(),
+                     r.missing_from_suite.size());
+}
+
+} // namespace planner

@@ -1,0 +1,272 @@
+// Predicted vs measured over a dataset of measured runs. Each row is mapped
+// (published_runs.cpp), matched to a hardware profile, evaluated at its stated
+// layout (unknown knobs: the planner's best choice via the search), and
+// compared on step time, and on TFLOP/s and MFU in the row's own FLOP
+// convention. Statistics use |relative error| of step time, the one metric
+// every row has (measured, or implied from TFLOP/s or MFU by the convention).
+#include "planner/validate/validate.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <regex>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "planner/io/catalog.h"
+#include "planner/spec/input_error.h"
+#include "planner/io/json_io.h"
+#include "planner/search/search.h"
+
+namespace planner {
+
+namespace {
+
+std::string squash(const std::string& s) {  // upper case, no spaces, '-' or '_'
+  std::string out;
+  for (unsigned char c : s)
+    if (c != ' ' && c != '-' && c != '_') out.push_back(char(std::toupper(c)));
+  return out;
+}
+
+// "H100 SXM5 80GB" -> "H100"; "TPU v5e" -> "TPU v5e": tokens up to the first with a digit.
+std::string chip_family(const std::string& chip_name) {
+  std::string family;
+  std::size_t pos = 0;
+  while (pos < chip_name.size()) {
+    const std::size_t end = std::min(chip_name.find(' ', pos), chip_name.size());
+    const std::string tok = chip_name.substr(pos, end - pos);
+    family += (family.empty() ? "" : " ") + tok;
+    if (std::any_of(tok.begin(), tok.end(), [](unsigned char c) { return std::isdigit(c); })) break;
+    pos = end + 1;
+  }
+  return family;
+}
+
+std::optional<int> memory_gb(const std::string& s) {
+  static const std::regex gb(R"((?:^|[\s\-_(])([0-9]+)\s?GB)", std::regex::icase);
+  std::smatch m;
+  if (std::regex_search(s, m, gb)) return std::stoi(m[1].str());
+  return std::nullopt;
+}
+
+double median_of_sorted(const std::vector<double>& v) {
+  const std::size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+std::string reasons_text(const Evaluation& ev) {
+  std::vector<std::string> r;
+  for (Reason x : ev.reason_list()) r.push_back(describe(x));
+  return join(r, "; ");
+}
+
+ValidatedRow evaluate_row(const MeasuredRun& run, const HardwareProfile& hw) {
+  ValidatedRow out;
+  out.id = run.id, out.source = run.source, out.model_name = run.model_name;
+  out.hardware = hw.name;
+  out.scope = run.scope;
+  out.chosen = run.chosen;
+  out.assumptions = run.assumptions;
+  out.convention = run.convention;
+  const TrainingSpec& ts = run.training;
+  const SearchPins& p = run.pins;
+
+  ParallelConfig pc;
+  pc.tp = *p.tp, pc.cp = *p.cp, pc.pp = *p.pp, pc.dp = *p.dp;
+  pc.micro_batch_size = p.micro_batch_size.value_or(1);
+  pc.virtual_stages = p.virtual_stages.value_or(1);
+  pc.recompute = p.recompute.value_or(Recompute::none);
+  pc.zero_stage = p.zero_stage.value_or(0);
+  pc.sequence_parallel = p.sequence_parallel.value_or(pc.tp > 1);
+  Evaluation ev;
+  if (run.chosen.empty()) {
+    ev = evaluate(run.model, hw, normalized(pc), ts);
+  } else {
+    SearchSpec spec;
+    spec.training = ts;
+    spec.pins = p;
+    spec.top_k = 1;
+    const SearchResult sr = search(run.model, hw, spec);
+    if (!sr.top.empty()) {
+      ev = sr.top.front();
+    } else {
+      ev = evaluate(run.model, hw, normalized(pc), ts);
+      out.warnings.push_back("no choice of the unknown knobs fits; evaluated with the defaults");
+    }
+  }
+  out.config = ev.config;
+  const std::uint32_t oom = 1u << unsigned(Reason::out_of_memory);
+  if ((ev.reasons & ~oom) != 0) {
+    out.skip_reason = fmt::format("layout {} is not valid for the planner: {}", layout_text(ev.config), reasons_text(ev));
+    return out;
+  }
+  if (ev.has(Reason::out_of_memory) && run.scope == MeasurementScope::step)
+    out.warnings.push_back(fmt::format("planner predicts out of memory ({:.1f} of {:.1f} GiB)",
+                                       ev.memory.total_bytes / (1u << 30), ev.memory.capacity_bytes / (1u << 30)));
+  out.predicted_palm_mfu = ev.time.mfu;
+  out.predicted_step_s =
+      run.scope == MeasurementScope::layer ? ev.time.layer_fwd_s + ev.time.layer_bwd_s : ev.time.step_s;
+  if (!(out.predicted_step_s > 0) || !std::isfinite(out.predicted_step_s)) {
+    out.skip_reason = "the planner's predicted time is not a positive number";
+    return out;
+  }
+
+  const double gpus = double(ts.num_gpus);
+  const double peak = hw.peak_flops_per_s[std::size_t(ts.dtype)];
+  const double flops = convention_flops_per_step(run.convention, run.model, ts.seq_len, ts.global_batch_sequences,
+                                                 run.stated_flops_per_sequence);
+  if (run.step_time_s) {
+    out.measured_step_s = *run.step_time_s;
+  } else if (run.tflops_per_gpu && flops > 0) {
+    out.measured_step_s = flops / (*run.tflops_per_gpu * 1e12 * gpus);
+    out.step_implied = "TFLOP/s";
+  } else if (run.mfu && flops > 0 && peak > 0) {
+    out.measured_step_s = flops / (*run.mfu * peak * gpus);
+    out.step_implied = "MFU";
+  }
+  if (!(out.measured_step_s > 0)) {
+    out.skip_reason = "no measured step time, and none can be implied from the reported figures";
+    return out;
+  }
+  out.step_error = (out.predicted_step_s - out.measured_step_s) / out.measured_step_s;
+  // A row reporting both a time and a rate must agree with its own convention.
+  if (run.step_time_s && flops > 0 && run.scope == MeasurementScope::step) {
+    if (run.tflops_per_gpu) {
+      const double implied = flops / (*run.step_time_s * gpus) / 1e12;
+      if (std::abs(implied / *run.tflops_per_gpu - 1) > 0.03)
+        out.warnings.push_back(fmt::format("reported {:.0f} TFLOP/s, but its step time and FLOP convention ({}) give {:.0f}",
+                                           *run.tflops_per_gpu, to_string(run.convention), implied));
+    }
+    if (run.mfu && peak > 0) {
+      const double implied = flops / (*run.step_time_s * gpus * peak);
+      if (std::abs(implied / *run.mfu - 1) > 0.03)
+        out.warnings.push_back(fmt::format("reported MFU {:.1f}%, but its step time and FLOP convention ({}) give {:.1f}%",
+                                           100 * *run.mfu, to_string(run.convention), 100 * implied));
+    }
+  }
+  if (flops > 0 && run.scope == MeasurementScope::step) {
+    if (run.tflops_per_gpu) {
+      out.measured_tflops = *run.tflops_per_gpu;
+      out.predicted_tflops = flops / (out.predicted_step_s * gpus) / 1e12;
+      out.tflops_error = (*out.predicted_tflops - *out.measured_tflops) / *out.measured_tflops;
+    }
+    if (run.mfu && peak > 0) {
+      out.measured_mfu = *run.mfu;
+      out.predicted_mfu = flops / (out.predicted_step_s * gpus * peak);
+      out.mfu_error = (*out.predicted_mfu - *out.measured_mfu) / *out.measured_mfu;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string match_hardware(const std::string& gpu_type, const std::vector<HardwareProfile>& stock,
+                           const ValidateOptions& opt) {
+  const std::string g = squash(gpu_type);
+  for (const auto& [pattern, profile] : opt.hardware_map)
+    if (!pattern.empty() && g.find(squash(pattern)) != std::string::npos) return profile;
+  const auto row_gb = memory_gb(gpu_type);
+  for (const auto& hw : stock) {
+    const std::string family = squash(chip_family(hw.chip_name));
+    if (family.empty() || g.find(family) == std::string::npos) continue;
+    const auto hw_gb = memory_gb(hw.chip_name);
+    if (row_gb && hw_gb && *row_gb != *hw_gb) continue;
+    return hw.name;
+  }
+  return "";
+}
+
+ErrorStats error_stats(const std::vector<std::pair<std::string, double>>& id_errors) {
+  ErrorStats s;
+  s.rows = id_errors.size();
+  if (s.rows == 0) return s;
+  std::vector<double> a;
+  double sum = 0;
+  for (const auto& [id, e] : id_errors) {
+    a.push_back(std::abs(e));
+    sum += e;
+    if (std::abs(e) >= s.max_abs) s.max_abs = std::abs(e), s.worst_id = id;
+  }
+  std::sort(a.begin(), a.end());
+  s.median_abs = median_of_sorted(a);
+  // Nearest rank: the smallest value with at least 90% of the rows at or below it.
+  const std::size_t rank = std::size_t(std::ceil(0.9 * double(a.size())));
+  s.p90_abs = a[std::max<std::size_t>(rank, 1) - 1];
+  s.mean_signed = sum / double(s.rows);
+  return s;
+}
+
+ValidationReport validate_runs(const std::vector<RunRow>& rows, const ValidateOptions& opt) {
+  ValidationReport rep;
+  const std::vector<HardwareProfile> stock = list_hardware();
+  std::map<std::string, HardwareProfile> profiles;  // by name or path as given
+  auto profile = [&](const std::string& name) -> const HardwareProfile& {
+    auto it = profiles.find(name);
+    if (it == profiles.end()) it = profiles.emplace(name, find_hardware(name)).first;
+    return it->second;
+  };
+  // Validate the user's mapping up front: a bad --hardware value is their error, not a row's.
+  for (const auto& [pattern, name] : opt.hardware_map) (void)profile(name);
+
+  std::vector<std::string> source_order;
+  std::map<std::string, std::vector<std::pair<std::string, double>>> by_source;
+  std::vector<std::pair<std::string, double>> all;
+  for (const RunRow& row : rows) {
+    ValidatedRow v;
+    if (!row.run) {
+      v.id = row.id, v.source = row.source, v.model_name = row.model_name;
+      v.skip_reason = row.skip_reason;
+    } else {
+      std::string hw_name = row.run->hardware.value_or(match_hardware(row.run->gpu_type, stock, opt));
+      if (hw_name.empty()) {
+        v.id = row.id, v.source = row.source, v.model_name = row.model_name;
+        v.skip_reason = fmt::format("no hardware profile matches gpu_type '{}' (map one with --hardware PATTERN=PROFILE)",
+                                    row.run->gpu_type);
+      } else {
+        try {
+          v = evaluate_row(*row.run, profile(hw_name));
+        } catch (const InputError& e) {  // a row naming an unknown profile
+          v.id = row.id, v.source = row.source, v.model_name = row.model_name;
+          v.skip_reason = e.what();
+        }
+      }
+    }
+    const std::string label = source_label(v.source);
+    if (std::find(source_order.begin(), source_order.end(), label) == source_order.end()) source_order.push_back(label);
+    if (v.evaluated()) {
+      by_source[label].emplace_back(v.id, v.step_error);
+      all.emplace_back(v.id, v.step_error);
+    } else {
+      ++rep.skipped;
+    }
+    rep.rows.push_back(std::move(v));
+  }
+  for (const auto& label : source_order) {
+    ErrorStats s = error_stats(by_source[label]);
+    rep.by_source.emplace_back(label, s);
+  }
+  rep.overall = error_stats(all);
+  return rep;
+}
+
+std::string layout_text(const ParallelConfig& c) {
+  std::string s = fmt::format("tp{} cp{} pp{} dp{} mbs{}", c.tp, c.cp, c.pp, c.dp, c.micro_batch_size);
+  if (c.virtual_stages > 1) s += fmt::format(" v{}", c.virtual_stages);
+  if (c.sequence_parallel) s += " sp";
+  if (c.recompute != Recompute::none) s += c.recompute == Recompute::full ? " rc-full" : " rc-sel";
+  if (c.zero_stage) s += fmt::format(" z{}", c.zero_stage);
+  return s;
+}
+
+} // namespace planner
