@@ -122,6 +122,6 @@ BENCHMARK(BM_SearchLlama405b_16384)->Unit(benchmark::kMillisecond);
 void BM_SearchLlama70b_1024(benchmark::State& state) { run_search(state, llama70b_1024()); }
 BENCHMARK(BM_SearchLlama70b_1024)->Unit(benchmark::kMillisecond);
 
-} // namespace
+}  // namespace
 
 BENCHMARK_MAIN();

@@ -21,7 +21,7 @@ struct Flagship {
   planner::ParallelConfig pc;
   planner::Evaluation ev;
   Flagship() {
-    ts.num_gpus = 4096;                // TP8 x PP16 x DP32
+    ts.num_gpus = 4096;  // TP8 x PP16 x DP32
     ts.seq_len = 8192;
     ts.global_batch_sequences = 2048;  // 16M tokens: 64 micro-batches of 1 per replica
     pc.tp = 8;

@@ -3,8 +3,8 @@
 // tiers; every figure must be finite and non-negative.
 #include "fuzz_support.h"
 #include "planner/io/catalog.h"
-#include "planner/spec/input_error.h"
 #include "planner/io/json_io.h"
+#include "planner/spec/input_error.h"
 
 using namespace planner;
 
@@ -23,7 +23,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       pc.tp = tp, pc.cp = cp, pc.pp = pp, pc.dp = dp, pc.zero_stage = zero;
       fuzz::check_evaluation(evaluate(m, hw, pc, ts));
     }
-  } catch (const InputError&) {
-  }
+  } catch (const InputError&) {}
   return 0;
 }

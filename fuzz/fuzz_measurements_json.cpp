@@ -3,9 +3,9 @@
 // profile must price every measured point finitely.
 #include "fuzz_support.h"
 #include "planner/calibrate/calibration.h"
+#include "planner/calibrate/measurements.h"
 #include "planner/io/catalog.h"
 #include "planner/spec/input_error.h"
-#include "planner/calibrate/measurements.h"
 
 using namespace planner;
 
@@ -22,7 +22,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const FitResult fit = fit_profile(base, named);
     const CheckReport check = check_profile(fit.profile, named);
     fuzz::require(std::isfinite(check.max_abs_error()) || check.points() == 0, "check of a fitted profile is finite");
-  } catch (const InputError&) {
-  }
+  } catch (const InputError&) {}
   return 0;
 }

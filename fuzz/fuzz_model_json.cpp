@@ -3,8 +3,8 @@
 // non-negative. Bad input must be an InputError, never a crash.
 #include "fuzz_support.h"
 #include "planner/io/catalog.h"
-#include "planner/spec/input_error.h"
 #include "planner/io/json_io.h"
+#include "planner/spec/input_error.h"
 
 using namespace planner;
 
@@ -24,7 +24,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       pc.recompute = Recompute::selective;
       fuzz::check_evaluation(evaluate(m, hw, pc, ts));
     }
-  } catch (const InputError&) {
-  }
+  } catch (const InputError&) {}
   return 0;
 }

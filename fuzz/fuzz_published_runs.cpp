@@ -18,7 +18,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const TrainingSpec& ts = row.run->training;
       fuzz::require(ts.num_gpus >= 1 && ts.seq_len >= 1 && ts.global_batch_sequences >= 1, "mapped row sizes");
     }
-  } catch (const InputError&) {
-  }
+  } catch (const InputError&) {}
   return 0;
 }

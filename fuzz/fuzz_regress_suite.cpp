@@ -11,12 +11,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!j) return 0;
   try {
     (void)golden_from_json(*j, "golden.json");
-  } catch (const InputError&) {
-  }
+  } catch (const InputError&) {}
   try {
     const RegressSuite suite = suite_from_json(*j, "suite.json", PLANNER_SOURCE_DIR);
     if (suite.cases.size() <= 4) (void)predict(suite);  // bounded work per input
-  } catch (const InputError&) {
-  }
+  } catch (const InputError&) {}
   return 0;
 }

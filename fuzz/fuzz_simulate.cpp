@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "fuzz_support.h"
-#include "planner/spec/input_error.h"
 #include "planner/simulate/simulate.h"
+#include "planner/spec/input_error.h"
 
 using namespace planner;
 
@@ -53,8 +53,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const SimResult r = simulate(pr);
     for (const StageStats& s : r.stages) {
-      const double sum = s.compute_s + s.tp_cp_s + s.zero3_s + s.send_blocked_s + s.pipeline_wait_s + s.dp_wait_s +
-                         s.optimizer_s;
+      const double sum =
+          s.compute_s + s.tp_cp_s + s.zero3_s + s.send_blocked_s + s.pipeline_wait_s + s.dp_wait_s + s.optimizer_s;
       fuzz::require(std::abs(sum - s.end_s) <= 1e-9 * std::max(1.0, s.end_s), "stage time adds up to its end");
       fuzz::require(s.end_s <= r.step_s, "step is the last stage's end");
     }

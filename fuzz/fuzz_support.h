@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "planner/io/json_io.h"
 #include "planner/model/evaluate.h"
 #include "planner/spec/input_error.h"
-#include "planner/io/json_io.h"
 
 namespace planner::fuzz {
 
@@ -50,4 +50,4 @@ inline void check_evaluation(const Evaluation& ev) {
     require_sane(x, "memory term");
 }
 
-} // namespace planner::fuzz
+}  // namespace planner::fuzz

@@ -1,8 +1,8 @@
 // write_file_atomically: a writer killed midway (SIGKILL, no chance to clean
 // up) leaves the old file intact; a completed write replaces it whole; a write
 // that cannot happen is an InputError and leaves no temporary file.
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -46,7 +46,7 @@ std::uintmax_t temp_bytes(const fs::path& target, int* count = nullptr) {
   return bytes;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("a writer killed midway leaves the old file intact", "[atomic_write]") {
   TempDir dir;

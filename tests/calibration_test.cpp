@@ -14,9 +14,9 @@
 
 #include "planner/calibrate/calibration.h"
 #include "planner/io/catalog.h"
-#include "planner/spec/input_error.h"
 #include "planner/io/json_io.h"
 #include "planner/search/search.h"
+#include "planner/spec/input_error.h"
 #include "test_support.h"
 
 using namespace planner;
@@ -34,8 +34,10 @@ HardwareProfile truth() {
   HardwareProfile hw = find_hardware("dgx-h100", kDir);
   for (Collective c : kAllCollectives) {
     const double i = double(int(c));
-    hw.tiers[0].collective_fits[std::size_t(c)] = {true, (5.0 + i) * 1e-6, (0.7 + 0.1 * i) * 1e-6, (360.0 - 20 * i) * 1e9};
-    hw.tiers[1].collective_fits[std::size_t(c)] = {true, (9.0 + i) * 1e-6, (3.5 + 0.5 * i) * 1e-6, (46.0 - 2 * i) * 1e9};
+    hw.tiers[0].collective_fits[std::size_t(c)] = {true, (5.0 + i) * 1e-6, (0.7 + 0.1 * i) * 1e-6,
+                                                   (360.0 - 20 * i) * 1e9};
+    hw.tiers[1].collective_fits[std::size_t(c)] = {true, (9.0 + i) * 1e-6, (3.5 + 0.5 * i) * 1e-6,
+                                                   (46.0 - 2 * i) * 1e9};
   }
   return hw;
 }
@@ -92,20 +94,21 @@ double worst_parameter_error(const HardwareProfile& fitted, const HardwareProfil
       const CollectiveFit& f = fitted.tiers[t].collective_fits[std::size_t(c)];
       const CollectiveFit& w = want.tiers[t].collective_fits[std::size_t(c)];
       REQUIRE(f.fitted);
-      INFO("tier " << t << " " << collective_key(c) << ": base " << f.base_latency_s << " vs " << w.base_latency_s << ", step "
-                   << f.latency_per_step_s << " vs " << w.latency_per_step_s << ", bandwidth " << f.bandwidth_bytes_per_s << " vs "
-                   << w.bandwidth_bytes_per_s);
+      INFO("tier " << t << " " << collective_key(c) << ": base " << f.base_latency_s << " vs " << w.base_latency_s
+                   << ", step " << f.latency_per_step_s << " vs " << w.latency_per_step_s << ", bandwidth "
+                   << f.bandwidth_bytes_per_s << " vs " << w.bandwidth_bytes_per_s);
       worst = std::max(worst, rel(f.bandwidth_bytes_per_s, w.bandwidth_bytes_per_s));
       // send/recv has one step count (p = 2): only base + step is identified.
       if (c == Collective::send_recv)
         worst = std::max(worst, rel(f.base_latency_s + f.latency_per_step_s, w.base_latency_s + w.latency_per_step_s));
       else
-        worst = std::max({worst, rel(f.base_latency_s, w.base_latency_s), rel(f.latency_per_step_s, w.latency_per_step_s)});
+        worst =
+            std::max({worst, rel(f.base_latency_s, w.base_latency_s), rel(f.latency_per_step_s, w.latency_per_step_s)});
     }
   return worst;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("the fit recovers known alpha and per-step alpha and bandwidth from noisy data", "[calibration]") {
   const HardwareProfile want = truth();
@@ -133,8 +136,10 @@ TEST_CASE("a few outliers do not move the fit but move plain least squares", "[c
   for (MeasuredSeries& s : m.series)
     for (MeasuredPoint& p : s.points) {
       ++i;
-      if (i % 15 == 0) p = make_point(s.collective, s.group_size, p.bytes, p.time_s * 3.0);
-      else if (i % 31 == 0) p = make_point(s.collective, s.group_size, p.bytes, p.time_s / 2.5);
+      if (i % 15 == 0)
+        p = make_point(s.collective, s.group_size, p.bytes, p.time_s * 3.0);
+      else if (i % 31 == 0)
+        p = make_point(s.collective, s.group_size, p.bytes, p.time_s / 2.5);
     }
   const HardwareProfile base = find_hardware("dgx-h100", kDir);
   const FitResult robust = fit_profile(base, {{"outliers.json", m}});
@@ -155,7 +160,8 @@ TEST_CASE("a fitted profile prices the documented formula", "[calibration]") {
   const FitResult r = fit_profile(base, {{"s.json", synthetic(truth(), 0.01)}});
   const HardwareProfile& hw = r.profile;
   // time = base + steps * per_step + factor * n / B, per tier (docs/calibration.md).
-  for (Collective c : {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter, Collective::all_to_all}) {
+  for (Collective c :
+       {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter, Collective::all_to_all}) {
     const CollectiveFit& f0 = hw.tiers[0].collective_fits[std::size_t(c)];
     const std::int64_t p = 8;
     const double steps = (c == Collective::all_reduce ? 2.0 : 1.0) * double(p - 1);
@@ -178,7 +184,8 @@ TEST_CASE("collectives without measurements keep the base's prices bit for bit",
   std::erase_if(m.series, [](const MeasuredSeries& s) { return s.collective != Collective::all_reduce; });
   const FitResult r = fit_profile(base, {{"ar.json", m}});
   REQUIRE(r.collectives.size() == 2);
-  for (Collective c : {Collective::all_gather, Collective::reduce_scatter, Collective::all_to_all, Collective::send_recv})
+  for (Collective c :
+       {Collective::all_gather, Collective::reduce_scatter, Collective::all_to_all, Collective::send_recv})
     for (auto [size, stride] : {std::pair{8, 1}, std::pair{16, 1}, std::pair{64, 8}, std::pair{2, 8}})
       for (double n : {1e3, 1e6, 1e9}) {
         const GroupPlacement g = placement(base, size, stride);
@@ -197,9 +204,11 @@ TEST_CASE("with one group size the latency sum is fitted and split as the base s
     CHECK(!c.growth_fitted);
     const CollectiveFit& w = want.tiers[0].collective_fits[std::size_t(c.collective)];
     const double steps = c.collective == Collective::all_reduce ? 14.0 : 7.0;
-    CHECK(rel(c.fit.base_latency_s + steps * c.fit.latency_per_step_s, w.base_latency_s + steps * w.latency_per_step_s) < kTolerance);
+    CHECK(rel(c.fit.base_latency_s + steps * c.fit.latency_per_step_s,
+              w.base_latency_s + steps * w.latency_per_step_s) < kTolerance);
     // The base's ratio: NCCL's 6.6 us launch latency to its 1 us per step.
-    CHECK(c.fit.base_latency_s / c.fit.latency_per_step_s == Approx(base.collective_base_latency_s / base.tiers[0].latency_s));
+    CHECK(c.fit.base_latency_s / c.fit.latency_per_step_s ==
+          Approx(base.collective_base_latency_s / base.tiers[0].latency_s));
     CHECK(rel(c.fit.bandwidth_bytes_per_s, w.bandwidth_bytes_per_s) < kTolerance);
   }
 }
@@ -225,7 +234,8 @@ TEST_CASE("the fitted profile file reads back and records its sources", "[calibr
 TEST_CASE("a fitted profile drives the search", "[calibration]") {
   const HardwareProfile base = find_hardware("dgx-h100", kDir);
   HardwareProfile slow = truth();
-  for (Collective c : kAllCollectives) slow.tiers[1].collective_fits[std::size_t(c)].bandwidth_bytes_per_s = 5e9;  // a 40 Gb/s network
+  for (Collective c : kAllCollectives)
+    slow.tiers[1].collective_fits[std::size_t(c)].bandwidth_bytes_per_s = 5e9;  // a 40 Gb/s network
   const FitResult fast = fit_profile(base, {{"fast.json", synthetic(truth(), 0.01)}});
   const FitResult slow_fit = fit_profile(base, {{"slow.json", synthetic(slow, 0.01)}});
   const ModelSpec m = find_model("llama3.1-70b", kDir);
@@ -258,13 +268,15 @@ TEST_CASE("node size comes from multi-node runs and torus bases are refused", "[
   CHECK(r.profile.tiers[1].nics_per_node == 2);
   REQUIRE(!r.notes.empty());
   CHECK(r.notes[0] == "tiers[0].size 8 -> 2: the measurements ran 2 ranks per node (m.json)");
-  CHECK(error_of([&] { (void)fit_profile(find_hardware("tpu-v5e-256", kDir), {{"m.json", m}}); }) ==
-        "tpu-v5e-256: calibrate fit works on profiles whose tier 0 is a switch (NVLink/NVSwitch), not a torus");
+  CHECK(error_of([&] {
+          (void)fit_profile(find_hardware("tpu-v5e-256", kDir), {{"m.json", m}});
+        }) == "tpu-v5e-256: calibrate fit works on profiles whose tier 0 is a switch (NVLink/NVSwitch), not a torus");
   MeasurementSet other = m;
   other.ranks_per_node = 4;
   other.world_size = 8;
-  CHECK(error_of([&] { (void)fit_profile(base, {{"m.json", m}, {"o.json", other}}); }) ==
-        "o.json: 4 ranks per node, but m.json has 2; fit runs of one node size together");
+  CHECK(error_of([&] {
+          (void)fit_profile(base, {{"m.json", m}, {"o.json", other}});
+        }) == "o.json: 4 ranks per node, but m.json has 2; fit runs of one node size together");
 }
 
 TEST_CASE("check reports predicted against measured and a wrong profile fails it", "[calibration]") {
@@ -291,7 +303,7 @@ TEST_CASE("compute efficiencies from GEMM and HBM measurements", "[calibration]"
   std::mt19937 gen(3);
   std::normal_distribution<double> z(0.0, 0.01);
   const std::int64_t shapes[][3] = {{8192, 6144, 4096}, {8192, 4096, 4096}, {8192, 28672, 4096}, {8192, 4096, 14336},
-                                    {8192, 1280, 8192}, {8192, 8192, 1024}, {8192, 7168, 8192}, {8192, 8192, 3584}};
+                                    {8192, 1280, 8192}, {8192, 8192, 1024}, {8192, 7168, 8192},  {8192, 8192, 3584}};
   for (int d = 0; d < 2; ++d)
     for (const auto& sh : shapes) {
       const double f = 2.0 * double(sh[0]) * double(sh[1]) * double(sh[2]);
@@ -302,7 +314,8 @@ TEST_CASE("compute efficiencies from GEMM and HBM measurements", "[calibration]"
   const FitResult r = fit_profile(base, {{"gpu.json", m}});
   CHECK(rel(r.profile.efficiency.gemm_max[0], 0.75) < kTolerance);
   CHECK(rel(r.profile.efficiency.gemm_max[1], 0.62) < kTolerance);
-  CHECK(rel(r.profile.efficiency.gemm_half_flops, 4e9) < 0.25);  // an intercept: only the GEMM overhead, loosely determined
+  CHECK(rel(r.profile.efficiency.gemm_half_flops, 4e9) <
+        0.25);  // an intercept: only the GEMM overhead, loosely determined
   CHECK(r.profile.efficiency.hbm_efficiency == Approx(2.9e12 / 3.35e12));
   CHECK(r.sources.count("efficiency.gemm_max.fp8") == 1);
 }

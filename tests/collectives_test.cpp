@@ -22,7 +22,7 @@ double nic_share(const HardwareProfile& hw) {
   const InterconnectTier& ib = hw.tiers.at(1);
   return ib.bandwidth_achieved_bytes_per_s * double(ib.nics_per_node) / double(ib.gpus_per_node);
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("placement of TP/DP-style groups on DGX H100", "[collectives]") {
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);
@@ -32,13 +32,13 @@ TEST_CASE("placement of TP/DP-style groups on DGX H100", "[collectives]") {
     std::int64_t size, stride, per_domain, domains;
   };
   const Row rows[] = {
-      {8, 1, 8, 1},    // TP=8: the whole node
-      {4, 1, 4, 1},    // TP=4: half a node
-      {8, 8, 1, 8},    // DP with TP=8: one GPU per node
-      {16, 1, 8, 2},   // two full nodes
-      {4, 2, 4, 1},    // ranks 0,2,4,6
-      {4, 4, 2, 2},    // ranks 0,4 | 8,12
-      {64, 16, 1, 64}, // stride beyond a node
+      {8, 1, 8, 1},     // TP=8: the whole node
+      {4, 1, 4, 1},     // TP=4: half a node
+      {8, 8, 1, 8},     // DP with TP=8: one GPU per node
+      {16, 1, 8, 2},    // two full nodes
+      {4, 2, 4, 1},     // ranks 0,2,4,6
+      {4, 4, 2, 2},     // ranks 0,4 | 8,12
+      {64, 16, 1, 64},  // stride beyond a node
   };
   for (const Row& r : rows) {
     INFO("size " << r.size << " stride " << r.stride);
@@ -64,7 +64,8 @@ TEST_CASE("ring all-reduce inside one NVSwitch node", "[collectives]") {
       // Ring: 2(p-1) alpha + 2(p-1)/p * n / B (Thakur et al. 2005), plus the launch latency.
       CHECK(c.algorithm == Algorithm::ring);
       CHECK(c.latency_s == Approx(a0 + 2.0 * double(p - 1) * nv.latency_s).epsilon(kRel));
-      CHECK(c.bandwidth_s == Approx(2.0 * double(p - 1) / double(p) * n / nv.bandwidth_achieved_bytes_per_s).epsilon(kRel));
+      CHECK(c.bandwidth_s ==
+            Approx(2.0 * double(p - 1) / double(p) * n / nv.bandwidth_achieved_bytes_per_s).epsilon(kRel));
       CHECK(c.bus_bandwidth_bytes_per_s == nv.bandwidth_achieved_bytes_per_s);
       CHECK(c.total_s() == c.latency_s + c.bandwidth_s);
     }
@@ -152,7 +153,8 @@ TEST_CASE("all-gather and reduce-scatter: (p-1) alpha + (p-1)/p n/B", "[collecti
       const double B = ring_bandwidth_bytes_per_s(hw, g);
       const CollectiveCost cc = collective_cost(hw, g, c, n);
       CHECK(cc.algorithm == Algorithm::ring);
-      CHECK(cc.latency_s == Approx(a0 + double(r.size - 1 - r.inter_steps) * a_nv + double(r.inter_steps) * a_ib).epsilon(kRel));
+      CHECK(cc.latency_s ==
+            Approx(a0 + double(r.size - 1 - r.inter_steps) * a_nv + double(r.inter_steps) * a_ib).epsilon(kRel));
       CHECK(cc.bandwidth_s == Approx((p - 1) / p * n / B).epsilon(kRel));
     }
 }

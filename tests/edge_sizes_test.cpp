@@ -12,18 +12,18 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "planner/io/catalog.h"
-#include "planner/model/evaluate.h"
-#include "planner/spec/input_error.h"
 #include "planner/io/json_io.h"
-#include "planner/spec/limits.h"
+#include "planner/model/evaluate.h"
 #include "planner/model/model_math.h"
 #include "planner/model/pipeline.h"
 #include "planner/search/search.h"
+#include "planner/spec/input_error.h"
+#include "planner/spec/limits.h"
 
 using namespace planner;
 using nlohmann::json;
@@ -53,10 +53,29 @@ std::string model_error(const json& j) {
 void check_sane(const Evaluation& ev) {
   const StepTimeBreakdown& t = ev.time;
   const MemoryBreakdown& m = ev.memory;
-  for (double x : {t.compute_s, t.recompute_s, t.tp_comm_s, t.cp_comm_s, t.pp_p2p_s, t.pp_bubble_s, t.dp_comm_s,
-                   t.zero3_comm_s, t.optimizer_s, t.step_s, t.stage_time_per_micro_batch_s, t.tokens_per_s,
-                   t.model_flops_per_step, t.hardware_flops_per_step, t.mfu, t.hfu, m.weights_bytes, m.gradients_bytes,
-                   m.optimizer_bytes, m.activations_bytes, m.logits_bytes, m.transient_bytes, m.total_bytes,
+  for (double x : {t.compute_s,
+                   t.recompute_s,
+                   t.tp_comm_s,
+                   t.cp_comm_s,
+                   t.pp_p2p_s,
+                   t.pp_bubble_s,
+                   t.dp_comm_s,
+                   t.zero3_comm_s,
+                   t.optimizer_s,
+                   t.step_s,
+                   t.stage_time_per_micro_batch_s,
+                   t.tokens_per_s,
+                   t.model_flops_per_step,
+                   t.hardware_flops_per_step,
+                   t.mfu,
+                   t.hfu,
+                   m.weights_bytes,
+                   m.gradients_bytes,
+                   m.optimizer_bytes,
+                   m.activations_bytes,
+                   m.logits_bytes,
+                   m.transient_bytes,
+                   m.total_bytes,
                    m.micro_batches_in_flight}) {
     CHECK(std::isfinite(x));
     CHECK(x >= 0.0);
@@ -85,7 +104,7 @@ SearchSpec spec_for(const ModelSpec& m, std::int64_t gpus, std::int64_t global_b
   return s;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("model sizes: at each bound the file is read, one past it is an error naming the field", "[edge]") {
   struct Row {
@@ -113,8 +132,7 @@ TEST_CASE("model sizes: at each bound the file is read, one past it is an error 
       const ModelSpec m = model_from_json(j, "edge.json");
       CHECK(size_problems(m).empty());
       j[r.field] = r.beyond;
-      CHECK(model_error(j) ==
-            fmt::format("edge.json: {}: expected at most {}, got {}", r.field, r.at, r.beyond));
+      CHECK(model_error(j) == fmt::format("edge.json: {}: expected at most {}, got {}", r.field, r.at, r.beyond));
     }
   }
   SECTION("the parameter count as a whole") {
@@ -123,8 +141,9 @@ TEST_CASE("model sizes: at each bound the file is read, one past it is an error 
     j["num_layers"] = kMaxLayers;
     j["hidden_size"] = kMaxHiddenSize;
     j["ffn_hidden_size"] = kMaxFfnHiddenSize;
-    CHECK(model_error(j) == "edge.json: parameters: expected at most 1e+15 in all (num_layers x per-layer parameters "
-                            "+ embeddings), got 1.32e+18");
+    CHECK(model_error(j) ==
+          "edge.json: parameters: expected at most 1e+15 in all (num_layers x per-layer parameters "
+          "+ embeddings), got 1.32e+18");
     j["num_layers"] = 500;  // 6.6e15: still too many
     CHECK(model_error(j).find("parameters: expected at most 1e+15") != std::string::npos);
     j["num_layers"] = 50;  // 6.6e14: fits
@@ -138,8 +157,9 @@ TEST_CASE("model sizes: at each bound the file is read, one past it is an error 
     j["num_attention_heads"] = std::int64_t(1) << 40;
     j["num_kv_heads"] = 1;
     j["head_dim"] = std::int64_t(1) << 40;
-    CHECK(model_error(j) == "edge.json: num_attention_heads: expected at most 65536, got 1099511627776; head_dim: "
-                            "expected at most 65536, got 1099511627776");
+    CHECK(model_error(j) ==
+          "edge.json: num_attention_heads: expected at most 65536, got 1099511627776; head_dim: "
+          "expected at most 65536, got 1099511627776");
   }
 }
 
@@ -171,7 +191,8 @@ TEST_CASE("specs built in code are checked against the same bounds", "[edge]") {
                       "training run: global_batch_sequences: expected at most 1000000000, got 1000000001");
     ts.global_batch_sequences = 64;
     ts.grad_bytes_per_param = std::numeric_limits<double>::quiet_NaN();
-    CHECK_THROWS_WITH(evaluate(m, hw, pc, ts), "training run: grad_bytes_per_param: expected a number from 0 to 64, got nan");
+    CHECK_THROWS_WITH(evaluate(m, hw, pc, ts),
+                      "training run: grad_bytes_per_param: expected a number from 0 to 64, got nan");
   }
   SECTION("search pins") {
     SearchSpec s = spec_for(m, 8, 64);
@@ -301,7 +322,7 @@ std::vector<std::int64_t> chunk_layers_one_by_one(const StageLayout& layout, std
   return n;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("chunk_layers fills chunks in bulk exactly as layer by layer", "[edge][pipeline]") {
   std::mt19937_64 g(20'250'601);
@@ -314,10 +335,14 @@ TEST_CASE("chunk_layers fills chunks in bulk exactly as layer by layer", "[edge]
     // Extras: fractional, whole numbers (ties), tiny and huge (many layers before the others catch up).
     auto extra = [&] {
       switch (i % 4) {
-        case 0: return uniform(0.0, 4.0);
-        case 1: return std::floor(uniform(0.0, 6.0));
-        case 2: return uniform(0.0, 1e-9);
-        default: return uniform(0.0, 500.0);
+        case 0:
+          return uniform(0.0, 4.0);
+        case 1:
+          return std::floor(uniform(0.0, 6.0));
+        case 2:
+          return uniform(0.0, 1e-9);
+        default:
+          return uniform(0.0, 500.0);
       }
     };
     const double ef = extra(), el = extra();
@@ -325,7 +350,8 @@ TEST_CASE("chunk_layers fills chunks in bulk exactly as layer by layer", "[edge]
     if (!layout.feasible) continue;
     for (std::int64_t s : {std::int64_t(0), std::int64_t(1), stages - 2, stages - 1}) {
       if (s < 0 || s >= stages) continue;
-      INFO("layers " << layers << " stages " << stages << " v " << v << " stage " << s << " extras " << ef << ", " << el);
+      INFO("layers " << layers << " stages " << stages << " v " << v << " stage " << s << " extras " << ef << ", "
+                     << el);
       CHECK(chunk_layers(layout, s, v, ef, el) == chunk_layers_one_by_one(layout, s, v, ef, el));
       ++cases;
     }

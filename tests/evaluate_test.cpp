@@ -36,7 +36,7 @@ ParallelConfig layout(std::int64_t tp, std::int64_t cp, std::int64_t pp, std::in
   pc.sequence_parallel = tp > 1;
   return pc;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("structural problems are reasons, not exceptions", "[evaluate]") {
   struct Row {
@@ -60,7 +60,8 @@ TEST_CASE("structural problems are reasons, not exceptions", "[evaluate]") {
        [](ParallelConfig& pc, TrainingSpec& ts) { pc.dp = 8, ts.global_batch_sequences = 100; },
        Reason::batch_not_divisible, true},
       {"batch not divisible by dp * mbs", "dgx-h100", 8,
-       [](ParallelConfig& pc, TrainingSpec&) { pc.dp = 8, pc.micro_batch_size = 3; }, Reason::batch_not_divisible, true},
+       [](ParallelConfig& pc, TrainingSpec&) { pc.dp = 8, pc.micro_batch_size = 3; }, Reason::batch_not_divisible,
+       true},
       {"vpp without pp", "dgx-h100", 8, [](ParallelConfig& pc, TrainingSpec&) { pc.dp = 8, pc.virtual_stages = 2; },
        Reason::vpp_needs_pp, true},
       {"more stages than layers", "dgx-h100", 64, [](ParallelConfig& pc, TrainingSpec&) { pc.pp = 64; },
@@ -74,8 +75,8 @@ TEST_CASE("structural problems are reasons, not exceptions", "[evaluate]") {
        Reason::cp_not_dividing_seq, true},
       {"ZeRO stage 4", "dgx-h100", 8, [](ParallelConfig& pc, TrainingSpec&) { pc.dp = 8, pc.zero_stage = 4; },
        Reason::zero_stage_invalid, true},
-      {"fp8 on TPU v5e", "tpu-v5e-256", 8, [](ParallelConfig& pc, TrainingSpec& ts) { pc.dp = 8, ts.dtype = DType::fp8; },
-       Reason::dtype_unsupported, true},
+      {"fp8 on TPU v5e", "tpu-v5e-256", 8,
+       [](ParallelConfig& pc, TrainingSpec& ts) { pc.dp = 8, ts.dtype = DType::fp8; }, Reason::dtype_unsupported, true},
   };
   const ModelSpec m = find_model("llama8b", kDir);
   for (const Row& r : rows) {
@@ -133,7 +134,8 @@ TEST_CASE("step-time terms are non-negative, finite and sum to the step", "[eval
   const Row rows[] = {
       {"llama8b", "dgx-h100", 8, 1, 1, 1, 8, 1, 1, Recompute::none, 1, AttentionKernel::flash, Schedule::one_f_one_b},
       {"llama70b", "dgx-h100", 64, 4, 1, 4, 4, 1, 2, Recompute::none, 0, AttentionKernel::flash, Schedule::one_f_one_b},
-      {"llama70b", "dgx-h200", 512, 8, 2, 4, 8, 1, 1, Recompute::full, 3, AttentionKernel::flash, Schedule::one_f_one_b},
+      {"llama70b", "dgx-h200", 512, 8, 2, 4, 8, 1, 1, Recompute::full, 3, AttentionKernel::flash,
+       Schedule::one_f_one_b},
       {"llama405b", "dgx-h100", 1024, 8, 1, 16, 8, 1, 1, Recompute::selective, 1, AttentionKernel::flash,
        Schedule::one_f_one_b},
       {"gpt3-175b", "dgx-a100-80gb", 128, 8, 1, 8, 2, 1, 1, Recompute::selective, 0, AttentionKernel::unfused,
@@ -157,8 +159,8 @@ TEST_CASE("step-time terms are non-negative, finite and sum to the step", "[eval
     // Structure valid: at most out of memory.
     REQUIRE((ev.reasons & ~(1u << unsigned(Reason::out_of_memory))) == 0u);
     const StepTimeBreakdown& t = ev.time;
-    const double terms[] = {t.compute_s,  t.recompute_s, t.tp_comm_s,    t.cp_comm_s,  t.pp_p2p_s,
-                            t.pp_bubble_s, t.dp_comm_s,  t.zero3_comm_s, t.optimizer_s};
+    const double terms[] = {t.compute_s,   t.recompute_s, t.tp_comm_s,    t.cp_comm_s,  t.pp_p2p_s,
+                            t.pp_bubble_s, t.dp_comm_s,   t.zero3_comm_s, t.optimizer_s};
     double sum = 0;
     for (double x : terms) {
       CHECK(std::isfinite(x));
@@ -194,23 +196,23 @@ TEST_CASE("the stage layout holds every layer exactly once", "[evaluate]") {
   for (const char* name : {"llama8b", "llama70b", "gpt3-175b", "nemotron4-15b"}) {
     const ModelSpec m = find_model(name, kDir);
     for (std::int64_t tp : {1, 8})
-    for (std::int64_t pp : {2, 4, 8, 16, 32})
-      for (std::int64_t vpp : {1, 2, 3, 4}) {
-        if (pp * vpp > m.num_layers) continue;
-        INFO(name << " tp " << tp << " pp " << pp << " vpp " << vpp);
-        TrainingSpec ts = training_for(m, tp * pp);
-        ts.global_batch_sequences = 64 * pp;
-        ParallelConfig pc = layout(tp, 1, pp, 1);
-        pc.virtual_stages = vpp;
-        const Evaluation ev = evaluate(m, hw, pc, ts);
-        REQUIRE((ev.reasons & ~(1u << unsigned(Reason::out_of_memory))) == 0u);
-        std::int64_t sum = 0;
-        for (std::int64_t s = 0; s < pp; ++s) {
-          CHECK(ev.layout.layers_on(s) >= vpp);
-          sum += ev.layout.layers_on(s);
+      for (std::int64_t pp : {2, 4, 8, 16, 32})
+        for (std::int64_t vpp : {1, 2, 3, 4}) {
+          if (pp * vpp > m.num_layers) continue;
+          INFO(name << " tp " << tp << " pp " << pp << " vpp " << vpp);
+          TrainingSpec ts = training_for(m, tp * pp);
+          ts.global_batch_sequences = 64 * pp;
+          ParallelConfig pc = layout(tp, 1, pp, 1);
+          pc.virtual_stages = vpp;
+          const Evaluation ev = evaluate(m, hw, pc, ts);
+          REQUIRE((ev.reasons & ~(1u << unsigned(Reason::out_of_memory))) == 0u);
+          std::int64_t sum = 0;
+          for (std::int64_t s = 0; s < pp; ++s) {
+            CHECK(ev.layout.layers_on(s) >= vpp);
+            sum += ev.layout.layers_on(s);
+          }
+          CHECK(sum == m.num_layers);
         }
-        CHECK(sum == m.num_layers);
-      }
   }
 }
 

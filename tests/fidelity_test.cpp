@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "planner/io/catalog.h"
 #include "planner/model/evaluate.h"
@@ -25,7 +25,7 @@ TEST_CASE("Korthikanti 2022 runs land within 5% median, 10% worst", "[fidelity]"
   const HardwareProfile hw = find_hardware("dgx-a100-80gb", dir);
   std::vector<double> errors;
   std::string line, table = fmt::format("{:<5} {:<18} {:>5} {:<10} {:<5} {:>10} {:>10} {:>7}\n", "id", "model", "SP",
-                                         "recompute", "scope", "predicted", "measured", "error");
+                                        "recompute", "scope", "predicted", "measured", "error");
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream row(line);
@@ -55,8 +55,8 @@ TEST_CASE("Korthikanti 2022 runs land within 5% median, 10% worst", "[fidelity]"
     const double predicted = scope == "layer" ? ev.time.layer_fwd_s + ev.time.layer_bwd_s : ev.time.step_s;
     const double err = (predicted - measured) / measured;
     errors.push_back(std::abs(err));
-    table += fmt::format("{:<5} {:<18} {:>5} {:<10} {:<5} {:>10.4f} {:>10.4f} {:>+6.1f}%\n", id, model, sp ? "on" : "off", rec,
-                         scope, predicted, measured, 100 * err);
+    table += fmt::format("{:<5} {:<18} {:>5} {:<10} {:<5} {:>10.4f} {:>10.4f} {:>+6.1f}%\n", id, model,
+                         sp ? "on" : "off", rec, scope, predicted, measured, 100 * err);
   }
   REQUIRE(errors.size() == 14);
   std::vector<double> sorted = errors;

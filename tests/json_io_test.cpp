@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/io/catalog.h"
-#include "planner/spec/input_error.h"
 #include "planner/io/json_io.h"
 #include "planner/io/read_file.h"
+#include "planner/spec/input_error.h"
 #include "test_support.h"
 
 using namespace planner;
@@ -35,7 +35,7 @@ struct TempFile {
   }
   ~TempFile() { std::filesystem::remove(path); }
 };
-} // namespace
+}  // namespace
 
 TEST_CASE("model JSON errors name the file and the field, verbatim", "[json_io]") {
   struct Row {
@@ -57,7 +57,8 @@ TEST_CASE("model JSON errors name the file and the field, verbatim", "[json_io]"
        "x.json: num_attention_heads: expected a positive integer, got 0"},
       {"cross-field", [](json& j) { j["num_kv_heads"] = 5; },
        "x.json: num_kv_heads: expected a divisor of num_attention_heads 32, got 5"},
-      {"every problem is reported", [](json& j) {
+      {"every problem is reported",
+       [](json& j) {
          j["hidden_size"] = -1;
          j["vocab_size"] = 1.5;
        },
@@ -98,7 +99,8 @@ TEST_CASE("hardware JSON errors carry the nested JSON path", "[json_io]") {
 
 TEST_CASE("malformed JSON reports file:line", "[json_io]") {
   // The stray comma on line 3 is the error.
-  const TempFile f("planner_json_io_test_malformed.json", "{\n  \"name\": \"x\",\n  \"num_layers\": ,\n  \"hidden_size\": 1\n}\n");
+  const TempFile f("planner_json_io_test_malformed.json",
+                   "{\n  \"name\": \"x\",\n  \"num_layers\": ,\n  \"hidden_size\": 1\n}\n");
   try {
     (void)load_model_file(f.path);
     FAIL("no InputError thrown");

@@ -39,7 +39,7 @@ ParallelConfig config(std::int64_t tp, bool sp, Recompute r, std::int64_t b, std
   pc.micro_batch_size = b;
   return pc;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("GPT layer activations match Korthikanti et al. 2022 exactly", "[layer_cost]") {
   // GPT-3 175B layer: h = 12288, a = 96 heads, s = 2048; LayerNorm, 4h GELU MLP, dropout.
@@ -135,7 +135,8 @@ TEST_CASE("GEMM time: saturating efficiency with wave quantisation, bounded belo
     const double q = wave_efficiency(hw, r.M, r.N);
     CHECK(q > 0.0);
     CHECK(q <= 1.0);
-    CHECK(gemm_time_s(hw, DType::bf16, r.M, r.N, r.K) == Approx(std::max((flops / q + Fh) / eff_peak, bytes / hbm)).epsilon(kRel));
+    CHECK(gemm_time_s(hw, DType::bf16, r.M, r.N, r.K) ==
+          Approx(std::max((flops / q + Fh) / eff_peak, bytes / hbm)).epsilon(kRel));
   }
 }
 
@@ -147,10 +148,10 @@ TEST_CASE("wave quantisation: tiles / (waves * units), the better orientation", 
   };
   const Row rows[] = {
       // Shapes that tile exactly in both orientations (256x128 and 128x256).
-      {8192, 8192, 2048.0 / 2112.0},      // 32 x 64 = 2048 tiles: 16 waves of 132
-      {256 * 132, 128, 1.0},              // 256x128: 132 tiles, exactly one full wave
-      {256 * 133, 256, 266.0 / 396.0},    // 266 tiles either way: 3 waves
-      {256, 256, 2.0 / 132.0},            // 2 tiles on 132 SMs
+      {8192, 8192, 2048.0 / 2112.0},    // 32 x 64 = 2048 tiles: 16 waves of 132
+      {256 * 132, 128, 1.0},            // 256x128: 132 tiles, exactly one full wave
+      {256 * 133, 256, 266.0 / 396.0},  // 266 tiles either way: 3 waves
+      {256, 256, 2.0 / 132.0},          // 2 tiles on 132 SMs
   };
   for (const Row& r : rows) {
     INFO("M " << r.M << " N " << r.N);
@@ -254,8 +255,8 @@ TEST_CASE("layer time structure: backward multiples, TP collectives, recompute",
     for (std::int64_t cp : {1, 2, 8}) {
       const LayerTime lt = layer_time(m, hw, config(8, true, Recompute::full, 1, cp), flash);
       for (double x : {lt.gemm_fwd_s, lt.attention_fwd_s, lt.elementwise_fwd_s, lt.gemm_bwd_s, lt.attention_bwd_s,
-                       lt.elementwise_bwd_s, lt.grad_accumulate_s, lt.recompute_s, lt.tp_comm_fwd_s, lt.tp_comm_bwd_s, lt.tp_comm_recompute_s,
-                       lt.cp_comm_fwd_s, lt.cp_comm_bwd_s, lt.cp_comm_total_s}) {
+                       lt.elementwise_bwd_s, lt.grad_accumulate_s, lt.recompute_s, lt.tp_comm_fwd_s, lt.tp_comm_bwd_s,
+                       lt.tp_comm_recompute_s, lt.cp_comm_fwd_s, lt.cp_comm_bwd_s, lt.cp_comm_total_s}) {
         CHECK(std::isfinite(x));
         CHECK(x >= 0.0);
       }

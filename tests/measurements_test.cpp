@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "planner/spec/input_error.h"
 #include "planner/calibrate/measurements.h"
+#include "planner/spec/input_error.h"
 #include "test_support.h"
 
 using namespace planner;
@@ -38,7 +38,8 @@ MeasurementSet sample() {
   s.nodes = 2;
   s.concurrent_groups = 2;
   s.dtype = "int32";
-  s.points = {make_point(Collective::all_gather, 2, 8, 1.5e-6, 1.25e-6), make_point(Collective::all_gather, 2, 1024, 2.5e-6)};
+  s.points = {make_point(Collective::all_gather, 2, 8, 1.5e-6, 1.25e-6),
+              make_point(Collective::all_gather, 2, 1024, 2.5e-6)};
   m.series.push_back(s);
   GemmMeasurement g{"llama3.1-8b tp1 qkv", "bf16", 8192, 6144, 4096, 1e-3, 0.9e-3, 2.0 * 8192 * 6144 * 4096 / 1e-3};
   m.gemm.push_back(g);
@@ -47,7 +48,7 @@ MeasurementSet sample() {
   return m;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("bus bandwidth factors are nccl-tests'", "[measurements]") {
   // nccl-tests doc/PERFORMANCE.md and src/*.cu GetBw, p = 8.
@@ -56,7 +57,8 @@ TEST_CASE("bus bandwidth factors are nccl-tests'", "[measurements]") {
   CHECK(bus_bandwidth_factor(Collective::reduce_scatter, 8) == Approx(7.0 / 8));
   CHECK(bus_bandwidth_factor(Collective::all_to_all, 8) == Approx(7.0 / 8));
   CHECK(bus_bandwidth_factor(Collective::send_recv, 8) == 1.0);
-  // A row of aws/aws-ofi-nccl#65 (tests/data/nccl_tests): 256 MiB all-reduce on 16 ranks in 11812 us -> 22.72 / 42.61 GB/s.
+  // A row of aws/aws-ofi-nccl#65 (tests/data/nccl_tests): 256 MiB all-reduce on 16 ranks in 11812 us -> 22.72 / 42.61
+  // GB/s.
   const MeasuredPoint p = make_point(Collective::all_reduce, 16, 268435456, 11812e-6);
   CHECK(p.algbw_bytes_per_s / 1e9 == Approx(22.72).margin(0.01));  // nccl-tests rounded the time it divides by
   CHECK(p.busbw_bytes_per_s / 1e9 == Approx(42.61).margin(0.005));
@@ -79,23 +81,30 @@ TEST_CASE("bad measurement fields are one InputError naming file and field", "[m
   CHECK(with([](json& j) { j["schema_version"] = 2; }) == "m.json: schema_version: expected 1, got 2");
   CHECK(with([](json& j) { j["sereis"] = 1; }) == "m.json: sereis: unknown field");
   CHECK(with([](json& j) { j["series"][0]["collective"] = "allreduce"; }) ==
-        "m.json: series[0].collective: expected one of all_reduce | all_gather | reduce_scatter | all_to_all | send_recv, got \"allreduce\"");
-  CHECK(with([](json& j) { j["series"][0]["group_size"] = 3; }) == "m.json: series[0].group_size: expected ranks_per_node * nodes = 2, got 3");
-  CHECK(with([](json& j) { j["series"][0]["ranks_per_node"] = 2; j["series"][0]["group_size"] = 4; }) ==
-        "m.json: series[0].ranks_per_node: expected 1 for an inter_node group, got 2");
+        "m.json: series[0].collective: expected one of all_reduce | all_gather | reduce_scatter | all_to_all | "
+        "send_recv, got \"allreduce\"");
+  CHECK(with([](json& j) { j["series"][0]["group_size"] = 3; }) ==
+        "m.json: series[0].group_size: expected ranks_per_node * nodes = 2, got 3");
+  CHECK(with([](json& j) {
+          j["series"][0]["ranks_per_node"] = 2;
+          j["series"][0]["group_size"] = 4;
+        }) == "m.json: series[0].ranks_per_node: expected 1 for an inter_node group, got 2");
   CHECK(with([](json& j) { j["series"][0]["points"][1]["bytes"] = 8; }) ==
         "m.json: series[0].points[1].algbw_bytes_per_s: expected bytes / time_s = 3200000, got 409600000; "
-        "series[0].points[1].busbw_bytes_per_s: expected algbw * 0.5 (nccl-tests factor for 2 ranks) = 1600000, got 204800000; "
+        "series[0].points[1].busbw_bytes_per_s: expected algbw * 0.5 (nccl-tests factor for 2 ranks) = 1600000, got "
+        "204800000; "
         "series[0].points[1].bytes: expected sizes in ascending order without repeats, got 8 after 8");
   CHECK(with([](json& j) { j["series"][0]["points"][0]["time_s"] = -1; }) ==
         "m.json: series[0].points[0].time_s: expected a number > 0 and <= 100000, got -1");
   CHECK(with([](json& j) { j["series"][0]["points"][0]["time_min_s"] = 1; }) ==
         "m.json: series[0].points[0].time_min_s: expected at most time_s 1.5e-06, got 1");
   CHECK(with([](json& j) { j["series"].push_back(j["series"][0]); }) ==
-        "m.json: series[1]: a second series for all_gather inter_node 2 ranks (1 per node x 2 nodes) (one series per collective and group shape)");
+        "m.json: series[1]: a second series for all_gather inter_node 2 ranks (1 per node x 2 nodes) (one series per "
+        "collective and group shape)");
   CHECK(with([](json& j) { j["gemm"][0]["flops_per_s"] = 1e15; }) ==
         "m.json: gemm[0].flops_per_s: expected 2*m*n*k / time_s = 4.1231686e+14, got 1e+15");
-  CHECK(with([](json& j) { j["world_size"] = 1; }) == "m.json: world_size: expected at least the largest group (2), got 1");
+  CHECK(with([](json& j) { j["world_size"] = 1; }) ==
+        "m.json: world_size: expected at least the largest group (2), got 1");
   CHECK(error_of([] { (void)measurements_from_json(json::array(), "m.json"); }) ==
         "m.json: expected a JSON object of collective measurements (docs/calibration.md)");
 }

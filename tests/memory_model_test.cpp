@@ -26,7 +26,7 @@ TrainingSpec training(std::int64_t gpus, std::int64_t seq, std::int64_t batch) {
   ts.global_batch_sequences = batch;
   return ts;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("stage parameters: layers plus the embedding / output layer", "[memory_model]") {
   const ModelSpec m = find_model("llama8b", kDir);
@@ -94,22 +94,23 @@ TEST_CASE("components add up, and activations scale with layers and micro-batche
   pc.tp = 4, pc.pp = 4, pc.dp = 4, pc.virtual_stages = 2, pc.sequence_parallel = true;
   const Evaluation ev = evaluate(m, hw, pc, ts);
   const MemoryBreakdown& mem = ev.memory;
-  CHECK(mem.total_bytes == Approx(mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes + mem.activations_bytes +
-                                  mem.logits_bytes + mem.transient_bytes + mem.reserve_bytes)
+  CHECK(mem.total_bytes == Approx(mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
+                                  mem.activations_bytes + mem.logits_bytes + mem.transient_bytes + mem.reserve_bytes)
                                .epsilon(kRel));
   CHECK(mem.reserve_bytes == hw.memory_reserve_bytes);
   CHECK(mem.capacity_bytes == hw.hbm_capacity_bytes);
   CHECK(mem.fits() == (mem.total_bytes <= mem.capacity_bytes));
   // Interleaved, m = 512/4 = 128: stage 0 holds p + (p-1)/v = 5.5 stages' worth in flight.
-  const double in_flight = mem.peak_stage == 0 ? 4.0 + 3.0 / 2.0
-                                               : micro_batches_in_flight(Schedule::interleaved, 4, 2, 128, mem.peak_stage);
+  const double in_flight =
+      mem.peak_stage == 0 ? 4.0 + 3.0 / 2.0 : micro_batches_in_flight(Schedule::interleaved, 4, 2, 128, mem.peak_stage);
   CHECK(mem.micro_batches_in_flight == Approx(in_flight).epsilon(kRel));
   const ParallelConfig npc = normalized(pc);
   const double per_layer = layer_activations(m, npc, ts).stored_bytes;
   // Stage 0 also keeps the embedding output, b*s*h*2 bytes split by SP.
   const double embedding_out = mem.peak_stage == 0 ? 2.0 * 8192.0 * 8192.0 / 4.0 : 0.0;
   CHECK(mem.activations_bytes ==
-        Approx((per_layer * double(mem.layers_on_peak_stage) + embedding_out) * mem.micro_batches_in_flight).epsilon(kRel));
+        Approx((per_layer * double(mem.layers_on_peak_stage) + embedding_out) * mem.micro_batches_in_flight)
+            .epsilon(kRel));
 }
 
 TEST_CASE("last stage logits: bf16 + fp32 + fp32 per vocabulary entry", "[memory_model]") {

@@ -35,7 +35,7 @@ bool is_gpt_style(const ModelSpec& m) {
          m.position == PositionKind::learned && m.ffn_hidden_size == 4 * m.hidden_size &&
          m.num_heads * m.head_dim == m.hidden_size && m.num_kv_heads == m.num_heads;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("Llama 3.1 parameter counts equal the published exact counts", "[model_math]") {
   struct Row {

@@ -7,8 +7,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "planner/spec/input_error.h"
 #include "planner/calibrate/nccl_tests_import.h"
+#include "planner/spec/input_error.h"
 #include "test_support.h"
 
 using namespace planner;
@@ -32,7 +32,7 @@ const MeasuredSeries& only_series(const NcclTestsImport& imp) {
   return imp.measurements.series.front();
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("current layout gives test name and hosts and NCCL version from the log", "[nccl_tests]") {
   const NcclTestsImport imp = import_nccl_tests_files({kData + "spark_playbooks_103_all_reduce.log"}, {});
@@ -72,7 +72,8 @@ TEST_CASE("current layout all-gather with footer and busbw per nccl-tests", "[nc
 
 TEST_CASE("logs without a test name or device list take flags", "[nccl_tests]") {
   SECTION("bfloat16 all-gather, linear steps") {
-    const auto imp = import_nccl_tests_files({kData + "nccl_1435_all_gather_bf16.log"}, flags(Collective::all_gather, 2, 2));
+    const auto imp =
+        import_nccl_tests_files({kData + "nccl_1435_all_gather_bf16.log"}, flags(Collective::all_gather, 2, 2));
     const MeasuredSeries& s = only_series(imp);
     CHECK(s.dtype == "bfloat16");
     CHECK(s.nodes == 1);
@@ -82,7 +83,8 @@ TEST_CASE("logs without a test name or device list take flags", "[nccl_tests]") 
     CHECK(s.points[6].busbw_bytes_per_s / 1e9 == Approx(119.64).margin(0.01));
   }
   SECTION("srun --label prefixes") {
-    const auto imp = import_nccl_tests_files({kData + "rccl_1490_all_gather_srun_label.log"}, flags(Collective::all_gather, 32, 8));
+    const auto imp =
+        import_nccl_tests_files({kData + "rccl_1490_all_gather_srun_label.log"}, flags(Collective::all_gather, 32, 8));
     const MeasuredSeries& s = only_series(imp);
     CHECK(s.nodes == 4);
     REQUIRE(s.points.size() == 5);
@@ -91,14 +93,16 @@ TEST_CASE("logs without a test name or device list take flags", "[nccl_tests]") 
     CHECK(s.points[0].busbw_bytes_per_s / 1e9 == Approx(0.59).margin(0.005));  // factor 31/32
   }
   SECTION("mpirun --tag-output prefixes") {
-    const auto imp = import_nccl_tests_files({kData + "aws_k8s_tester_503_all_reduce_mpirun_tags.log"}, flags(Collective::all_reduce, 16, 8));
+    const auto imp = import_nccl_tests_files({kData + "aws_k8s_tester_503_all_reduce_mpirun_tags.log"},
+                                             flags(Collective::all_reduce, 16, 8));
     const MeasuredSeries& s = only_series(imp);
     REQUIRE(s.points.size() == 3);
     CHECK(s.points[2].bytes == 32);
     CHECK(s.points[2].time_s == Approx(22.25e-6));
   }
   SECTION("size-0 rows are skipped") {
-    const auto imp = import_nccl_tests_files({kData + "nccl_tests_128_reduce_scatter_2x4.log"}, flags(Collective::reduce_scatter, 8, 4));
+    const auto imp = import_nccl_tests_files({kData + "nccl_tests_128_reduce_scatter_2x4.log"},
+                                             flags(Collective::reduce_scatter, 8, 4));
     const MeasuredSeries& s = only_series(imp);
     CHECK(s.collective == Collective::reduce_scatter);
     CHECK(s.ranks_per_node == 4);
@@ -111,7 +115,8 @@ TEST_CASE("logs without a test name or device list take flags", "[nccl_tests]") 
 
 TEST_CASE("older layout without root and with error instead of #wrong", "[nccl_tests]") {
   SECTION("NCCL INFO lines inside the table, footer") {
-    const auto imp = import_nccl_tests_files({kData + "aws_ofi_nccl_65_all_reduce_old_layout.log"}, flags(Collective::all_reduce, 16, 8));
+    const auto imp = import_nccl_tests_files({kData + "aws_ofi_nccl_65_all_reduce_old_layout.log"},
+                                             flags(Collective::all_reduce, 16, 8));
     const MeasuredSeries& s = only_series(imp);
     REQUIRE(s.points.size() == 6);
     CHECK(s.points[0].bytes == 8388608);
@@ -149,37 +154,55 @@ TEST_CASE("malformed logs are errors naming file and line", "[nccl_tests]") {
   auto err = [&](const std::string& file, const NcclTestsImportOptions& o = {}) {
     return error_of([&] { (void)import_nccl_tests_files({bad + file}, o); });
   };
-  CHECK(err("missing_column.log") == bad + "missing_column.log:15: expected 13 columns as in the header on line 10 (size count type redop root "
-                                           "time algbw busbw #wrong time algbw busbw #wrong), got 12");
+  CHECK(err("missing_column.log") ==
+        bad +
+            "missing_column.log:15: expected 13 columns as in the header on line 10 (size count type redop root "
+            "time algbw busbw #wrong time algbw busbw #wrong), got 12");
   CHECK(err("bad_time.log") == bad + "bad_time.log:14: time: expected a time in microseconds, got '39.5x'");
-  CHECK(err("wrong_elements.log") ==
-        bad + "wrong_elements.log:13: nccl-tests counted 3 wrong elements (out-of-place); a failed run is not a measurement");
-  CHECK(err("out_of_bounds_failed.log") ==
-        bad + "out_of_bounds_failed.log:13: nccl-tests reported 2 out-of-bounds values (FAILED); a failed run is not a measurement");
-  CHECK(err("no_header.log") == bad + "no_header.log: no nccl-tests result table (expected a header line with size, time, algbw and busbw columns)");
-  CHECK(err("json_wrong_elements.json") ==
-        bad + "json_wrong_elements.json: results[1].out_of_place.nwrong: nccl-tests counted 4.0 wrong elements; a failed run is not a measurement");
-  CHECK(err("json_truncated.json") == bad + "json_truncated.json:1: malformed JSON (expected an nccl-tests -J output file)");
+  CHECK(err("wrong_elements.log") == bad +
+                                         "wrong_elements.log:13: nccl-tests counted 3 wrong elements (out-of-place); a "
+                                         "failed run is not a measurement");
+  CHECK(err("out_of_bounds_failed.log") == bad +
+                                               "out_of_bounds_failed.log:13: nccl-tests reported 2 out-of-bounds "
+                                               "values (FAILED); a failed run is not a measurement");
+  CHECK(err("no_header.log") == bad +
+                                    "no_header.log: no nccl-tests result table (expected a header line with size, "
+                                    "time, algbw and busbw columns)");
+  CHECK(err("json_wrong_elements.json") == bad +
+                                               "json_wrong_elements.json: results[1].out_of_place.nwrong: nccl-tests "
+                                               "counted 4.0 wrong elements; a failed run is not a measurement");
+  CHECK(err("json_truncated.json") ==
+        bad + "json_truncated.json:1: malformed JSON (expected an nccl-tests -J output file)");
   // What the log says wins over nothing, but must not contradict a flag.
-  CHECK(error_of([&] {
-          (void)import_nccl_tests_files({kData + "nccl_1435_all_gather_bf16.log"}, {});
-        }) == kData + "nccl_1435_all_gather_bf16.log:2: the log does not name its test (no '# Collective test starting:' line, which older "
-                      "nccl-tests do not print); give --collective");
+  CHECK(error_of([&] { (void)import_nccl_tests_files({kData + "nccl_1435_all_gather_bf16.log"}, {}); }) ==
+        kData +
+            "nccl_1435_all_gather_bf16.log:2: the log does not name its test (no '# Collective test starting:' line, "
+            "which older "
+            "nccl-tests do not print); give --collective");
   CHECK(error_of([&] {
           NcclTestsImportOptions o;
           o.collective = Collective::all_gather;
           (void)import_nccl_tests_files({kData + "nccl_1435_all_gather_bf16.log"}, o);
-        }) == kData + "nccl_1435_all_gather_bf16.log:2: the log does not list its ranks (no '# Using devices' lines); give --ranks and "
-                      "--ranks-per-node");
-  CHECK(error_of([&] {
-          (void)import_nccl_tests_files({kData + "spark_playbooks_103_all_reduce.log"}, flags(Collective::all_gather, 2, 1));
-        }) == kData + "spark_playbooks_103_all_reduce.log:10: the log names all_reduce_perf but --collective all_gather was given");
+        }) == kData +
+                  "nccl_1435_all_gather_bf16.log:2: the log does not list its ranks (no '# Using devices' lines); give "
+                  "--ranks and "
+                  "--ranks-per-node");
+  CHECK(
+      error_of([&] {
+        (void)import_nccl_tests_files({kData + "spark_playbooks_103_all_reduce.log"},
+                                      flags(Collective::all_gather, 2, 1));
+      }) ==
+      kData +
+          "spark_playbooks_103_all_reduce.log:10: the log names all_reduce_perf but --collective all_gather was given");
   CHECK(error_of([&] {
           NcclTestsImportOptions o;
           o.ranks_per_node = 2;
           (void)import_nccl_tests_files({kData + "spark_playbooks_103_all_reduce.log"}, o);
-        }) == kData + "spark_playbooks_103_all_reduce.log:10: --ranks-per-node 2 disagrees with the log's device list (1 per node)");
-  CHECK(error_of([] { (void)import_nccl_tests_files({"/nonexistent.log"}, {}); }) == "/nonexistent.log: cannot open file");
+        }) == kData +
+                  "spark_playbooks_103_all_reduce.log:10: --ranks-per-node 2 disagrees with the log's device list (1 "
+                  "per node)");
+  CHECK(error_of([] { (void)import_nccl_tests_files({"/nonexistent.log"}, {}); }) ==
+        "/nonexistent.log: cannot open file");
 }
 
 TEST_CASE("two logs of one test merge and repeated sizes keep the median", "[nccl_tests]") {

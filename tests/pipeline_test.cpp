@@ -15,7 +15,7 @@ std::int64_t total_layers(const StageLayout& l) {
   for (std::int64_t s = 0; s < l.stages; ++s) sum += l.layers_on(s);
   return sum;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("bubble fraction", "[pipeline]") {
   struct Row {
@@ -95,9 +95,9 @@ TEST_CASE("balanced layouts cover every layer and respect the minimum", "[pipeli
 }
 
 TEST_CASE("infeasible when layers < stages * min_layers", "[pipeline]") {
-  CHECK_FALSE(balance_layers(10, 8, 2, 0.0, 0.0).feasible);   // 10 < 16
-  CHECK_FALSE(balance_layers(7, 8, 1, 0.0, 0.0).feasible);    // 7 < 8
-  CHECK(balance_layers(16, 8, 2, 0.0, 0.0).feasible);          // exactly 2 each
+  CHECK_FALSE(balance_layers(10, 8, 2, 0.0, 0.0).feasible);  // 10 < 16
+  CHECK_FALSE(balance_layers(7, 8, 1, 0.0, 0.0).feasible);   // 7 < 8
+  CHECK(balance_layers(16, 8, 2, 0.0, 0.0).feasible);        // exactly 2 each
   CHECK(balance_layers(16, 8, 2, 0.0, 0.0).layers_on(0) == 2);
 }
 

@@ -65,8 +65,9 @@ TEST_CASE("the progress line waits a second, redraws at most every interval and 
     CHECK(out.str() == "\rplanner: searched 30 of 100 configurations (30%)");
     t += 150ms;
     line.update(100, 100);
-    const std::string two = "\rplanner: searched 30 of 100 configurations (30%)"
-                            "\rplanner: searched 100 of 100 configurations (100%)";
+    const std::string two =
+        "\rplanner: searched 30 of 100 configurations (30%)"
+        "\rplanner: searched 100 of 100 configurations (100%)";
     CHECK(out.str() == two);
     line.finish();
     CHECK(out.str() == two + "\r" + std::string(50, ' ') + "\r");

@@ -18,18 +18,18 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "planner/io/catalog.h"
-#include "planner/model/evaluate.h"
 #include "planner/io/json_io.h"
+#include "planner/model/evaluate.h"
 #include "planner/model/memory_model.h"
 #include "planner/model/model_math.h"
 #include "planner/model/pipeline.h"
-#include "planner/views/report.h"
 #include "planner/search/search.h"
+#include "planner/views/report.h"
 
 using namespace planner;
 
@@ -46,7 +46,9 @@ std::uint64_t base_seed() {
 class Rng {
  public:
   explicit Rng(std::uint64_t seed) : g_(seed) {}
-  std::int64_t integer(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(g_); }
+  std::int64_t integer(std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(g_);
+  }
   double real(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(g_); }
   bool coin(double p = 0.5) { return real(0.0, 1.0) < p; }
   template <typename T>
@@ -166,9 +168,12 @@ Case random_case(Rng& r) {
   pc.dp = r.coin(0.3) ? 1 : r.integer(1, 64);
   if (c.hw.tiers.size() == 1) {  // one tier: the whole job stays inside one domain
     while (pc.tp * pc.cp * pc.pp * pc.dp > domain) {
-      if (pc.dp > 1) pc.dp = 1;
-      else if (pc.cp > 1) pc.cp = 1;
-      else if (pc.pp > 1) pc.pp = std::max<std::int64_t>(1, domain / (pc.tp * pc.cp));
+      if (pc.dp > 1)
+        pc.dp = 1;
+      else if (pc.cp > 1)
+        pc.cp = 1;
+      else if (pc.pp > 1)
+        pc.pp = std::max<std::int64_t>(1, domain / (pc.tp * pc.cp));
     }
   }
   pc.virtual_stages = pc.pp > 1 && m.num_layers / pc.pp >= 2 && r.coin(0.4)
@@ -194,7 +199,8 @@ std::string describe_case(const Case& c) {
   const ParallelConfig& p = c.pc;
   return fmt::format(
       "model L={} h={} H={} KV={} hd={} F={} V={} {} | hw {} ({} tiers, domain {}) | N={} seq={} gbs={} {} {} | "
-      "tp={} cp={} pp={} dp={} mbs={} v={} rec={} zero={} sp={} sched={} | grad_bytes={} overlap_grad={} overlap_p2p={}",
+      "tp={} cp={} pp={} dp={} mbs={} v={} rec={} zero={} sp={} sched={} | grad_bytes={} overlap_grad={} "
+      "overlap_p2p={}",
       c.model.num_layers, c.model.hidden_size, c.model.num_heads, c.model.num_kv_heads, c.model.head_dim,
       c.model.ffn_hidden_size, c.model.vocab_size, c.model.name, c.hw.name, c.hw.tiers.size(), c.hw.tiers[0].size,
       c.ts.num_gpus, c.ts.seq_len, c.ts.global_batch_sequences, to_string(c.ts.dtype), to_string(c.ts.attention), p.tp,
@@ -258,10 +264,11 @@ bool same_layout(const StageLayout& a, const StageLayout& b) {
 // layers of weights and one of gradients, when the group has more than one rank.
 double zero3_buffer_bytes(const ModelSpec& m, const ParallelConfig& pc, const TrainingSpec& ts) {
   if (pc.zero_stage < 3 || pc.dp * pc.cp == 1) return 0.0;
-  return double(count_params(m).per_layer) / double(pc.tp) * (2.0 * ts.weight_bytes_per_param + ts.grad_bytes_per_param);
+  return double(count_params(m).per_layer) / double(pc.tp) *
+         (2.0 * ts.weight_bytes_per_param + ts.grad_bytes_per_param);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("property: every figure of a priced breakdown is finite and non-negative", "[property]") {
   const std::uint64_t seed = base_seed();
@@ -310,15 +317,16 @@ TEST_CASE("property: memory per GPU does not increase with a higher ZeRO stage",
       REQUIRE(priced(ev.back()));
     }
     for (int z = 1; z <= 2; ++z) {
-      INFO("ZeRO " << z << ": " << ev[z].memory.total_bytes << " bytes, ZeRO " << z - 1 << ": " << ev[z - 1].memory.total_bytes);
+      INFO("ZeRO " << z << ": " << ev[z].memory.total_bytes << " bytes, ZeRO " << z - 1 << ": "
+                   << ev[z - 1].memory.total_bytes);
       CHECK(same_layout(ev[z].layout, ev[0].layout));
       CHECK(ev[z].memory.total_bytes <= ev[z - 1].memory.total_bytes * (1 + kSlack));
     }
     const ParallelConfig z3 = ev[3].config;
     const MemoryBreakdown fixed = memory_per_gpu(c.model, c.hw, z3, c.ts, ev[2].layout);
     const double buffer = zero3_buffer_bytes(c.model, z3, c.ts);
-    INFO("ZeRO 3: " << ev[3].memory.total_bytes << " bytes (" << fixed.total_bytes << " on ZeRO-2's layout, gather buffer "
-                    << buffer << "), ZeRO 2: " << ev[2].memory.total_bytes);
+    INFO("ZeRO 3: " << ev[3].memory.total_bytes << " bytes (" << fixed.total_bytes
+                    << " on ZeRO-2's layout, gather buffer " << buffer << "), ZeRO 2: " << ev[2].memory.total_bytes);
     CHECK(fixed.total_bytes - buffer <= ev[2].memory.total_bytes * (1 + kSlack));
     if (ev[3].memory.total_bytes > ev[2].memory.total_bytes * (1 + kSlack)) {
       const bool flipped = !same_layout(ev[3].layout, ev[2].layout);
@@ -327,7 +335,8 @@ TEST_CASE("property: memory per GPU does not increase with a higher ZeRO stage",
     }
   }
   WARN("ZeRO monotonicity: " << kCases << " configurations x 4 stages (seed " << seed << "); ZeRO-3 above ZeRO-2 in "
-                             << buffer_cases << " by its gather buffer, in " << layout_cases << " by a different stage layout");
+                             << buffer_cases << " by its gather buffer, in " << layout_cases
+                             << " by a different stage layout");
 }
 
 TEST_CASE("property: memory per GPU does not increase with more recomputation", "[property]") {
@@ -386,7 +395,8 @@ PricingChoices pricing_choices(const ModelSpec& m, const HardwareProfile& hw, co
   if (pc.virtual_stages > 1) {
     const double per_layer = std::max(layer_s, 1e-30);
     for (std::int64_t r : {std::int64_t(0), std::int64_t(1), p - 2, p - 1})
-      if (r >= 0 && r < p) c.chunks.push_back(chunk_layers(layout, r, pc.virtual_stages, head_first / per_layer, head_last / per_layer));
+      if (r >= 0 && r < p)
+        c.chunks.push_back(chunk_layers(layout, r, pc.virtual_stages, head_first / per_layer, head_last / per_layer));
   }
   return c;
 }
@@ -409,7 +419,8 @@ void check_step_monotonicity(std::uint64_t case_seed, MonotonicityCounts& n) {
     const Evaluation ev = evaluate(c.model, fast, pc, c.ts);
     const StepTimeBreakdown fixed = step_time(c.model, fast, pc, c.ts, base.layout, layer_time(c.model, fast, pc, c.ts),
                                               head_time(c.model, fast, pc, c.ts));
-    INFO("step " << ev.time.step_s << " s (" << fixed.step_s << " s on the old layout), before " << base.time.step_s << " s");
+    INFO("step " << ev.time.step_s << " s (" << fixed.step_s << " s on the old layout), before " << base.time.step_s
+                 << " s");
     const bool slower = fixed.step_s > base.time.step_s * (1 + kSlack);
     if (pricing_choices(c.model, fast, pc, c.ts, base.layout) == choices) {
       CHECK_FALSE(slower);
@@ -437,7 +448,7 @@ void check_step_monotonicity(std::uint64_t case_seed, MonotonicityCounts& n) {
   ++n.chip;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("property: step time does not increase with a faster link or chip", "[property]") {
   // Every term of the step is priced by non-increasing functions of the
@@ -459,9 +470,9 @@ TEST_CASE("property: step time does not increase with a faster link or chip", "[
   MonotonicityCounts n;
   for (int i = 0; i < kCases; ++i) check_step_monotonicity(seed + std::uint64_t(i), n);
   WARN("step-time monotonicity: " << n.link << " faster-link and " << n.chip << " faster-chip checks (seed " << seed
-                                   << "), " << n.strict << " with the same pricing choices (strict); slower with a "
-                                   << "different chunk split: " << n.pricing_flips
-                                   << ", with a different stage layout: " << n.layout_flips);
+                                  << "), " << n.strict << " with the same pricing choices (strict); slower with a "
+                                  << "different chunk split: " << n.pricing_flips
+                                  << ", with a different stage layout: " << n.layout_flips);
 }
 
 TEST_CASE("property: a new heaviest stage does not lengthen the step (regression)", "[property]") {
@@ -505,7 +516,7 @@ SearchCase random_search(Rng& r) {
   return s;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("property: every search result uses all GPUs, fits, is feasible, and its JSON round-trips", "[property]") {
   const std::uint64_t seed = base_seed() + 4'000'000;
@@ -517,8 +528,8 @@ TEST_CASE("property: every search result uses all GPUs, fits, is feasible, and i
     const SearchCase s = random_search(r);
     const TrainingSpec& ts = s.spec.training;
     INFO("seed " << seed << " + case " << i << ": model L=" << s.model.num_layers << " h=" << s.model.hidden_size
-                 << " H=" << s.model.num_heads << " KV=" << s.model.num_kv_heads << " | hw " << s.hw.name << " | N="
-                 << ts.num_gpus << " gbs=" << ts.global_batch_sequences << " top_k=" << s.spec.top_k);
+                 << " H=" << s.model.num_heads << " KV=" << s.model.num_kv_heads << " | hw " << s.hw.name
+                 << " | N=" << ts.num_gpus << " gbs=" << ts.global_batch_sequences << " top_k=" << s.spec.top_k);
     const SearchResult res = search(s.model, s.hw, s.spec);
     considered += res.considered;
     CHECK(res.considered == res.feasible + res.rejected);
@@ -563,4 +574,3 @@ TEST_CASE("property: every search result uses all GPUs, fits, is feasible, and i
   WARN("search: " << kCases << " searches (" << with_results << " with results, " << results << " results checked, "
                   << considered << " configurations considered; seed " << seed << ")");
 }
-

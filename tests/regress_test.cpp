@@ -48,7 +48,7 @@ double& metric(RegressResults& r, const std::string& case_name, const std::strin
   throw;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("a suite is priced into every metric, in a fixed order", "[regress]") {
   const RegressResults r = small_predictions();
@@ -98,13 +98,13 @@ TEST_CASE("tolerances: relative per class, an absolute floor, exact counts, --rt
 
   const RegressResults now = small_predictions();
   RegressResults golden = now;
-  metric(golden, "a", "step_s") *= 1 + 1e-8;          // inside 1e-6
-  metric(golden, "a", "cp_comm_s") = 1e-15;           // 0 now; under the 1e-12 s floor
-  metric(golden, "a", "total_bytes") += 0.5;          // under the 1-byte floor
+  metric(golden, "a", "step_s") *= 1 + 1e-8;  // inside 1e-6
+  metric(golden, "a", "cp_comm_s") = 1e-15;   // 0 now; under the 1e-12 s floor
+  metric(golden, "a", "total_bytes") += 0.5;  // under the 1-byte floor
   CHECK(compare(golden, now).passed());
 
-  metric(golden, "a", "compute_s") *= 1 + 1e-5;       // outside 1e-6, inside --rtol 1e-4
-  metric(golden, "a", "micro_batches") += 1;          // counts are exact whatever --rtol says
+  metric(golden, "a", "compute_s") *= 1 + 1e-5;  // outside 1e-6, inside --rtol 1e-4
+  metric(golden, "a", "micro_batches") += 1;     // counts are exact whatever --rtol says
   const RegressReport strict = compare(golden, now);
   REQUIRE(strict.differences.size() == 2);
   CHECK(strict.differences[0].metric == "compute_s");
@@ -217,17 +217,20 @@ TEST_CASE("suite errors name the file, the case and the field, verbatim", "[regr
   SECTION("unknown model: the catalog's message, with the case") {
     json j = small_suite_json();
     j["cases"][1]["model"] = "llama9b";
-    CHECK_THAT(error_of([&] { (void)suite_from_json(j, "x.json", kDir); }),
-               Catch::StartsWith("x.json: cases[1] (b).model: unknown model 'llama9b' (did you mean 'llama8b'?); known: "));
+    CHECK_THAT(
+        error_of([&] { (void)suite_from_json(j, "x.json", kDir); }),
+        Catch::StartsWith("x.json: cases[1] (b).model: unknown model 'llama9b' (did you mean 'llama8b'?); known: "));
   }
   SECTION("missing file") {
-    CHECK(error_of([] { (void)load_suite("/nonexistent/suite.json", kDir); }) == "/nonexistent/suite.json: cannot open file");
+    CHECK(error_of([] { (void)load_suite("/nonexistent/suite.json", kDir); }) ==
+          "/nonexistent/suite.json: cannot open file");
   }
 }
 
 TEST_CASE("golden file errors name the file and the field", "[regress]") {
-  CHECK(error_of([] { (void)golden_from_json(json::parse(R"({"schema_version": 1, "cases": {"a": {"step_s": "1"}}})"), "g.json"); }) ==
-        R"(g.json: cases.a.step_s: expected a number, got "1")");
+  CHECK(error_of([] {
+          (void)golden_from_json(json::parse(R"({"schema_version": 1, "cases": {"a": {"step_s": "1"}}})"), "g.json");
+        }) == R"(g.json: cases.a.step_s: expected a number, got "1")");
   CHECK(error_of([] { (void)golden_from_json(json::parse(R"({"cases": {}})"), "g.json"); }) ==
         "g.json: schema_version: missing (expected an integer from 1 to 1000000)");
   CHECK(error_of([] { (void)load_golden("/nonexistent/golden.json"); }) ==

@@ -50,7 +50,7 @@ void check_result(const SearchResult& r, std::int64_t gpus, std::size_t top_k) {
     }
   }
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("search results are valid, fitting, ranked and deterministic", "[search]") {
   struct Row {

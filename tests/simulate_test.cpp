@@ -11,10 +11,10 @@
 
 #include "planner/io/catalog.h"
 #include "planner/model/evaluate.h"
-#include "planner/spec/input_error.h"
 #include "planner/model/layer_cost.h"
 #include "planner/model/pipeline.h"
 #include "planner/simulate/simulate.h"
+#include "planner/spec/input_error.h"
 #include "planner/views/simulate_report.h"
 
 using namespace planner;
@@ -68,11 +68,12 @@ ParallelConfig layout(std::int64_t tp, std::int64_t pp, std::int64_t dp, std::in
   return pc;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("GPipe and 1F1B bubbles equal (p-1)/(m+p-1) on an ideal pipeline", "[simulate]") {
   for (SimSchedule s : {SimSchedule::gpipe, SimSchedule::one_f_one_b})
-    for (auto [p, m] : std::vector<std::pair<int, int>>{{2, 1}, {2, 8}, {4, 4}, {4, 8}, {4, 13}, {8, 32}, {16, 64}, {3, 2}}) {
+    for (auto [p, m] :
+         std::vector<std::pair<int, int>>{{2, 1}, {2, 8}, {4, 4}, {4, 8}, {4, 13}, {8, 32}, {16, 64}, {3, 2}}) {
       INFO(to_string(s) << " p=" << p << " m=" << m);
       const SimResult r = simulate(ideal(s, p, 1, m));
       CHECK(r.bubble_fraction() == Approx(double(p - 1) / double(m + p - 1)).epsilon(1e-12));
@@ -82,7 +83,8 @@ TEST_CASE("GPipe and 1F1B bubbles equal (p-1)/(m+p-1) on an ideal pipeline", "[s
 }
 
 TEST_CASE("interleaved bubble equals (p-1)/v over m + (p-1)/v exactly", "[simulate]") {
-  for (auto [p, v, m] : std::vector<std::tuple<int, int, int>>{{2, 2, 2}, {4, 2, 4}, {4, 2, 8}, {4, 3, 12}, {8, 4, 32}, {8, 2, 16}, {16, 4, 64}}) {
+  for (auto [p, v, m] : std::vector<std::tuple<int, int, int>>{
+           {2, 2, 2}, {4, 2, 4}, {4, 2, 8}, {4, 3, 12}, {8, 4, 32}, {8, 2, 16}, {16, 4, 64}}) {
     INFO("p=" << p << " v=" << v << " m=" << m);
     const SimResult r = simulate(ideal(SimSchedule::interleaved, p, v, m));
     const double bubble_units = double(p - 1) / double(v);
@@ -252,7 +254,12 @@ TEST_CASE("simulated steps agree with the closed form within 2% on real layouts"
   // layer counts and the embedding/output layers make real stages differ by a
   // few %, and its (sum of the other stages)/v fill-and-drain then over-counts
   // (see "an uneven pipeline..." below), which matters less as m grows.
-  struct Case { const char* model; std::int64_t gpus, gb, tp, pp, dp, v; Recompute r; int zero; };
+  struct Case {
+    const char* model;
+    std::int64_t gpus, gb, tp, pp, dp, v;
+    Recompute r;
+    int zero;
+  };
   const Case cases[] = {
       {"llama70b", 64, 64, 4, 4, 4, 1, Recompute::selective, 0},
       {"llama70b", 64, 256, 4, 4, 4, 2, Recompute::selective, 1},

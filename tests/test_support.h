@@ -39,4 +39,4 @@ struct TempDir {
   }
 };
 
-} // namespace planner::testing
+}  // namespace planner::testing

@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "planner/spec/input_error.h"
 #include "planner/simulate/simulate.h"
+#include "planner/spec/input_error.h"
 #include "planner/views/timeline.h"
 
 using namespace planner;
@@ -73,7 +73,7 @@ std::string xml_problem(const std::string& x) {
   return stack.empty() ? "" : "unclosed <" + stack.back() + ">";
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("the Chrome trace parses and every event has ph, ts, dur, pid, tid", "[timeline]") {
   const SimResult r = small_run();
@@ -125,7 +125,8 @@ TEST_CASE("the SVG timeline is well-formed XML with a legend and an axis", "[tim
 TEST_CASE("the text timeline shows every stage and refuses large cases", "[timeline]") {
   const SimResult r = small_run(SimSchedule::one_f_one_b, 1);
   const std::string text = render_ascii_timeline(r, 4, 1, 8, 100);
-  for (const char* row : {"stage  0 |", "stage  1 |", "stage  2 |", "stage  3 |"}) CHECK(text.find(row) != std::string::npos);
+  for (const char* row : {"stage  0 |", "stage  1 |", "stage  2 |", "stage  3 |"})
+    CHECK(text.find(row) != std::string::npos);
   CHECK(text.find("F0") != std::string::npos);
   CHECK(text.find('B') != std::string::npos);
   CHECK_THROWS_AS(render_ascii_timeline(r, 32, 1, 8), InputError);

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/io/catalog.h"
-#include "planner/spec/input_error.h"
 #include "planner/io/json_io.h"
+#include "planner/spec/input_error.h"
 #include "planner/validate/published_runs.h"
 #include "planner/validate/validate.h"
 #include "planner/views/validation_report.h"
@@ -108,7 +108,8 @@ TEST_CASE("Rows that cannot be evaluated keep their reason", "[validate]") {
   unknown_gpu["gpu_type"] = "MI300X";
   json bad_type = llama8b_row();
   bad_type["tp"] = "eight";
-  const auto rows = read_published_runs(json::array({bad_layout, no_vocab, no_measure, unknown_gpu, bad_type, 7}), "t.json");
+  const auto rows =
+      read_published_runs(json::array({bad_layout, no_vocab, no_measure, unknown_gpu, bad_type, 7}), "t.json");
   const ValidationReport rep = validate_runs(rows);
   REQUIRE(rep.rows.size() == 6);
   CHECK(rep.skipped == 6);

@@ -30,12 +30,12 @@
 #include <numeric>
 #include <set>
 
-#include <Eigen/Dense>
 #include <fmt/format.h>
+#include <Eigen/Dense>
 #include <nlohmann/json.hpp>
 
-#include "planner/spec/input_error.h"
 #include "planner/io/json_io.h"
+#include "planner/spec/input_error.h"
 
 namespace planner {
 
@@ -77,9 +77,12 @@ std::vector<Term> candidate_terms(std::size_t tier, Collective c, std::int64_t p
       return t;
     }
     case Collective::all_gather:
-    case Collective::reduce_scatter: return {{pd - 1.0, (pd - 1.0) / pd, Algorithm::ring}};
-    case Collective::all_to_all: return {{pd - 1.0, (pd - 1.0) / pd, Algorithm::direct}};
-    case Collective::send_recv: return {{1.0, 1.0, Algorithm::direct}};
+    case Collective::reduce_scatter:
+      return {{pd - 1.0, (pd - 1.0) / pd, Algorithm::ring}};
+    case Collective::all_to_all:
+      return {{pd - 1.0, (pd - 1.0) / pd, Algorithm::direct}};
+    case Collective::send_recv:
+      return {{1.0, 1.0, Algorithm::direct}};
   }
   return {};
 }
@@ -91,7 +94,9 @@ struct Obs {
 
 struct Params {
   double l0 = 0, l1 = 0, beta = 0;  // base latency, per-step latency, 1 / bandwidth
-  [[nodiscard]] double predict(const Term& term, double n) const { return l0 + term.steps * l1 + term.factor * n * beta; }
+  [[nodiscard]] double predict(const Term& term, double n) const {
+    return l0 + term.steps * l1 + term.factor * n * beta;
+  }
 };
 
 struct EngineResult {
@@ -105,8 +110,8 @@ struct EngineResult {
 // right-hand side. Columns are scaled to unit norm first: 1, steps and bytes
 // differ by up to 1e10.
 std::optional<Eigen::VectorXd> wls(const std::vector<Obs>& obs, const std::vector<std::size_t>& alg,
-                                   const std::vector<double>& huber, const std::array<bool, 3>& free, const Params& fixed,
-                                   bool intercept_only) {
+                                   const std::vector<double>& huber, const std::array<bool, 3>& free,
+                                   const Params& fixed, bool intercept_only) {
   const std::size_t m = obs.size();
   std::vector<int> cols;
   for (int c = 0; c < 3; ++c)
@@ -163,20 +168,28 @@ EngineResult fit_engine(const std::vector<Obs>& obs, const Params& base, const F
       const auto sol = wls(obs, alg, huber, free, fixed, !growth);
       if (!sol) {
         // Singular: drop the bandwidth column first (only tiny sizes), then the growth.
-        if (free[2]) free[2] = false;
-        else if (free[1]) free[1] = false;
-        else break;
+        if (free[2])
+          free[2] = false;
+        else if (free[1])
+          free[1] = false;
+        else
+          break;
         continue;
       }
       next.l0 = free[0] ? (*sol)(0) : fixed.l0;
       next.l1 = free[1] ? (*sol)(1) : fixed.l1;
       next.beta = free[2] ? (*sol)(2) : fixed.beta;
       solved = true;
-      if (free[2] && !(next.beta > 0)) free[2] = false, solved = false;
-      else if (free[1] && next.l1 < 0) free[1] = false, solved = false;
-      else if (free[0] && next.l0 < 0) free[0] = false, solved = false;
+      if (free[2] && !(next.beta > 0))
+        free[2] = false, solved = false;
+      else if (free[1] && next.l1 < 0)
+        free[1] = false, solved = false;
+      else if (free[0] && next.l0 < 0)
+        free[0] = false, solved = false;
     }
-    if (!solved) throw InputError("calibrate fit", "the measurements do not determine a latency and a bandwidth (too few distinct sizes)");
+    if (!solved)
+      throw InputError("calibrate fit",
+                       "the measurements do not determine a latency and a bandwidth (too few distinct sizes)");
     out.bandwidth = free[2];
     out.growth = growth && free[1] && free[0];
     if (!growth) {
@@ -184,8 +197,10 @@ EngineResult fit_engine(const std::vector<Obs>& obs, const Params& base, const F
       const double s = *steps.begin();
       const double a = next.l0;
       const double a_base = base.l0 + s * base.l1;
-      if (a_base > 0) next.l0 = a * base.l0 / a_base, next.l1 = a * base.l1 / a_base;
-      else next.l1 = 0;
+      if (a_base > 0)
+        next.l0 = a * base.l0 / a_base, next.l1 = a * base.l1 / a_base;
+      else
+        next.l1 = 0;
     }
     // Re-choose each point's algorithm and recompute the Huber weights.
     bool same = true;
@@ -236,7 +251,8 @@ Params current_params(const HardwareProfile& hw, std::size_t tier, Collective c)
   Params p;
   p.l0 = f.fitted ? f.base_latency_s : hw.collective_base_latency_s;
   p.l1 = f.fitted ? f.latency_per_step_s : t.latency_s;
-  const double per_gpu = tier == 0 ? bw : bw * double(t.nics_per_node) / double(std::max<std::int64_t>(t.gpus_per_node, 1));
+  const double per_gpu =
+      tier == 0 ? bw : bw * double(t.nics_per_node) / double(std::max<std::int64_t>(t.gpus_per_node, 1));
   p.beta = per_gpu > 0 ? 1.0 / per_gpu : 0.0;
   return p;
 }
@@ -248,7 +264,8 @@ SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, c
   out.collective = s.collective;
   out.tier = group_tier(s);
   const std::size_t tier = out.tier == GroupTier::tier1 ? 1 : 0;
-  out.fitted = out.tier != GroupTier::mixed && tier < hw.tiers.size() && hw.tiers[tier].collective_fits[std::size_t(s.collective)].fitted;
+  out.fitted = out.tier != GroupTier::mixed && tier < hw.tiers.size() &&
+               hw.tiers[tier].collective_fits[std::size_t(s.collective)].fitted;
   const GroupPlacement g = placement_of(hw, s);
   std::vector<double> errs;
   for (const MeasuredPoint& p : s.points) {
@@ -316,13 +333,16 @@ void fit_compute(const HardwareProfile& base, const std::vector<NamedMeasurement
     rep.gemm_shapes[d] = pts.size();
     rep.gemm_max[d] = eff;
     hw.efficiency.gemm_max[d] = eff;
-    out.sources[fmt::format("efficiency.gemm_max.{}", name)] =
-        fmt::format("fitted by planner calibrate fit to {} cuBLASLt {} GEMM shapes in {}: time = (F + gemm_half_flops) / (peak * gemm_max), "
-                    "weighted least squares in relative error",
-                    pts.size(), name, files);
+    out.sources[fmt::format("efficiency.gemm_max.{}", name)] = fmt::format(
+        "fitted by planner calibrate fit to {} cuBLASLt {} GEMM shapes in {}: time = (F + gemm_half_flops) / (peak * "
+        "gemm_max), "
+        "weighted least squares in relative error",
+        pts.size(), name, files);
   }
   if (rep.half_flops_fitted)
-    out.sources["efficiency.gemm_half_flops"] = fmt::format("fitted by planner calibrate fit with efficiency.gemm_max (intercept / slope of time against FLOPs) from {}", files);
+    out.sources["efficiency.gemm_half_flops"] = fmt::format(
+        "fitted by planner calibrate fit with efficiency.gemm_max (intercept / slope of time against FLOPs) from {}",
+        files);
   std::vector<double> bws;
   for (const auto& m : ms)
     for (const HbmMeasurement& h : m.set.hbm) bws.push_back(h.bandwidth_bytes_per_s);
@@ -331,13 +351,14 @@ void fit_compute(const HardwareProfile& base, const std::vector<NamedMeasurement
     rep.hbm_bandwidth_bytes_per_s = median_of(bws);
     rep.hbm_efficiency = std::clamp(rep.hbm_bandwidth_bytes_per_s / base.hbm_bandwidth_bytes_per_s, 1e-6, 1.0);
     hw.efficiency.hbm_efficiency = rep.hbm_efficiency;
-    out.sources["efficiency.hbm_efficiency"] =
-        fmt::format("fitted by planner calibrate fit: median measured copy bandwidth {:.1f} GB/s (read + write) in {} over the nominal {:.1f} GB/s",
-                    rep.hbm_bandwidth_bytes_per_s / 1e9, files, base.hbm_bandwidth_bytes_per_s / 1e9);
+    out.sources["efficiency.hbm_efficiency"] = fmt::format(
+        "fitted by planner calibrate fit: median measured copy bandwidth {:.1f} GB/s (read + write) in {} over the "
+        "nominal {:.1f} GB/s",
+        rep.hbm_bandwidth_bytes_per_s / 1e9, files, base.hbm_bandwidth_bytes_per_s / 1e9);
   }
 }
 
-} // namespace
+}  // namespace
 
 GroupTier group_tier(const MeasuredSeries& s) {
   if (s.nodes == 1) return GroupTier::tier0;
@@ -351,7 +372,8 @@ GroupPlacement placement_of(const HardwareProfile& hw, const MeasuredSeries& s) 
   g.members_per_domain = s.ranks_per_node;
   g.domains = s.nodes;
   // send/recv is remote when consecutive members are a node apart.
-  g.stride = s.ranks_per_node == 1 && s.nodes > 1 ? std::max<std::int64_t>(1, hw.tiers.empty() ? 1 : hw.tiers[0].size) : 1;
+  g.stride =
+      s.ranks_per_node == 1 && s.nodes > 1 ? std::max<std::int64_t>(1, hw.tiers.empty() ? 1 : hw.tiers[0].size) : 1;
   return g;
 }
 
@@ -387,7 +409,8 @@ CheckReport check_profile(const HardwareProfile& hw, const std::vector<NamedMeas
 
 FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, const FitOptions& opt) {
   if (base.tiers.empty() || base.tiers[0].topology != Topology::switched)
-    throw InputError(base.name, "calibrate fit works on profiles whose tier 0 is a switch (NVLink/NVSwitch), not a torus");
+    throw InputError(base.name,
+                     "calibrate fit works on profiles whose tier 0 is a switch (NVLink/NVSwitch), not a torus");
   if (ms.empty()) throw InputError("--measurements", "expected at least one measurement file");
   FitResult out;
   HardwareProfile& hw = out.profile;
@@ -408,18 +431,22 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
     node_size_from = m.origin;
   }
   if (node_size > 0 && node_size != hw.tiers[0].size) {
-    out.notes.push_back(fmt::format("tiers[0].size {} -> {}: the measurements ran {} ranks per node ({}{})", hw.tiers[0].size,
-                                    node_size, node_size, node_size_from, ms.front().set.emulated_nodes ? ", emulated nodes" : ""));
-    out.sources["tiers[0].size"] = fmt::format("{} ranks per node in {} (planner calibrate fit)", node_size, node_size_from);
+    out.notes.push_back(fmt::format("tiers[0].size {} -> {}: the measurements ran {} ranks per node ({}{})",
+                                    hw.tiers[0].size, node_size, node_size, node_size_from,
+                                    ms.front().set.emulated_nodes ? ", emulated nodes" : ""));
+    out.sources["tiers[0].size"] =
+        fmt::format("{} ranks per node in {} (planner calibrate fit)", node_size, node_size_from);
     if (hw.tiers.size() > 1) {
       InterconnectTier& t1 = hw.tiers[1];
       // Keep the NICs per GPU, so a NIC keeps its meaning.
       const double per_gpu = double(t1.nics_per_node) / double(std::max<std::int64_t>(t1.gpus_per_node, 1));
       t1.gpus_per_node = node_size;
       t1.nics_per_node = std::max<std::int64_t>(1, std::llround(per_gpu * double(node_size)));
-      out.notes.push_back(fmt::format("tiers[1]: {} NICs per {} GPUs (the base's NICs per GPU)", t1.nics_per_node, t1.gpus_per_node));
+      out.notes.push_back(
+          fmt::format("tiers[1]: {} NICs per {} GPUs (the base's NICs per GPU)", t1.nics_per_node, t1.gpus_per_node));
       out.sources["tiers[1].gpus_per_node"] = out.sources["tiers[0].size"];
-      out.sources["tiers[1].nics_per_node"] = "the base profile's NICs per GPU times tiers[1].gpus_per_node (planner calibrate fit)";
+      out.sources["tiers[1].nics_per_node"] =
+          "the base profile's NICs per GPU times tiers[1].gpus_per_node (planner calibrate fit)";
     }
     hw.tiers[0].size = node_size;
   }
@@ -452,8 +479,8 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
         }
       if (obs.empty()) continue;
       if (obs.size() < 3) {
-        out.notes.push_back(fmt::format("tier {} {}: {} points are too few to fit (need 3), kept the base's values", tier,
-                                        collective_key(c), obs.size()));
+        out.notes.push_back(fmt::format("tier {} {}: {} points are too few to fit (need 3), kept the base's values",
+                                        tier, collective_key(c), obs.size()));
         continue;
       }
       const Params base_p = current_params(base, tier, c);
@@ -464,8 +491,9 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
       f.base_latency_s = std::min(e.params.l0, 1.0);
       f.latency_per_step_s = std::min(e.params.l1, 1.0);
       const double per_gpu = 1.0 / e.params.beta;
-      f.bandwidth_bytes_per_s =
-          std::min(1e15, tier == 0 ? per_gpu : per_gpu * double(t.gpus_per_node) / double(std::max<std::int64_t>(t.nics_per_node, 1)));
+      f.bandwidth_bytes_per_s = std::min(
+          1e15,
+          tier == 0 ? per_gpu : per_gpu * double(t.gpus_per_node) / double(std::max<std::int64_t>(t.nics_per_node, 1)));
       t.collective_fits[std::size_t(c)] = f;
 
       CollectiveFitReport rep;
@@ -483,7 +511,8 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
       std::string from;
       for (const auto& o : origins) from += (from.empty() ? "" : ", ") + o;
       out.sources[fmt::format("tiers[{}].collectives.{}", tier, collective_key(c))] = fmt::format(
-          "fitted by planner calibrate fit to {}: {} series, group sizes {}, {} points {}-{}; weighted least squares in relative "
+          "fitted by planner calibrate fit to {}: {} series, group sizes {}, {} points {}-{}; weighted least squares "
+          "in relative "
           "error with Huber reweighting{}{}{}",
           from, nseries, join_sizes(rep.group_sizes), obs.size(), human_bytes(min_bytes), human_bytes(max_bytes),
           e.growth ? "" : "; one step count, so base and per-step latency split in the base profile's ratio",
@@ -500,7 +529,8 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
     std::array<std::vector<double>, 3> by_regime;
     for (const auto& m : ms)
       for (const MeasuredSeries& s : m.set.series) {
-        if (s.collective != rep.collective || group_tier(s) != (rep.tier == 0 ? GroupTier::tier0 : GroupTier::tier1)) continue;
+        if (s.collective != rep.collective || group_tier(s) != (rep.tier == 0 ? GroupTier::tier0 : GroupTier::tier1))
+          continue;
         const GroupPlacement g = placement_of(hw, s);
         for (const MeasuredPoint& p : s.points) {
           const CollectiveCost cost = collective_cost(hw, g, s.collective, p.bytes);
@@ -520,7 +550,8 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
       }
     for (std::size_t k = 0; k < 3; ++k) {
       rep.regimes[k].median_abs_error = median_of(by_regime[k]);
-      rep.regimes[k].max_abs_error = by_regime[k].empty() ? 0 : *std::max_element(by_regime[k].begin(), by_regime[k].end());
+      rep.regimes[k].max_abs_error =
+          by_regime[k].empty() ? 0 : *std::max_element(by_regime[k].begin(), by_regime[k].end());
     }
     rep.median_abs_error = median_of(errs);
     rep.max_abs_error = errs.empty() ? 0 : *std::max_element(errs.begin(), errs.end());
@@ -535,7 +566,8 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
   // Groups with several ranks on each of several nodes: predicted, not fitted.
   for (const auto& m : ms)
     for (const MeasuredSeries& s : m.set.series)
-      if (group_tier(s) == GroupTier::mixed && hw.tiers.size() > 1) out.validation.series.push_back(check_series(hw, m.origin, s));
+      if (group_tier(s) == GroupTier::mixed && hw.tiers.size() > 1)
+        out.validation.series.push_back(check_series(hw, m.origin, s));
 
   fit_compute(base, ms, out);
   return out;
@@ -545,8 +577,8 @@ std::string render_fit_report(const FitResult& r) {
   std::string out;
   std::size_t points = 0;
   for (const auto& c : r.collectives) points += c.points;
-  out += fmt::format("calibrate fit: {} (tier 0 size {}), {} collective fits from {} points\n", r.profile.name, r.profile.tiers[0].size,
-                     r.collectives.size(), points);
+  out += fmt::format("calibrate fit: {} (tier 0 size {}), {} collective fits from {} points\n", r.profile.name,
+                     r.profile.tiers[0].size, r.collectives.size(), points);
   for (const auto& n : r.notes) out += fmt::format("  note: {}\n", n);
   for (std::size_t tier = 0; tier < 2; ++tier) {
     bool header = false;
@@ -555,14 +587,15 @@ std::string render_fit_report(const FitResult& r) {
       if (!header) {
         out += fmt::format("\ntier {} ({}): {}\n", tier, r.profile.tiers[tier].name,
                            tier == 0 ? "groups inside one node" : "groups with one rank per node; bandwidth per NIC");
-        out += fmt::format("  {:<15} {:>7} {:>5} {:>10} {:>10} {:>11} {:>7} {:>7} {:>7} {:>5}\n", "collective", "sizes", "pts", "base us",
-                           "step us", "GB/s", "R2 ln t", "med err", "max err", "outl");
+        out += fmt::format("  {:<15} {:>7} {:>5} {:>10} {:>10} {:>11} {:>7} {:>7} {:>7} {:>5}\n", "collective", "sizes",
+                           "pts", "base us", "step us", "GB/s", "R2 ln t", "med err", "max err", "outl");
         header = true;
       }
       out += fmt::format("  {:<15} {:>7} {:>5} {:>10.3f} {:>10.4f} {:>11.3f} {:>7.4f} {:>6.1f}% {:>6.1f}% {:>5}{}{}\n",
                          collective_key(c.collective), join_sizes(c.group_sizes), c.points, c.fit.base_latency_s * 1e6,
-                         c.fit.latency_per_step_s * 1e6, c.fit.bandwidth_bytes_per_s / 1e9, c.r2_log_time, c.median_abs_error * 100,
-                         c.max_abs_error * 100, c.downweighted, c.growth_fitted ? "" : "  (one step count: latency split as base)",
+                         c.fit.latency_per_step_s * 1e6, c.fit.bandwidth_bytes_per_s / 1e9, c.r2_log_time,
+                         c.median_abs_error * 100, c.max_abs_error * 100, c.downweighted,
+                         c.growth_fitted ? "" : "  (one step count: latency split as base)",
                          c.bandwidth_fitted ? "" : "  (bandwidth: base's)");
     }
     if (!header) continue;
@@ -573,10 +606,11 @@ std::string render_fit_report(const FitResult& r) {
       const char* names[] = {"latency", "mixed", "bandwidth"};
       for (std::size_t k = 0; k < 3; ++k) {
         const RangeStats& s = c.regimes[k];
-        if (s.points == 0) out += fmt::format(" {}: -;", names[k]);
+        if (s.points == 0)
+          out += fmt::format(" {}: -;", names[k]);
         else
-          out += fmt::format(" {} {}-{} ({}): median {:.1f}% max {:.1f}%;", names[k], human_bytes(s.min_bytes), human_bytes(s.max_bytes),
-                             s.points, s.median_abs_error * 100, s.max_abs_error * 100);
+          out += fmt::format(" {} {}-{} ({}): median {:.1f}% max {:.1f}%;", names[k], human_bytes(s.min_bytes),
+                             human_bytes(s.max_bytes), s.points, s.median_abs_error * 100, s.max_abs_error * 100);
       }
       out.pop_back();
       out += "\n";
@@ -585,18 +619,20 @@ std::string render_fit_report(const FitResult& r) {
   if (!r.validation.series.empty()) {
     out += "\nvalidation: groups with several ranks on several nodes, predicted from both tiers (not fitted):\n";
     for (const SeriesCheck& s : r.validation.series)
-      out += fmt::format("  {:<58} {:>4} pts  median {:>5.1f}%  max {:>6.1f}%\n", s.label, s.points.size(), s.median_abs_error * 100,
-                         s.max_abs_error * 100);
+      out += fmt::format("  {:<58} {:>4} pts  median {:>5.1f}%  max {:>6.1f}%\n", s.label, s.points.size(),
+                         s.median_abs_error * 100, s.max_abs_error * 100);
   }
   const ComputeFitReport& c = r.compute;
   if (c.gemm_fitted[0] || c.gemm_fitted[1] || c.hbm_fitted) {
     out += "\ncompute:\n";
     for (std::size_t d = 0; d < kNumDTypes; ++d)
       if (c.gemm_fitted[d])
-        out += fmt::format("  gemm_max.{} {:.3f} from {} GEMM shapes\n", d == 0 ? "bf16" : "fp8", c.gemm_max[d], c.gemm_shapes[d]);
+        out += fmt::format("  gemm_max.{} {:.3f} from {} GEMM shapes\n", d == 0 ? "bf16" : "fp8", c.gemm_max[d],
+                           c.gemm_shapes[d]);
     if (c.half_flops_fitted) out += fmt::format("  gemm_half_flops {:.3g}\n", c.gemm_half_flops);
     if (c.hbm_fitted)
-      out += fmt::format("  hbm_efficiency {:.3f} ({:.1f} GB/s measured)\n", c.hbm_efficiency, c.hbm_bandwidth_bytes_per_s / 1e9);
+      out += fmt::format("  hbm_efficiency {:.3f} ({:.1f} GB/s measured)\n", c.hbm_efficiency,
+                         c.hbm_bandwidth_bytes_per_s / 1e9);
   }
   return out;
 }
@@ -606,8 +642,10 @@ std::string render_fitted_profile(const FitResult& r, const json& base_sources) 
   json sources = base_sources.is_object() ? base_sources : json::object();
   for (const auto& [k, v] : r.sources) sources[k] = v;
   j["sources"] = sources;
-  j["notes"] = "Fitted by planner calibrate fit (docs/calibration.md). Collectives without a fit on a tier keep that tier's generic "
-               "latency_s and bandwidth_achieved_bytes_per_s.";
+  j["notes"] =
+      "Fitted by planner calibrate fit (docs/calibration.md). Collectives without a fit on a tier keep that tier's "
+      "generic "
+      "latency_s and bandwidth_achieved_bytes_per_s.";
   return j.dump(2) + "\n";
 }
 
@@ -615,16 +653,19 @@ std::string render_check(const CheckReport& r) {
   std::string out;
   for (const SeriesCheck& s : r.series) {
     out += fmt::format("{}: {}{}\n", s.origin, s.label,
-                       s.tier == GroupTier::mixed ? " [validation: both tiers]" : s.fitted ? "" : " [no fit for this collective on this tier]");
-    out += fmt::format("  {:>12} {:>13} {:>13} {:>8}  {}\n", "bytes", "measured us", "predicted us", "error", "algorithm");
+                       s.tier == GroupTier::mixed ? " [validation: both tiers]"
+                       : s.fitted                 ? ""
+                                                  : " [no fit for this collective on this tier]");
+    out +=
+        fmt::format("  {:>12} {:>13} {:>13} {:>8}  {}\n", "bytes", "measured us", "predicted us", "error", "algorithm");
     for (const CheckPoint& p : s.points)
-      out += fmt::format("  {:>12.0f} {:>13.3f} {:>13.3f} {:>7.1f}%  {}\n", p.bytes, p.measured_s * 1e6, p.predicted_s * 1e6,
-                         p.rel_error * 100, to_string(p.algorithm));
+      out += fmt::format("  {:>12.0f} {:>13.3f} {:>13.3f} {:>7.1f}%  {}\n", p.bytes, p.measured_s * 1e6,
+                         p.predicted_s * 1e6, p.rel_error * 100, to_string(p.algorithm));
     out += fmt::format("  median |error| {:.1f}%, max {:.1f}%\n", s.median_abs_error * 100, s.max_abs_error * 100);
   }
-  out += fmt::format("check: {} series, {} points; worst series median |error| {:.1f}%, max |error| {:.1f}%\n", r.series.size(),
-                     r.points(), r.worst_median_abs_error() * 100, r.max_abs_error() * 100);
+  out += fmt::format("check: {} series, {} points; worst series median |error| {:.1f}%, max |error| {:.1f}%\n",
+                     r.series.size(), r.points(), r.worst_median_abs_error() * 100, r.max_abs_error() * 100);
   return out;
 }
 
-} // namespace planner
+}  // namespace planner

@@ -9,23 +9,24 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "planner/spec/input_error.h"
 #include "planner/io/json_io.h"
+#include "planner/spec/input_error.h"
 
 namespace planner {
 
-using nlohmann::json;
 using detail::FieldReader;
 using detail::throw_if_problems;
+using nlohmann::json;
 
 namespace {
 
 constexpr std::pair<const char*, GroupKind> kGroupNames[] = {
     {"world", GroupKind::world}, {"intra_node", GroupKind::intra_node}, {"inter_node", GroupKind::inter_node}};
-constexpr std::pair<const char*, Collective> kCollectiveNames[] = {
-    {"all_reduce", Collective::all_reduce}, {"all_gather", Collective::all_gather},
-    {"reduce_scatter", Collective::reduce_scatter}, {"all_to_all", Collective::all_to_all},
-    {"send_recv", Collective::send_recv}};
+constexpr std::pair<const char*, Collective> kCollectiveNames[] = {{"all_reduce", Collective::all_reduce},
+                                                                   {"all_gather", Collective::all_gather},
+                                                                   {"reduce_scatter", Collective::reduce_scatter},
+                                                                   {"all_to_all", Collective::all_to_all},
+                                                                   {"send_recv", Collective::send_recv}};
 constexpr std::pair<const char*, int> kStatistics[] = {{"median", 0}, {"mean", 1}};
 constexpr std::pair<const char*, int> kGemmDTypes[] = {{"bf16", 0}, {"fp8", 1}};
 
@@ -58,8 +59,10 @@ MeasuredSeries read_series(const json& sj, const std::string& path, std::vector<
   const int stat = r.choice("time_statistic", kStatistics, 0);
   s.time_statistic = stat == 0 ? "median" : "mean";
   if (s.group_size != s.ranks_per_node * s.nodes)
-    r.problem("group_size", fmt::format("expected ranks_per_node * nodes = {}, got {}", s.ranks_per_node * s.nodes, s.group_size));
-  if (s.group == GroupKind::intra_node && s.nodes != 1) r.problem("nodes", fmt::format("expected 1 for an intra_node group, got {}", s.nodes));
+    r.problem("group_size",
+              fmt::format("expected ranks_per_node * nodes = {}, got {}", s.ranks_per_node * s.nodes, s.group_size));
+  if (s.group == GroupKind::intra_node && s.nodes != 1)
+    r.problem("nodes", fmt::format("expected 1 for an intra_node group, got {}", s.nodes));
   if (s.group == GroupKind::inter_node && s.ranks_per_node != 1)
     r.problem("ranks_per_node", fmt::format("expected 1 for an inter_node group, got {}", s.ranks_per_node));
   const bool shape_ok = problems.size() == before;  // else the bandwidth checks would repeat the problem
@@ -81,13 +84,14 @@ MeasuredSeries read_series(const json& sj, const std::string& path, std::vector<
       p.busbw_bytes_per_s = q.number("busbw_bytes_per_s", 0, 1e18);
       q.reject_unknown();
       if (p.bytes > 0 && p.time_s > 0 && p.algbw_bytes_per_s > 0 && p.busbw_bytes_per_s > 0 && shape_ok) {
-        if (p.bytes != std::floor(p.bytes)) q.problem("bytes", fmt::format("expected a whole number of bytes, got {}", p.bytes));
+        if (p.bytes != std::floor(p.bytes))
+          q.problem("bytes", fmt::format("expected a whole number of bytes, got {}", p.bytes));
         if (p.time_min_s > p.time_s * (1 + 1e-12))
           q.problem("time_min_s", fmt::format("expected at most time_s {:g}, got {:g}", p.time_s, p.time_min_s));
         const MeasuredPoint want = make_point(s.collective, s.group_size, p.bytes, p.time_s);
         if (!close(p.algbw_bytes_per_s, want.algbw_bytes_per_s))
-          q.problem("algbw_bytes_per_s", fmt::format("expected bytes / time_s = {:.9g}, got {:.9g}", want.algbw_bytes_per_s,
-                                                     p.algbw_bytes_per_s));
+          q.problem("algbw_bytes_per_s", fmt::format("expected bytes / time_s = {:.9g}, got {:.9g}",
+                                                     want.algbw_bytes_per_s, p.algbw_bytes_per_s));
         if (!close(p.busbw_bytes_per_s, want.busbw_bytes_per_s))
           q.problem("busbw_bytes_per_s",
                     fmt::format("expected algbw * {:g} (nccl-tests factor for {} ranks) = {:.9g}, got {:.9g}",
@@ -109,22 +113,28 @@ std::map<std::string, std::string> read_versions(FieldReader& r, std::vector<std
   const json* v = r.object("versions", false);
   if (!v) return out;
   for (auto it = v->begin(); it != v->end(); ++it) {
-    if (it->is_string()) out[it.key()] = it->get<std::string>();
-    else problems.push_back(fmt::format("{}: expected a string, got {}", r.field("versions") + "." + it.key(), detail::describe(*it)));
+    if (it->is_string())
+      out[it.key()] = it->get<std::string>();
+    else
+      problems.push_back(
+          fmt::format("{}: expected a string, got {}", r.field("versions") + "." + it.key(), detail::describe(*it)));
   }
   return out;
 }
 
-} // namespace
+}  // namespace
 
 double bus_bandwidth_factor(Collective c, std::int64_t group_size) {
   const double p = double(std::max<std::int64_t>(group_size, 1));
   switch (c) {
-    case Collective::all_reduce: return 2.0 * (p - 1.0) / p;
+    case Collective::all_reduce:
+      return 2.0 * (p - 1.0) / p;
     case Collective::all_gather:
     case Collective::reduce_scatter:
-    case Collective::all_to_all: return (p - 1.0) / p;
-    case Collective::send_recv: return 1.0;
+    case Collective::all_to_all:
+      return (p - 1.0) / p;
+    case Collective::send_recv:
+      return 1.0;
   }
   return 1.0;
 }
@@ -146,12 +156,13 @@ const char* to_string(GroupKind g) {
 }
 
 std::string describe(const MeasuredSeries& s) {
-  return fmt::format("{} {} {} ranks ({} per node x {} node{})", collective_key(s.collective), to_string(s.group), s.group_size,
-                     s.ranks_per_node, s.nodes, s.nodes == 1 ? "" : "s");
+  return fmt::format("{} {} {} ranks ({} per node x {} node{})", collective_key(s.collective), to_string(s.group),
+                     s.group_size, s.ranks_per_node, s.nodes, s.nodes == 1 ? "" : "s");
 }
 
 MeasurementSet measurements_from_json(const json& j, const std::string& origin) {
-  if (!j.is_object()) throw InputError(origin, "expected a JSON object of collective measurements (docs/calibration.md)");
+  if (!j.is_object())
+    throw InputError(origin, "expected a JSON object of collective measurements (docs/calibration.md)");
   std::vector<std::string> problems;
   FieldReader r(j, "", problems);
   MeasurementSet m;
@@ -178,7 +189,8 @@ MeasurementSet measurements_from_json(const json& j, const std::string& origin) 
       }
       MeasuredSeries s = read_series((*ss)[i], path, problems);
       if (!seen.insert({int(s.collective), s.group_size, s.ranks_per_node, s.nodes}).second)
-        problems.push_back(fmt::format("{}: a second series for {} (one series per collective and group shape)", path, describe(s)));
+        problems.push_back(
+            fmt::format("{}: a second series for {} (one series per collective and group shape)", path, describe(s)));
       m.series.push_back(std::move(s));
     }
   }
@@ -224,15 +236,16 @@ MeasurementSet measurements_from_json(const json& j, const std::string& origin) 
       x.bandwidth_bytes_per_s = h.number("bandwidth_bytes_per_s", 0, 1e18);
       h.reject_unknown();
       if (x.time_s > 0 && x.bandwidth_bytes_per_s > 0 && !close(2.0 * x.bytes / x.time_s, x.bandwidth_bytes_per_s))
-        h.problem("bandwidth_bytes_per_s",
-                  fmt::format("expected 2 * bytes / time_s = {:.9g}, got {:.9g}", 2.0 * x.bytes / x.time_s, x.bandwidth_bytes_per_s));
+        h.problem("bandwidth_bytes_per_s", fmt::format("expected 2 * bytes / time_s = {:.9g}, got {:.9g}",
+                                                       2.0 * x.bytes / x.time_s, x.bandwidth_bytes_per_s));
       m.hbm.push_back(x);
     }
   }
   if (problems.empty()) {
     for (const MeasuredSeries& s : m.series)
       if (s.group_size > m.world_size)
-        problems.push_back(fmt::format("world_size: expected at least the largest group ({}), got {}", s.group_size, m.world_size));
+        problems.push_back(
+            fmt::format("world_size: expected at least the largest group ({}), got {}", s.group_size, m.world_size));
   }
   r.reject_unknown();
   throw_if_problems(origin, problems);
@@ -260,8 +273,10 @@ nlohmann::ordered_json to_json(const MeasurementSet& m) {
     for (const MeasuredPoint& p : s.points) {
       ojson pj;
       // Sizes are whole bytes; write them as integers.
-      if (p.bytes == std::floor(p.bytes) && p.bytes < 9e15) pj["bytes"] = std::int64_t(p.bytes);
-      else pj["bytes"] = p.bytes;
+      if (p.bytes == std::floor(p.bytes) && p.bytes < 9e15)
+        pj["bytes"] = std::int64_t(p.bytes);
+      else
+        pj["bytes"] = p.bytes;
       pj["time_s"] = p.time_s;
       if (p.time_min_s > 0) pj["time_min_s"] = p.time_min_s;
       pj["algbw_bytes_per_s"] = p.algbw_bytes_per_s;
@@ -269,14 +284,14 @@ nlohmann::ordered_json to_json(const MeasurementSet& m) {
       pts.push_back(pj);
     }
     ojson sj = {{"collective", collective_key(s.collective)},
-               {"group", to_string(s.group)},
-               {"group_size", s.group_size},
-               {"ranks_per_node", s.ranks_per_node},
-               {"nodes", s.nodes},
-               {"concurrent_groups", s.concurrent_groups},
-               {"dtype", s.dtype},
-               {"time_statistic", s.time_statistic},
-               {"points", pts}};
+                {"group", to_string(s.group)},
+                {"group_size", s.group_size},
+                {"ranks_per_node", s.ranks_per_node},
+                {"nodes", s.nodes},
+                {"concurrent_groups", s.concurrent_groups},
+                {"dtype", s.dtype},
+                {"time_statistic", s.time_statistic},
+                {"points", pts}};
     series.push_back(sj);
   }
   j["series"] = series;
@@ -303,8 +318,10 @@ nlohmann::ordered_json to_json(const MeasurementSet& m) {
   return j;
 }
 
-MeasurementSet load_measurements_file(const std::string& path) { return measurements_from_json(read_json_file(path), path); }
+MeasurementSet load_measurements_file(const std::string& path) {
+  return measurements_from_json(read_json_file(path), path);
+}
 
 std::string render_measurements(const MeasurementSet& m) { return to_json(m).dump(2) + "\n"; }
 
-} // namespace planner
+}  // namespace planner

@@ -45,8 +45,8 @@ struct Row {
 
 // What one result table measured, before it becomes a series.
 struct Table {
-  std::string origin;       // "file:line" of the header
-  std::string test_name;    // e.g. "all_reduce_perf"; empty when the log does not say
+  std::string origin;     // "file:line" of the header
+  std::string test_name;  // e.g. "all_reduce_perf"; empty when the log does not say
   std::vector<Device> devices;
   std::vector<Row> rows;
   std::string dtype, redop;
@@ -103,7 +103,8 @@ std::string_view strip_prefix(std::string_view line) {
     }
     std::size_t j = 0;
     while (j < rest.size() && rest[j] >= '0' && rest[j] <= '9') ++j;
-    if (j > 0 && j < rest.size() && rest[j] == ':' && (j + 1 == rest.size() || rest[j + 1] == ' ' || rest[j + 1] == '\t')) {
+    if (j > 0 && j < rest.size() && rest[j] == ':' &&
+        (j + 1 == rest.size() || rest[j + 1] == ' ' || rest[j + 1] == '\t')) {
       line = rest.substr(j + 1);
       continue;
     }
@@ -114,8 +115,10 @@ std::string_view strip_prefix(std::string_view line) {
 // Tokens of a comment line with the leading '#' removed ("#  size" or "#size").
 std::vector<std::string> comment_tokens(std::vector<std::string> t) {
   if (!t.empty() && t[0][0] == '#') {
-    if (t[0] == "#") t.erase(t.begin());
-    else t[0] = t[0].substr(1);
+    if (t[0] == "#")
+      t.erase(t.begin());
+    else
+      t[0] = t[0].substr(1);
   }
   return t;
 }
@@ -165,10 +168,11 @@ Shape shape_of(const std::vector<Device>& devices, const NcclTestsImportOptions&
   Shape s;
   if (devices.empty()) {
     if (!opt.ranks || !opt.ranks_per_node)
-      throw InputError(where, "the log does not list its ranks (no '# Using devices' lines); give --ranks and --ranks-per-node");
+      throw InputError(
+          where, "the log does not list its ranks (no '# Using devices' lines); give --ranks and --ranks-per-node");
     if (*opt.ranks < 2 || *opt.ranks_per_node < 1 || *opt.ranks % *opt.ranks_per_node != 0)
-      throw InputError(where, fmt::format("--ranks {} must be at least 2 and a multiple of --ranks-per-node {}", *opt.ranks,
-                                          *opt.ranks_per_node));
+      throw InputError(where, fmt::format("--ranks {} must be at least 2 and a multiple of --ranks-per-node {}",
+                                          *opt.ranks, *opt.ranks_per_node));
     s.group_size = *opt.ranks;
     s.ranks_per_node = *opt.ranks_per_node;
     s.nodes = s.group_size / s.ranks_per_node;
@@ -180,8 +184,10 @@ Shape shape_of(const std::vector<Device>& devices, const NcclTestsImportOptions&
   const auto& first = groups.begin()->second;
   for (const auto& [id, members] : groups)
     if (members.size() != first.size())
-      throw InputError(where, fmt::format("groups of different sizes ({} has {} ranks, {} has {}); not a supported NCCL_TESTS_SPLIT layout",
-                                          groups.begin()->first, first.size(), id, members.size()));
+      throw InputError(
+          where,
+          fmt::format("groups of different sizes ({} has {} ranks, {} has {}); not a supported NCCL_TESTS_SPLIT layout",
+                      groups.begin()->first, first.size(), id, members.size()));
   std::map<std::string, std::int64_t> per_host;
   for (const Device* d : first) {
     if (!per_host.count(d->host)) s.hosts.push_back(d->host);
@@ -189,20 +195,23 @@ Shape shape_of(const std::vector<Device>& devices, const NcclTestsImportOptions&
   }
   for (const auto& [host, n] : per_host)
     if (n != per_host.begin()->second)
-      throw InputError(where, fmt::format("hosts run different numbers of ranks ({}: {}, {}: {}); give one rank count per node",
-                                          per_host.begin()->first, per_host.begin()->second, host, n));
+      throw InputError(
+          where, fmt::format("hosts run different numbers of ranks ({}: {}, {}: {}); give one rank count per node",
+                             per_host.begin()->first, per_host.begin()->second, host, n));
   s.group_size = std::int64_t(first.size());
   s.ranks_per_node = per_host.begin()->second;
   s.nodes = std::int64_t(per_host.size());
   s.concurrent = std::int64_t(groups.size());
-  if (s.concurrent > 1) s.kind = s.nodes == 1 ? GroupKind::intra_node : s.ranks_per_node == 1 ? GroupKind::inter_node : GroupKind::world;
+  if (s.concurrent > 1)
+    s.kind = s.nodes == 1 ? GroupKind::intra_node : s.ranks_per_node == 1 ? GroupKind::inter_node : GroupKind::world;
   for (const Device& d : devices)
     if (std::find(s.hosts.begin(), s.hosts.end(), d.host) == s.hosts.end()) s.hosts.push_back(d.host);
   if (opt.ranks && *opt.ranks != s.group_size)
-    throw InputError(where, fmt::format("--ranks {} disagrees with the log's device list ({} ranks per group)", *opt.ranks, s.group_size));
+    throw InputError(where, fmt::format("--ranks {} disagrees with the log's device list ({} ranks per group)",
+                                        *opt.ranks, s.group_size));
   if (opt.ranks_per_node && *opt.ranks_per_node != s.ranks_per_node)
-    throw InputError(where, fmt::format("--ranks-per-node {} disagrees with the log's device list ({} per node)", *opt.ranks_per_node,
-                                        s.ranks_per_node));
+    throw InputError(where, fmt::format("--ranks-per-node {} disagrees with the log's device list ({} per node)",
+                                        *opt.ranks_per_node, s.ranks_per_node));
   if (s.group_size < 2) throw InputError(where, "a one-rank run measures no communication");
   return s;
 }
@@ -212,8 +221,10 @@ std::optional<Collective> resolve_collective(const std::string& test_name, const
   unsupported = false;
   if (test_name.empty()) {
     if (!opt.collective)
-      throw InputError(where, "the log does not name its test (no '# Collective test starting:' line, which older nccl-tests do not print); "
-                              "give --collective");
+      throw InputError(where,
+                       "the log does not name its test (no '# Collective test starting:' line, which older nccl-tests "
+                       "do not print); "
+                       "give --collective");
     return opt.collective;
   }
   const auto c = collective_from_nccl_test_name(test_name);
@@ -222,7 +233,8 @@ std::optional<Collective> resolve_collective(const std::string& test_name, const
     return std::nullopt;
   }
   if (opt.collective && *opt.collective != *c)
-    throw InputError(where, fmt::format("the log names {} but --collective {} was given", test_name, collective_key(*opt.collective)));
+    throw InputError(where, fmt::format("the log names {} but --collective {} was given", test_name,
+                                        collective_key(*opt.collective)));
   return c;
 }
 
@@ -240,7 +252,8 @@ void add_series(Collective c, const Shape& shape, const std::string& dtype, cons
   MeasurementSet& m = out.measurements;
   MeasuredSeries* s = nullptr;
   for (MeasuredSeries& x : m.series)
-    if (x.collective == c && x.group_size == shape.group_size && x.ranks_per_node == shape.ranks_per_node && x.nodes == shape.nodes)
+    if (x.collective == c && x.group_size == shape.group_size && x.ranks_per_node == shape.ranks_per_node &&
+        x.nodes == shape.nodes)
       s = &x;
   std::map<double, std::vector<double>> times;
   if (s) {
@@ -289,13 +302,14 @@ void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& 
   add_series(*c, shape, t.dtype, t.rows, t.origin, out);
 }
 
-} // namespace
+}  // namespace
 
 std::optional<Collective> collective_from_nccl_test_name(std::string_view name) {
   if (auto slash = name.rfind('/'); slash != std::string_view::npos) name = name.substr(slash + 1);
   // all_reduce_perf, or all_reduce_perf_mpi as some packages name the MPI build.
   for (std::string_view suffix : {"_mpi", "_perf"})
-    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) name.remove_suffix(suffix.size());
+    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
+      name.remove_suffix(suffix.size());
   if (name == "all_reduce") return Collective::all_reduce;
   if (name == "all_gather") return Collective::all_gather;
   if (name == "reduce_scatter") return Collective::reduce_scatter;
@@ -405,8 +419,10 @@ void import_nccl_tests_text(std::string_view text, const std::string& origin, co
       if (ct.size() >= 6 && ct[0] == "Out" && ct[2] == "bounds") {
         const auto n = parse_int(ct[5]);
         if (ct.size() >= 7 && ct[6] == "FAILED")
-          throw InputError(where, fmt::format("nccl-tests reported {} out-of-bounds values (FAILED); a failed run is not a measurement",
-                                              n ? std::to_string(*n) : ct[5]));
+          throw InputError(
+              where,
+              fmt::format("nccl-tests reported {} out-of-bounds values (FAILED); a failed run is not a measurement",
+                          n ? std::to_string(*n) : ct[5]));
       }
       if (!table->rows.empty() || table->skipped_zero || table->skipped_other_type) {
         finish_table(*table, opt, out);
@@ -419,21 +435,24 @@ void import_nccl_tests_text(std::string_view text, const std::string& origin, co
     // ("host:pid:tid [0] NCCL INFO ...") and launcher chatter do not start with a number.
     if (!all_digits(tok[0])) continue;
     if (tok.size() != n_columns)
-      throw InputError(where, fmt::format("expected {} columns as in the header on line {} ({}), got {}", n_columns, header_line,
-                                          fmt::join(header, " "), tok.size()));
+      throw InputError(where, fmt::format("expected {} columns as in the header on line {} ({}), got {}", n_columns,
+                                          header_line, fmt::join(header, " "), tok.size()));
     const auto bytes = parse_int(tok[0]);
     const auto time_us = parse_double(tok[idx_time]);
     if (!bytes) throw InputError(where, fmt::format("size: expected a byte count, got '{}'", tok[0]));
     if (!time_us || *time_us < 0)
-      throw InputError(where, fmt::format("{}: expected a time in microseconds, got '{}'", header[idx_time], tok[idx_time]));
+      throw InputError(where,
+                       fmt::format("{}: expected a time in microseconds, got '{}'", header[idx_time], tok[idx_time]));
     for (std::size_t k = 0; k < idx_wrong.size(); ++k) {
       const std::string& wrong = tok[idx_wrong[k]];
       if (wrong == "N/A") continue;
       const auto w = parse_double(wrong);
-      if (!w) throw InputError(where, fmt::format("{}: expected a number or N/A, got '{}'", header[idx_wrong[k]], wrong));
+      if (!w)
+        throw InputError(where, fmt::format("{}: expected a number or N/A, got '{}'", header[idx_wrong[k]], wrong));
       if (wrong_is_count && *w > 0)
-        throw InputError(where, fmt::format("nccl-tests counted {} wrong elements ({}); a failed run is not a measurement", wrong,
-                                            k == 0 ? "out-of-place" : "in-place"));
+        throw InputError(
+            where, fmt::format("nccl-tests counted {} wrong elements ({}); a failed run is not a measurement", wrong,
+                               k == 0 ? "out-of-place" : "in-place"));
     }
     const std::string& dtype = tok[idx_type];
     const std::string redop = idx_redop ? tok[*idx_redop] : "none";
@@ -453,7 +472,8 @@ void import_nccl_tests_text(std::string_view text, const std::string& origin, co
   }
   if (table) finish_table(*table, opt, out);
   if (tables == 0)
-    throw InputError(origin, "no nccl-tests result table (expected a header line with size, time, algbw and busbw columns)");
+    throw InputError(origin,
+                     "no nccl-tests result table (expected a header line with size, time, algbw and busbw columns)");
 }
 
 void import_nccl_tests_json(std::string_view text, const std::string& origin, const NcclTestsImportOptions& opt,
@@ -477,7 +497,8 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
   if (j.contains("nccl_version") && j["nccl_version"].is_number_integer())
     out.measurements.versions["nccl"] = nccl_version_from_code(j["nccl_version"].get<std::int64_t>());
   std::vector<Device> devices;
-  if (j.contains("config") && j["config"].is_object() && j["config"].contains("devices") && j["config"]["devices"].is_array()) {
+  if (j.contains("config") && j["config"].is_object() && j["config"].contains("devices") &&
+      j["config"]["devices"].is_array()) {
     const json& ds = j["config"]["devices"];
     for (std::size_t i = 0; i < ds.size(); ++i) {
       const json& d = ds[i];
@@ -493,8 +514,9 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
   }
   if (j.contains("out_of_bounds") && j["out_of_bounds"].is_object() && j["out_of_bounds"].contains("count") &&
       j["out_of_bounds"]["count"].is_number() && j["out_of_bounds"]["count"].get<double>() > 0)
-    throw InputError(origin + ": out_of_bounds.count", fmt::format("nccl-tests reported {} out-of-bounds values; a failed run is not a measurement",
-                                                                  j["out_of_bounds"]["count"].dump()));
+    throw InputError(origin + ": out_of_bounds.count",
+                     fmt::format("nccl-tests reported {} out-of-bounds values; a failed run is not a measurement",
+                                 j["out_of_bounds"]["count"].dump()));
   Table t;
   t.origin = origin;
   t.test_name = test_name;
@@ -504,19 +526,25 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
     const std::string path = fmt::format("{}: results[{}]", origin, i);
     const json& r = results[i];
     if (!r.is_object()) throw InputError(path, "expected an object");
-    if (!r.contains("size") || !r["size"].is_number_unsigned()) throw InputError(path + ".size", "expected a byte count");
+    if (!r.contains("size") || !r["size"].is_number_unsigned())
+      throw InputError(path + ".size", "expected a byte count");
     const json* body = r.contains("out_of_place") && r["out_of_place"].is_object() ? &r["out_of_place"] : nullptr;
     std::string which = "out_of_place";
     if (!body && r.contains("in_place") && r["in_place"].is_object()) body = &r["in_place"], which = "in_place";
-    if (!body) throw InputError(path + ".out_of_place", "missing (expected an object with time, alg_bw, bus_bw, nwrong)");
-    const json* time = body->contains("time") ? &(*body)["time"] : body->contains("cpu_time") ? &(*body)["cpu_time"] : nullptr;
+    if (!body)
+      throw InputError(path + ".out_of_place", "missing (expected an object with time, alg_bw, bus_bw, nwrong)");
+    const json* time = body->contains("time")       ? &(*body)["time"]
+                       : body->contains("cpu_time") ? &(*body)["cpu_time"]
+                                                    : nullptr;
     if (!time || !time->is_number() || !std::isfinite(time->get<double>()) || time->get<double>() < 0)
-      throw InputError(fmt::format("{}.{}.time", path, which), fmt::format("expected a time in microseconds, got {}", time ? time->dump() : "nothing"));
+      throw InputError(fmt::format("{}.{}.time", path, which),
+                       fmt::format("expected a time in microseconds, got {}", time ? time->dump() : "nothing"));
     for (const char* part : {"out_of_place", "in_place"})
       if (r.contains(part) && r[part].is_object() && r[part].contains("nwrong") && r[part]["nwrong"].is_number() &&
           r[part]["nwrong"].get<double>() > 0)
         throw InputError(fmt::format("{}.{}.nwrong", path, part),
-                         fmt::format("nccl-tests counted {} wrong elements; a failed run is not a measurement", r[part]["nwrong"].dump()));
+                         fmt::format("nccl-tests counted {} wrong elements; a failed run is not a measurement",
+                                     r[part]["nwrong"].dump()));
     const std::string dtype = r.contains("type") && r["type"].is_string() ? r["type"].get<std::string>() : "unknown";
     const std::string redop = r.contains("redop") && r["redop"].is_string() ? r["redop"].get<std::string>() : "none";
     if (t.dtype.empty()) t.dtype = dtype, t.redop = redop;
@@ -538,8 +566,10 @@ NcclTestsImport import_nccl_tests_files(const std::vector<std::string>& paths, c
   for (const std::string& path : paths) {
     const std::string text = read_input_file(path);
     const std::size_t first = text.find_first_not_of(" \t\r\n");
-    if (first != std::string::npos && text[first] == '{') import_nccl_tests_json(text, path, opt, out);
-    else import_nccl_tests_text(text, path, opt, out);
+    if (first != std::string::npos && text[first] == '{')
+      import_nccl_tests_json(text, path, opt, out);
+    else
+      import_nccl_tests_text(text, path, opt, out);
   }
   MeasurementSet& m = out.measurements;
   if (m.series.empty()) throw InputError(paths.front(), "no series of a planner collective in the given logs");
@@ -562,4 +592,4 @@ NcclTestsImport import_nccl_tests_files(const std::vector<std::string>& paths, c
   return out;
 }
 
-} // namespace planner
+}  // namespace planner

@@ -15,13 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "planner/io/atomic_write.h"
 #include "planner/calibrate/calibration.h"
-#include "planner/io/catalog.h"
-#include "planner/spec/input_error.h"
-#include "planner/io/json_io.h"
 #include "planner/calibrate/measurements.h"
 #include "planner/calibrate/nccl_tests_import.h"
+#include "planner/io/atomic_write.h"
+#include "planner/io/catalog.h"
+#include "planner/io/json_io.h"
+#include "planner/spec/input_error.h"
 
 namespace planner::cli {
 
@@ -56,7 +56,8 @@ int run_import(const CalibrateFlags& f) {
     opt.collective = collective_from_key(*f.collective);
     if (!opt.collective)
       throw InputError("--collective",
-                       fmt::format("expected all_reduce, all_gather, reduce_scatter, all_to_all or send_recv, got '{}'", *f.collective));
+                       fmt::format("expected all_reduce, all_gather, reduce_scatter, all_to_all or send_recv, got '{}'",
+                                   *f.collective));
   }
   opt.ranks = f.ranks;
   opt.ranks_per_node = f.ranks_per_node;
@@ -73,18 +74,19 @@ int run_import(const CalibrateFlags& f) {
   write_file_atomically(f.import_out, text);
   std::size_t points = 0;
   for (const auto& s : imp.measurements.series) points += s.points.size();
-  std::cout << fmt::format("imported {} series ({} points) from {} file{} into {}\n", imp.measurements.series.size(), points, f.logs.size(),
-                           f.logs.size() == 1 ? "" : "s", f.import_out);
+  std::cout << fmt::format("imported {} series ({} points) from {} file{} into {}\n", imp.measurements.series.size(),
+                           points, f.logs.size(), f.logs.size() == 1 ? "" : "s", f.import_out);
   for (const auto& s : imp.measurements.series)
-    std::cout << fmt::format("  {}: {} size{} {:.0f}-{:.0f} B\n", describe(s), s.points.size(), s.points.size() == 1 ? "" : "s",
-                             s.points.front().bytes, s.points.back().bytes);
+    std::cout << fmt::format("  {}: {} size{} {:.0f}-{:.0f} B\n", describe(s), s.points.size(),
+                             s.points.size() == 1 ? "" : "s", s.points.front().bytes, s.points.back().bytes);
   return 0;
 }
 
 int run_fit(const CalibrateFlags& f) {
   const HardwareProfile base = find_hardware(f.base);
   nlohmann::json base_sources = nlohmann::json::object();
-  const std::string base_path = looks_like_path(f.base) ? f.base : data_dir() + "/hardware_profiles/" + base.name + ".json";
+  const std::string base_path =
+      looks_like_path(f.base) ? f.base : data_dir() + "/hardware_profiles/" + base.name + ".json";
   if (std::filesystem::exists(base_path)) {
     const auto j = read_json_file(base_path);
     if (j.is_object() && j.contains("sources")) base_sources = j["sources"];
@@ -113,10 +115,11 @@ int run_check(const CalibrateFlags& f) {
   if (r.series.empty()) throw InputError("--measurements", "no series to check against this profile");
   if (f.summary) {
     for (const auto& s : r.series)
-      std::cout << fmt::format("{}: {}: {} pts, median |error| {:.1f}%, max {:.1f}%{}\n", s.origin, s.label, s.points.size(),
-                               s.median_abs_error * 100, s.max_abs_error * 100, s.tier == GroupTier::mixed ? " [validation]" : "");
-    std::cout << fmt::format("check: {} series, {} points; worst series median |error| {:.1f}%, max |error| {:.1f}%\n", r.series.size(),
-                             r.points(), r.worst_median_abs_error() * 100, r.max_abs_error() * 100);
+      std::cout << fmt::format("{}: {}: {} pts, median |error| {:.1f}%, max {:.1f}%{}\n", s.origin, s.label,
+                               s.points.size(), s.median_abs_error * 100, s.max_abs_error * 100,
+                               s.tier == GroupTier::mixed ? " [validation]" : "");
+    std::cout << fmt::format("check: {} series, {} points; worst series median |error| {:.1f}%, max |error| {:.1f}%\n",
+                             r.series.size(), r.points(), r.worst_median_abs_error() * 100, r.max_abs_error() * 100);
   } else {
     std::cout << render_check(r);
   }
@@ -128,23 +131,27 @@ int run_check(const CalibrateFlags& f) {
   return 0;
 }
 
-} // namespace
+}  // namespace
 
 Runner add_calibrate_command(CLI::App& app) {
   auto f = std::make_shared<CalibrateFlags>();
-  auto* cmd = app.add_subcommand("calibrate", "fit a hardware profile to collective measurements (docs/calibration.md)");
+  auto* cmd =
+      app.add_subcommand("calibrate", "fit a hardware profile to collective measurements (docs/calibration.md)");
   cmd->require_subcommand(1);
 
-  auto* imp = cmd->add_subcommand("import-nccl-tests", "convert nccl-tests logs (text or -J JSON) into a measurement file");
+  auto* imp =
+      cmd->add_subcommand("import-nccl-tests", "convert nccl-tests logs (text or -J JSON) into a measurement file");
   imp->add_option("logs", f->logs, "nccl-tests stdout logs or -J JSON files")->required();
   imp->add_option("-o,--output", f->import_out, "measurement file to write (default: standard output)");
-  imp->add_option("--collective", f->collective,
-                  "all_reduce, all_gather, reduce_scatter, all_to_all or send_recv, for logs that do not name their test");
+  imp->add_option(
+      "--collective", f->collective,
+      "all_reduce, all_gather, reduce_scatter, all_to_all or send_recv, for logs that do not name their test");
   imp->add_option("--ranks", f->ranks, "ranks in the measured group, for logs without a '# Using devices' list");
   imp->add_option("--ranks-per-node", f->ranks_per_node, "of those, ranks on each node");
 
   auto* fit = cmd->add_subcommand("fit", "fit alpha and bandwidth per tier and collective; write a new profile");
-  fit->add_option("--measurements,-m", f->measurements, "measurement files (planner-bench or import-nccl-tests)")->required();
+  fit->add_option("--measurements,-m", f->measurements, "measurement files (planner-bench or import-nccl-tests)")
+      ->required();
   fit->add_option("--base", f->base, "profile to start from: name, alias or JSON path")->required();
   fit->add_option("-o,--output", f->out, "fitted profile to write")->required();
   fit->add_option("--name", f->name, "the fitted profile's name (default: the output file's stem)");
@@ -154,9 +161,10 @@ Runner add_calibrate_command(CLI::App& app) {
   check->add_option("--measurements,-m", f->measurements, "measurement files")->required();
   check->add_option("--max-error", f->max_error, "exit 1 when a series' median |relative error| exceeds this fraction");
   check->add_flag("--summary", f->summary, "one line per series instead of every size");
-  check->add_flag("--fitted-only", f->fitted_only,
-                  "only series the profile has a fit for (groups inside one node, or one rank per node), not the groups "
-                  "that validate how the tiers compose");
+  check->add_flag(
+      "--fitted-only", f->fitted_only,
+      "only series the profile has a fit for (groups inside one node, or one rank per node), not the groups "
+      "that validate how the tiers compose");
 
   return [f, imp, fit, check] {
     if (*imp) return run_import(*f);
@@ -166,4 +174,4 @@ Runner add_calibrate_command(CLI::App& app) {
   };
 }
 
-} // namespace planner::cli
+}  // namespace planner::cli

@@ -13,10 +13,10 @@ namespace planner::cli {
 
 using Runner = std::function<int()>;
 
-Runner add_validate_command(CLI::App& app);  // validate_cmd.cpp
-Runner add_regress_command(CLI::App& app);   // regress_cmd.cpp
+Runner add_validate_command(CLI::App& app);   // validate_cmd.cpp
+Runner add_regress_command(CLI::App& app);    // regress_cmd.cpp
 Runner add_calibrate_command(CLI::App& app);  // calibrate_cmd.cpp
-Runner add_simulate_command(CLI::App& app);  // simulate_cmd.cpp
+Runner add_simulate_command(CLI::App& app);   // simulate_cmd.cpp
 
 // The whole CLI: parse argv, run the subcommand, print; returns the exit code
 // (main.cpp). Never throws: bad input is a one-line error on stderr.
@@ -27,4 +27,4 @@ int run_cli(int argc, char** argv);
 void set_command_line(int argc, const char* const* argv);
 [[nodiscard]] const std::string& command_line();
 
-} // namespace planner::cli
+}  // namespace planner::cli

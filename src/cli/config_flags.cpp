@@ -14,7 +14,7 @@ std::string& command_line_storage() {
   static std::string text;
   return text;
 }
-} // namespace
+}  // namespace
 
 void set_command_line(int argc, const char* const* argv) {
   std::string& text = command_line_storage();
@@ -42,9 +42,11 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
   app->add_option("--global-batch", f.global_batch, "global batch in sequences");
   app->add_option("--global-batch-tokens", f.global_batch_tokens, "global batch in tokens (default: the model's)");
   app->add_option("--dtype", f.dtype, "bf16 or fp8")->check(CLI::IsMember({"bf16", "fp8"}));
-  app->add_option("--attention", f.attention, "flash or unfused attention kernels")->check(CLI::IsMember({"flash", "unfused"}));
+  app->add_option("--attention", f.attention, "flash or unfused attention kernels")
+      ->check(CLI::IsMember({"flash", "unfused"}));
   app->add_option("--grad-bytes", f.grad_bytes, "bytes per gradient element (2 bf16, 4 fp32 main grads)");
-  app->add_option("--optimizer-bytes", f.optimizer_bytes, "optimizer bytes per parameter (12: fp32 master + Adam m, v)");
+  app->add_option("--optimizer-bytes", f.optimizer_bytes,
+                  "optimizer bytes per parameter (12: fp32 master + Adam m, v)");
   app->add_option("--weight-bytes", f.weight_bytes, "bytes per weight (2: bf16)");
   app->add_flag("--no-overlap-grad-reduce", f.no_overlap_grad_reduce, "DP gradient reduction after the backward pass");
   app->add_flag("--overlap-p2p", f.overlap_p2p, "pipeline send/recv overlapped with compute");
@@ -58,12 +60,15 @@ void add_config(CLI::App* app, ConfigFlags& c) {
   app->add_option("--dp", c.dp, "data-parallel degree");
   app->add_option("--mbs,--micro-batch-size", c.mbs, "micro-batch size (sequences)");
   app->add_option("--vpp,--virtual-stages", c.vpp, "virtual pipeline stages per GPU (interleaving)");
-  app->add_option("--recompute", c.recompute, "none, selective or full")->check(CLI::IsMember({"none", "selective", "full"}));
+  app->add_option("--recompute", c.recompute, "none, selective or full")
+      ->check(CLI::IsMember({"none", "selective", "full"}));
   app->add_option("--zero", c.zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
   app->add_option("--sp", c.sp, "sequence parallelism (true/false)");
 }
 
-Format parse_format(const std::string& s) { return s == "json" ? Format::json : s == "csv" ? Format::csv : Format::table; }
+Format parse_format(const std::string& s) {
+  return s == "json" ? Format::json : s == "csv" ? Format::csv : Format::table;
+}
 
 Recompute parse_recompute(const std::string& s) {
   return s == "full" ? Recompute::full : s == "selective" ? Recompute::selective : Recompute::none;
@@ -84,7 +89,8 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m) {
   TrainingSpec ts;
   ts.num_gpus = f.gpus;
   ts.seq_len = f.seq_len.value_or(m.default_seq_len);
-  if (ts.seq_len > kMaxSeqLen) throw InputError("--seq-len", fmt::format("expected at most {}, got {}", kMaxSeqLen, ts.seq_len));
+  if (ts.seq_len > kMaxSeqLen)
+    throw InputError("--seq-len", fmt::format("expected at most {}, got {}", kMaxSeqLen, ts.seq_len));
   if (f.global_batch) {
     ts.global_batch_sequences = *f.global_batch;
   } else {
@@ -95,13 +101,17 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m) {
     ts.global_batch_sequences = std::max<std::int64_t>(1, tokens / ts.seq_len);
   }
   if (ts.global_batch_sequences > kMaxGlobalBatchSequences)
-    throw InputError(f.global_batch ? "--global-batch" : "--global-batch-tokens",
-                     fmt::format("expected at most {} sequences, got {}", kMaxGlobalBatchSequences, ts.global_batch_sequences));
+    throw InputError(
+        f.global_batch ? "--global-batch" : "--global-batch-tokens",
+        fmt::format("expected at most {} sequences, got {}", kMaxGlobalBatchSequences, ts.global_batch_sequences));
   ts.dtype = f.dtype == "fp8" ? DType::fp8 : DType::bf16;
   ts.attention = f.attention == "unfused" ? AttentionKernel::unfused : AttentionKernel::flash;
-  for (auto [flag, v] : {std::pair{"--grad-bytes", f.grad_bytes}, {"--optimizer-bytes", f.optimizer_bytes}, {"--weight-bytes", f.weight_bytes}})
+  for (auto [flag, v] : {std::pair{"--grad-bytes", f.grad_bytes},
+                         {"--optimizer-bytes", f.optimizer_bytes},
+                         {"--weight-bytes", f.weight_bytes}})
     if (!(v >= 0 && v <= kMaxBytesPerParam))
-      throw InputError(flag, fmt::format("expected a number of bytes between 0 and {:g}, got {}", kMaxBytesPerParam, v));
+      throw InputError(flag,
+                       fmt::format("expected a number of bytes between 0 and {:g}, got {}", kMaxBytesPerParam, v));
   ts.grad_bytes_per_param = f.grad_bytes;
   ts.optimizer_bytes_per_param = f.optimizer_bytes;
   ts.weight_bytes_per_param = f.weight_bytes;
@@ -111,21 +121,27 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m) {
 }
 
 ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts) {
-  for (auto [flag, v] : {std::pair{"--tp", c.tp}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}, {"--mbs", c.mbs}, {"--vpp", c.vpp}})
+  for (auto [flag, v] :
+       {std::pair{"--tp", c.tp}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}, {"--mbs", c.mbs}, {"--vpp", c.vpp}})
     require_positive(flag, v);
   ParallelConfig pc;
   pc.tp = c.tp.value_or(1);
   pc.cp = c.cp.value_or(1);
   pc.pp = c.pp.value_or(1);
   for (auto [flag, v] : {std::pair{"--tp", pc.tp}, {"--cp", pc.cp}, {"--pp", pc.pp}})
-    if (v > ts.num_gpus) throw InputError(flag, fmt::format("expected at most the GPU count {}, got {}", ts.num_gpus, v));
+    if (v > ts.num_gpus)
+      throw InputError(flag, fmt::format("expected at most the GPU count {}, got {}", ts.num_gpus, v));
   // Each factor is at most the GPU count, but their product may not fit in
   // 64 bits (2^24 cubed): divide instead of multiplying.
   const std::int64_t N = ts.num_gpus;
-  if (c.dp) pc.dp = *c.dp;
-  else if (N % pc.tp == 0 && (N / pc.tp) % pc.cp == 0 && (N / pc.tp / pc.cp) % pc.pp == 0) pc.dp = N / pc.tp / pc.cp / pc.pp;
-  else throw InputError("--gpus", fmt::format("{} GPUs are not divisible by tp*cp*pp = {}*{}*{}; give --dp or change the layout",
-                                              N, pc.tp, pc.cp, pc.pp));
+  if (c.dp)
+    pc.dp = *c.dp;
+  else if (N % pc.tp == 0 && (N / pc.tp) % pc.cp == 0 && (N / pc.tp / pc.cp) % pc.pp == 0)
+    pc.dp = N / pc.tp / pc.cp / pc.pp;
+  else
+    throw InputError("--gpus",
+                     fmt::format("{} GPUs are not divisible by tp*cp*pp = {}*{}*{}; give --dp or change the layout", N,
+                                 pc.tp, pc.cp, pc.pp));
   pc.micro_batch_size = c.mbs.value_or(1);
   pc.virtual_stages = c.vpp.value_or(1);
   pc.recompute = parse_recompute(c.recompute.value_or("none"));
@@ -135,4 +151,4 @@ ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts) {
   return pc;
 }
 
-} // namespace planner::cli
+}  // namespace planner::cli

@@ -9,8 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "planner/views/report.h"
 #include "planner/spec/specs.h"
+#include "planner/views/report.h"
 
 namespace planner::cli {
 
@@ -43,4 +43,4 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m);
 // The layout the flags give (tp, cp, pp default 1; dp fills the GPU count).
 ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts);
 
-} // namespace planner::cli
+}  // namespace planner::cli

@@ -8,20 +8,20 @@
 #include <optional>
 #include <string>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "config_flags.h"
-#include "progress.h"
 #include "planner/io/catalog.h"
-#include "planner/model/evaluate.h"
-#include "planner/spec/input_error.h"
 #include "planner/io/json_io.h"
-#include "planner/views/report.h"
+#include "planner/model/evaluate.h"
 #include "planner/search/search.h"
+#include "planner/spec/input_error.h"
+#include "planner/views/report.h"
 #include "planner/views/simulate_report.h"
+#include "progress.h"
 
 using namespace planner;
 using namespace planner::cli;
@@ -45,7 +45,8 @@ int run_search(const CommonFlags& f, const ConfigFlags& c, std::size_t top, std:
   const HardwareProfile hw = find_hardware(f.hardware);
   SearchSpec spec;
   spec.training = training_from(f, m);
-  for (auto [flag, v] : {std::pair{"--tp", c.tp}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}, {"--mbs", c.mbs}, {"--vpp", c.vpp}})
+  for (auto [flag, v] :
+       {std::pair{"--tp", c.tp}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}, {"--mbs", c.mbs}, {"--vpp", c.vpp}})
     require_positive(flag, v);
   if (top < 1 || top > 10000) throw InputError("--top", fmt::format("expected 1 to 10000, got {}", top));
   spec.top_k = top;
@@ -84,7 +85,7 @@ int run_search(const CommonFlags& f, const ConfigFlags& c, std::size_t top, std:
   return 0;
 }
 
-} // namespace
+}  // namespace
 
 int planner::cli::run_cli(int argc, char** argv) {
   CLI::App app{"planner: parallelism planner for LLM training (TP x CP x PP x DP, ZeRO, recompute)"};
@@ -107,7 +108,8 @@ int planner::cli::run_cli(int argc, char** argv) {
   auto* eval = app.add_subcommand("evaluate", "price one configuration: memory, step time, fits or not");
   add_common(eval, ef, true);
   add_config(eval, ec);
-  eval->add_option("--schedule", ec.schedule, "1f1b or gpipe (interleaved when --vpp > 1)")->check(CLI::IsMember({"1f1b", "gpipe"}));
+  eval->add_option("--schedule", ec.schedule, "1f1b or gpipe (interleaved when --vpp > 1)")
+      ->check(CLI::IsMember({"1f1b", "gpipe"}));
   eval->add_flag("--explain", explain, "print every formula with its inputs and output");
 
   CommonFlags sf;
@@ -141,14 +143,16 @@ int planner::cli::run_cli(int argc, char** argv) {
   try {
     if (*list) {
       const Format f = parse_format(list_format);
-      std::cout << (list_what == "models" ? render_model_list(list_models(), f) : render_hardware_list(list_hardware(), f));
+      std::cout << (list_what == "models" ? render_model_list(list_models(), f)
+                                          : render_hardware_list(list_hardware(), f));
       return 0;
     }
     if (*show) {
       const Format f = parse_format(show_format);
       // A name can be a model or a hardware profile; try models first.
       for (const auto& mdl : list_models())
-        if (mdl.name == show_name || std::find(mdl.aliases.begin(), mdl.aliases.end(), show_name) != mdl.aliases.end()) {
+        if (mdl.name == show_name ||
+            std::find(mdl.aliases.begin(), mdl.aliases.end(), show_name) != mdl.aliases.end()) {
           std::cout << render_model(mdl, f);
           return 0;
         }
@@ -159,8 +163,10 @@ int planner::cli::run_cli(int argc, char** argv) {
         }
       if (show_name.find(".json") != std::string::npos) {
         const auto j = read_json_file(show_name);
-        if (j.is_object() && j.contains("tiers")) std::cout << render_hardware(hardware_from_json(j, show_name), f);
-        else std::cout << render_model(model_from_json(j, show_name), f);
+        if (j.is_object() && j.contains("tiers"))
+          std::cout << render_hardware(hardware_from_json(j, show_name), f);
+        else
+          std::cout << render_model(model_from_json(j, show_name), f);
         return 0;
       }
       std::string names;

@@ -34,4 +34,4 @@ void ProgressLine::finish() {
   drawn_ = 0;
 }
 
-} // namespace planner::cli
+}  // namespace planner::cli

@@ -40,4 +40,4 @@ class ProgressLine {
   std::size_t drawn_ = 0;  // characters of the line on screen; 0: none
 };
 
-} // namespace planner::cli
+}  // namespace planner::cli

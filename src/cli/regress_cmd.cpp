@@ -57,13 +57,12 @@ int run_regress(const RegressFlags& f) {
   return 0;
 }
 
-} // namespace
+}  // namespace
 
 Runner add_regress_command(CLI::App& app) {
   auto flags = std::make_shared<RegressFlags>();
-  auto* cmd = app.add_subcommand(
-      "regress",
-      "check the cost model's predictions for a suite of cases against a golden file (CI)");
+  auto* cmd = app.add_subcommand("regress",
+                                 "check the cost model's predictions for a suite of cases against a golden file (CI)");
   cmd->footer(
       "Tolerances: a metric matches when |now - golden| <= max(atol, rtol * |golden|).\n"
       "  seconds and ratios (*_s, tokens_per_s, mfu, hfu, bubble_fraction, micro_batches_in_flight):\n"
@@ -75,10 +74,12 @@ Runner add_regress_command(CLI::App& app) {
       "Exit code 0 when every metric matches, 1 when any differs or a case is missing on either side.\n"
       "After an intended change: planner regress --update, and paste its table into the commit message.");
   cmd->add_option("--suite", flags->suite, "suite of cases (default tests/regress/suite.json in the data directory)");
-  cmd->add_option("--golden", flags->golden, "golden predictions (default tests/regress/golden.json in the data directory)");
-  cmd->add_flag("--update", flags->update, "rewrite the golden file from the current predictions and report what changed");
+  cmd->add_option("--golden", flags->golden,
+                  "golden predictions (default tests/regress/golden.json in the data directory)");
+  cmd->add_flag("--update", flags->update,
+                "rewrite the golden file from the current predictions and report what changed");
   cmd->add_option("--rtol", flags->rtol, "relative tolerance for every time, ratio, byte and FLOP metric");
   return [flags] { return run_regress(*flags); };
 }
 
-} // namespace planner::cli
+}  // namespace planner::cli

@@ -13,8 +13,8 @@
 #include "planner/io/atomic_write.h"
 #include "planner/io/catalog.h"
 #include "planner/model/evaluate.h"
-#include "planner/spec/input_error.h"
 #include "planner/simulate/simulate.h"
+#include "planner/spec/input_error.h"
 #include "planner/views/simulate_report.h"
 #include "planner/views/timeline.h"
 
@@ -42,9 +42,9 @@ int run(const SimulateFlags& f) {
   const HardwareProfile hw = find_hardware(f.common.hardware);
   const TrainingSpec ts = training_from(f.common, m);
   ParallelConfig pc = config_from(f.config, ts);
-  const SimSchedule schedule =
-      f.schedule.empty() ? (pc.virtual_stages > 1 ? SimSchedule::interleaved : SimSchedule::one_f_one_b)
-                         : parse_sim_schedule(f.schedule);
+  const SimSchedule schedule = f.schedule.empty()
+                                   ? (pc.virtual_stages > 1 ? SimSchedule::interleaved : SimSchedule::one_f_one_b)
+                                   : parse_sim_schedule(f.schedule);
   if (schedule == SimSchedule::interleaved && pc.virtual_stages < 2)
     throw InputError("--schedule", "interleaved needs --vpp 2 or more (virtual stages per GPU)");
   if (schedule != SimSchedule::interleaved && pc.virtual_stages > 1)
@@ -61,18 +61,19 @@ int run(const SimulateFlags& f) {
   }
   const Format format = parse_format(f.common.format);
   if (ev.has(Reason::out_of_memory))
-    std::cerr << fmt::format("planner: warning: this layout does not fit in memory ({:.1f} GiB of {:.1f} GiB per GPU); "
-                             "simulated anyway\n",
-                             ev.memory.total_bytes / double(1ull << 30), ev.memory.capacity_bytes / double(1ull << 30));
+    std::cerr << fmt::format(
+        "planner: warning: this layout does not fit in memory ({:.1f} GiB of {:.1f} GiB per GPU); "
+        "simulated anyway\n",
+        ev.memory.total_bytes / double(1ull << 30), ev.memory.capacity_bytes / double(1ull << 30));
   const PipelineProblem pr = pipeline_problem(m, hw, pc, ts, ev, schedule);
   const SimResult r = simulate(pr);
   const SimComparison cmp = compare_with_closed_form(ev, pr, r);
   const RunContext ctx{m, hw, ts};
 
   TimelineLabels labels;
-  labels.title = fmt::format("{} on {}, {} GPUs: TP{} CP{} PP{} DP{}, mbs {}, m {}, vpp {}, {}", m.name, hw.name,
-                             ts.num_gpus, pc.tp, pc.cp, pc.pp, pc.dp, pc.micro_batch_size, pr.m, pc.virtual_stages,
-                             to_string(schedule));
+  labels.title =
+      fmt::format("{} on {}, {} GPUs: TP{} CP{} PP{} DP{}, mbs {}, m {}, vpp {}, {}", m.name, hw.name, ts.num_gpus,
+                  pc.tp, pc.cp, pc.pp, pc.dp, pc.micro_batch_size, pr.m, pc.virtual_stages, to_string(schedule));
   for (std::int64_t s = 0; s < pc.pp; ++s) labels.stage_names.push_back(stage_name(ev, s, pc.pp));
   labels.command = command_line();
   // Render everything first, so a bad flag (--ascii on a large case) leaves no file behind.
@@ -91,11 +92,12 @@ int run(const SimulateFlags& f) {
   return 0;
 }
 
-} // namespace
+}  // namespace
 
 Runner add_simulate_command(CLI::App& app) {
   auto f = std::make_shared<SimulateFlags>();
-  auto* cmd = app.add_subcommand("simulate", "simulate one step of the pipeline schedule event by event; timeline files");
+  auto* cmd =
+      app.add_subcommand("simulate", "simulate one step of the pipeline schedule event by event; timeline files");
   add_common(cmd, f->common, true);
   add_config(cmd, f->config);
   cmd->add_option("--schedule", f->schedule,
@@ -107,4 +109,4 @@ Runner add_simulate_command(CLI::App& app) {
   return [f] { return run(*f); };
 }
 
-} // namespace planner::cli
+}  // namespace planner::cli

@@ -29,7 +29,8 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
     throw InputError(path, "refusing to replace something that is not a regular file (a device, directory or FIFO)");
   std::string tmpl = path + ".tmp.XXXXXX";
   const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw InputError(path, fmt::format("cannot create a temporary file next to it: {}", std::strerror(errno)));
+  if (fd < 0)
+    throw InputError(path, fmt::format("cannot create a temporary file next to it: {}", std::strerror(errno)));
   auto fail = [&](const char* what) {
     const int err = errno;
     ::close(fd);
@@ -62,4 +63,4 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   }
 }
 
-} // namespace planner
+}  // namespace planner

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "planner/spec/input_error.h"
 #include "planner/io/json_io.h"
+#include "planner/spec/input_error.h"
 
 namespace planner {
 
@@ -32,7 +32,8 @@ namespace {
 std::vector<std::string> json_files(const std::string& dir) {
   std::vector<std::string> out;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw InputError(dir, "directory not found (set PLANNER_DATA_DIR to the planner source tree)");
+  if (!fs::is_directory(dir, ec))
+    throw InputError(dir, "directory not found (set PLANNER_DATA_DIR to the planner source tree)");
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.is_regular_file() && e.path().extension() == ".json") out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
@@ -75,7 +76,7 @@ Spec find(const std::string& key, const std::vector<Spec>& all, const char* what
   throw InputError(flag, fmt::format("unknown {} '{}'{}; known: {}", what, key, hint, names));
 }
 
-} // namespace
+}  // namespace
 
 std::vector<ModelSpec> list_models(const std::string& dir) {
   std::vector<ModelSpec> out;
@@ -99,4 +100,4 @@ HardwareProfile find_hardware(const std::string& name_or_path, const std::string
   return find(name_or_path, list_hardware(dir), "hardware profile", "--hardware");
 }
 
-} // namespace planner
+}  // namespace planner

@@ -50,14 +50,16 @@ class FieldReader {
     return &*it;
   }
 
-  std::int64_t integer(const std::string& key, std::int64_t min_value, bool required = true, std::int64_t fallback = 0) {
+  std::int64_t integer(const std::string& key, std::int64_t min_value, bool required = true,
+                       std::int64_t fallback = 0) {
     const char* expected = min_value > 0 ? "a positive integer" : "a non-negative integer";
     const json* v = get(key, required, expected);
     if (!v) return fallback;
     if (v->is_number_integer() || v->is_number_unsigned()) {
-      std::int64_t x = v->is_number_unsigned() && v->get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max())
-                           ? -1
-                           : v->get<std::int64_t>();
+      std::int64_t x =
+          v->is_number_unsigned() && v->get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max())
+              ? -1
+              : v->get<std::int64_t>();
       if (x >= min_value) return x;
     } else if (v->is_number_float()) {
       double d = v->get<double>();
@@ -117,7 +119,8 @@ class FieldReader {
   }
 
   template <typename Enum, std::size_t N>
-  Enum choice(const std::string& key, const std::pair<const char*, Enum> (&table)[N], Enum fallback, bool required = true) {
+  Enum choice(const std::string& key, const std::pair<const char*, Enum> (&table)[N], Enum fallback,
+              bool required = true) {
     std::string names;
     for (const auto& [name, value] : table) names += (names.empty() ? "" : " | ") + std::string(name);
     std::string expected = "one of " + names;
@@ -179,4 +182,4 @@ inline void throw_if_problems(const std::string& origin, const std::vector<std::
   throw InputError(origin, msg);
 }
 
-} // namespace planner::detail
+}  // namespace planner::detail

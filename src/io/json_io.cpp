@@ -20,13 +20,12 @@
 
 namespace planner {
 
-using nlohmann::json;
-using detail::FieldReader;
 using detail::describe;
+using detail::FieldReader;
 using detail::throw_if_problems;
+using nlohmann::json;
 
 namespace {
-
 
 void check_schema_version(FieldReader& r) {
   std::int64_t v = r.integer("schema_version", 1);
@@ -34,12 +33,17 @@ void check_schema_version(FieldReader& r) {
     r.problem("schema_version", fmt::format("expected {}, got {}", kSpecSchemaVersion, v));
 }
 
-constexpr std::pair<const char*, FfnKind> kFfnNames[] = {
-    {"swiglu", FfnKind::swiglu}, {"geglu", FfnKind::geglu}, {"gelu", FfnKind::gelu},
-    {"relu", FfnKind::relu},     {"squared_relu", FfnKind::squared_relu}};
-constexpr std::pair<const char*, NormKind> kNormNames[] = {{"rmsnorm", NormKind::rmsnorm}, {"layernorm", NormKind::layernorm}};
-constexpr std::pair<const char*, PositionKind> kPositionNames[] = {{"rope", PositionKind::rope}, {"learned", PositionKind::learned}};
-constexpr std::pair<const char*, Topology> kTopologyNames[] = {{"switch", Topology::switched}, {"torus", Topology::torus}};
+constexpr std::pair<const char*, FfnKind> kFfnNames[] = {{"swiglu", FfnKind::swiglu},
+                                                         {"geglu", FfnKind::geglu},
+                                                         {"gelu", FfnKind::gelu},
+                                                         {"relu", FfnKind::relu},
+                                                         {"squared_relu", FfnKind::squared_relu}};
+constexpr std::pair<const char*, NormKind> kNormNames[] = {{"rmsnorm", NormKind::rmsnorm},
+                                                           {"layernorm", NormKind::layernorm}};
+constexpr std::pair<const char*, PositionKind> kPositionNames[] = {{"rope", PositionKind::rope},
+                                                                   {"learned", PositionKind::learned}};
+constexpr std::pair<const char*, Topology> kTopologyNames[] = {{"switch", Topology::switched},
+                                                               {"torus", Topology::torus}};
 
 template <typename Enum, std::size_t N>
 std::string_view name_of(const std::pair<const char*, Enum> (&table)[N], Enum e) {
@@ -48,8 +52,8 @@ std::string_view name_of(const std::pair<const char*, Enum> (&table)[N], Enum e)
   return "?";
 }
 
-std::array<double, kNumDTypes> per_dtype(FieldReader& parent, const std::string& key, std::vector<std::string>& problems,
-                                         double max_value, bool bf16_required) {
+std::array<double, kNumDTypes> per_dtype(FieldReader& parent, const std::string& key,
+                                         std::vector<std::string>& problems, double max_value, bool bf16_required) {
   std::array<double, kNumDTypes> out{0.0, 0.0};
   const json* o = parent.object(key);
   if (!o) return out;
@@ -68,7 +72,8 @@ void read_collective_fits(const json& obj, const std::string& path, std::vector<
     const std::string field = path + "." + it.key();
     const auto c = collective_from_key(it.key());
     if (!c) {
-      problems.push_back(field + ": unknown collective (expected all_reduce, all_gather, reduce_scatter, all_to_all or send_recv)");
+      problems.push_back(
+          field + ": unknown collective (expected all_reduce, all_gather, reduce_scatter, all_to_all or send_recv)");
       continue;
     }
     if (!it->is_object()) {
@@ -85,7 +90,7 @@ void read_collective_fits(const json& obj, const std::string& path, std::vector<
   }
 }
 
-} // namespace
+}  // namespace
 
 std::string_view to_string(FfnKind k) { return name_of(kFfnNames, k); }
 std::string_view to_string(NormKind k) { return name_of(kNormNames, k); }
@@ -94,17 +99,23 @@ std::string_view to_string(Topology t) { return name_of(kTopologyNames, t); }
 std::string_view to_string(DType d) { return d == DType::bf16 ? "bf16" : "fp8"; }
 std::string_view to_string(Recompute r) {
   switch (r) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    case Recompute::full: return "full";
+    case Recompute::none:
+      return "none";
+    case Recompute::selective:
+      return "selective";
+    case Recompute::full:
+      return "full";
   }
   return "?";
 }
 std::string_view to_string(Schedule s) {
   switch (s) {
-    case Schedule::one_f_one_b: return "1f1b";
-    case Schedule::gpipe: return "gpipe";
-    case Schedule::interleaved: return "interleaved";
+    case Schedule::one_f_one_b:
+      return "1f1b";
+    case Schedule::gpipe:
+      return "gpipe";
+    case Schedule::interleaved:
+      return "interleaved";
   }
   return "?";
 }
@@ -144,8 +155,9 @@ ModelSpec model_from_json(const json& j, const std::string& origin) {
   if (problems.empty()) {
     if (m.head_dim == 0) {
       if (m.hidden_size % m.num_heads != 0)
-        problems.push_back(fmt::format("head_dim: missing, and hidden_size {} is not divisible by num_attention_heads {}",
-                                       m.hidden_size, m.num_heads));
+        problems.push_back(
+            fmt::format("head_dim: missing, and hidden_size {} is not divisible by num_attention_heads {}",
+                        m.hidden_size, m.num_heads));
       else
         m.head_dim = m.hidden_size / m.num_heads;
     }
@@ -220,13 +232,18 @@ HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
           std::int64_t product = 1;
           if (good)
             for (const auto& d : *dims) {
-              if (!d.is_number_integer() || d.get<std::int64_t>() < 1 || d.get<std::int64_t>() > 4096) good = false;
-              else product *= d.get<std::int64_t>();
+              if (!d.is_number_integer() || d.get<std::int64_t>() < 1 || d.get<std::int64_t>() > 4096)
+                good = false;
+              else
+                product *= d.get<std::int64_t>();
               if (good) tier.torus_dims.push_back(d.get<std::int64_t>());
             }
-          if (!good) t.problem("torus_dims", fmt::format("expected a list of 1 to 3 positive integers, got {}", describe(*dims)));
+          if (!good)
+            t.problem("torus_dims",
+                      fmt::format("expected a list of 1 to 3 positive integers, got {}", describe(*dims)));
           else if (product != tier.size)
-            t.problem("torus_dims", fmt::format("expected dimensions multiplying to size {}, got product {}", tier.size, product));
+            t.problem("torus_dims",
+                      fmt::format("expected dimensions multiplying to size {}, got product {}", tier.size, product));
         }
       }
       if (i == 1) {
@@ -234,11 +251,14 @@ HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
         tier.gpus_per_node = t.integer("gpus_per_node", 1);
       }
       if (const json* fits = t.object("collectives", false)) {
-        if (tier.topology != Topology::switched) t.problem("collectives", "expected only on a switch tier (fits of torus tiers are not supported)");
-        else read_collective_fits(*fits, t.field("collectives"), problems, tier.collective_fits);
+        if (tier.topology != Topology::switched)
+          t.problem("collectives", "expected only on a switch tier (fits of torus tiers are not supported)");
+        else
+          read_collective_fits(*fits, t.field("collectives"), problems, tier.collective_fits);
       }
       t.reject_unknown();
-      if (tier.bandwidth_achieved_bytes_per_s > tier.bandwidth_nominal_bytes_per_s && tier.bandwidth_nominal_bytes_per_s > 0)
+      if (tier.bandwidth_achieved_bytes_per_s > tier.bandwidth_nominal_bytes_per_s &&
+          tier.bandwidth_nominal_bytes_per_s > 0)
         problems.push_back(path + ".bandwidth_achieved_bytes_per_s: expected at most bandwidth_nominal_bytes_per_s");
       h.tiers.push_back(std::move(tier));
     }
@@ -355,4 +375,4 @@ json read_json_file(const std::string& path) { return parse_json_text(read_input
 ModelSpec load_model_file(const std::string& path) { return model_from_json(read_json_file(path), path); }
 HardwareProfile load_hardware_file(const std::string& path) { return hardware_from_json(read_json_file(path), path); }
 
-} // namespace planner
+}  // namespace planner

@@ -31,4 +31,4 @@ std::string read_input_file(const std::string& path) {
   return std::move(buf).str();
 }
 
-} // namespace planner
+}  // namespace planner

@@ -8,22 +8,32 @@ namespace planner {
 
 const char* to_string(Collective c) {
   switch (c) {
-    case Collective::all_reduce: return "all-reduce";
-    case Collective::all_gather: return "all-gather";
-    case Collective::reduce_scatter: return "reduce-scatter";
-    case Collective::all_to_all: return "all-to-all";
-    case Collective::send_recv: return "send/recv";
+    case Collective::all_reduce:
+      return "all-reduce";
+    case Collective::all_gather:
+      return "all-gather";
+    case Collective::reduce_scatter:
+      return "reduce-scatter";
+    case Collective::all_to_all:
+      return "all-to-all";
+    case Collective::send_recv:
+      return "send/recv";
   }
   return "?";
 }
 
 const char* collective_key(Collective c) {
   switch (c) {
-    case Collective::all_reduce: return "all_reduce";
-    case Collective::all_gather: return "all_gather";
-    case Collective::reduce_scatter: return "reduce_scatter";
-    case Collective::all_to_all: return "all_to_all";
-    case Collective::send_recv: return "send_recv";
+    case Collective::all_reduce:
+      return "all_reduce";
+    case Collective::all_gather:
+      return "all_gather";
+    case Collective::reduce_scatter:
+      return "reduce_scatter";
+    case Collective::all_to_all:
+      return "all_to_all";
+    case Collective::send_recv:
+      return "send_recv";
   }
   return "?";
 }
@@ -36,11 +46,16 @@ std::optional<Collective> collective_from_key(std::string_view key) {
 
 const char* to_string(Algorithm a) {
   switch (a) {
-    case Algorithm::none: return "none";
-    case Algorithm::ring: return "ring";
-    case Algorithm::tree: return "tree";
-    case Algorithm::torus: return "torus";
-    case Algorithm::direct: return "direct";
+    case Algorithm::none:
+      return "none";
+    case Algorithm::ring:
+      return "ring";
+    case Algorithm::tree:
+      return "tree";
+    case Algorithm::torus:
+      return "torus";
+    case Algorithm::direct:
+      return "direct";
   }
   return "?";
 }
@@ -145,7 +160,7 @@ double ring_bandwidth(const HardwareProfile& hw, const GroupPlacement& g, std::o
 
 double log2_ceil(std::int64_t x) { return x <= 1 ? 0.0 : std::ceil(std::log2(double(x))); }
 
-} // namespace
+}  // namespace
 
 double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacement& g) {
   return ring_bandwidth(hw, g, std::nullopt);
@@ -233,4 +248,4 @@ CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& 
   return tree.total_s() < ring.total_s() ? tree : ring;
 }
 
-} // namespace planner
+}  // namespace planner

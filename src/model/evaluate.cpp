@@ -9,20 +9,34 @@ namespace planner {
 
 const char* describe(Reason r) {
   switch (r) {
-    case Reason::gpu_count_mismatch: return "tp*cp*pp*dp does not equal the GPU count";
-    case Reason::tp_exceeds_scale_up: return "TP group larger than the scale-up domain (NVLink node / pod)";
-    case Reason::tp_not_dividing_heads: return "TP does not divide the attention heads and KV heads";
-    case Reason::tp_not_dividing_ffn: return "TP does not divide the FFN size";
-    case Reason::cp_not_dividing_seq: return "sequence length not divisible by 2*CP (causal load balancing)";
-    case Reason::batch_not_divisible: return "global batch not divisible by dp * micro-batch size";
-    case Reason::too_few_layers: return "fewer layers than pipeline stages * virtual stages";
-    case Reason::vpp_needs_pp: return "virtual pipeline stages need pp > 1";
-    case Reason::interleave_needs_micro_batches: return "interleaved schedule needs a multiple of pp micro-batches (Megatron-LM)";
-    case Reason::zero_stage_invalid: return "ZeRO stage must be 0, 1, 2 or 3";
-    case Reason::dtype_unsupported: return "data type not supported by this chip (no peak FLOP/s)";
-    case Reason::crosses_single_domain: return "group leaves the only interconnect tier the profile describes";
-    case Reason::out_of_memory: return "does not fit in GPU memory";
-    case Reason::count_: break;
+    case Reason::gpu_count_mismatch:
+      return "tp*cp*pp*dp does not equal the GPU count";
+    case Reason::tp_exceeds_scale_up:
+      return "TP group larger than the scale-up domain (NVLink node / pod)";
+    case Reason::tp_not_dividing_heads:
+      return "TP does not divide the attention heads and KV heads";
+    case Reason::tp_not_dividing_ffn:
+      return "TP does not divide the FFN size";
+    case Reason::cp_not_dividing_seq:
+      return "sequence length not divisible by 2*CP (causal load balancing)";
+    case Reason::batch_not_divisible:
+      return "global batch not divisible by dp * micro-batch size";
+    case Reason::too_few_layers:
+      return "fewer layers than pipeline stages * virtual stages";
+    case Reason::vpp_needs_pp:
+      return "virtual pipeline stages need pp > 1";
+    case Reason::interleave_needs_micro_batches:
+      return "interleaved schedule needs a multiple of pp micro-batches (Megatron-LM)";
+    case Reason::zero_stage_invalid:
+      return "ZeRO stage must be 0, 1, 2 or 3";
+    case Reason::dtype_unsupported:
+      return "data type not supported by this chip (no peak FLOP/s)";
+    case Reason::crosses_single_domain:
+      return "group leaves the only interconnect tier the profile describes";
+    case Reason::out_of_memory:
+      return "does not fit in GPU memory";
+    case Reason::count_:
+      break;
   }
   return "?";
 }
@@ -79,8 +93,10 @@ std::uint32_t structural_reasons(const ModelSpec& m, const HardwareProfile& hw, 
 
 ParallelConfig normalized(ParallelConfig pc) {
   if (pc.tp == 1) pc.sequence_parallel = false;  // SP is a TP refinement
-  if (pc.virtual_stages > 1) pc.schedule = Schedule::interleaved;
-  else if (pc.schedule == Schedule::interleaved) pc.schedule = Schedule::one_f_one_b;
+  if (pc.virtual_stages > 1)
+    pc.schedule = Schedule::interleaved;
+  else if (pc.schedule == Schedule::interleaved)
+    pc.schedule = Schedule::one_f_one_b;
   return pc;
 }
 
@@ -116,7 +132,8 @@ Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const Paralle
     return ev;
   }
   if (ex)
-    ex->add({"pipeline stage layout", "minimise max(layers_r + extra_r) over stages; extras in layer-equivalents",
+    ex->add({"pipeline stage layout",
+             "minimise max(layers_r + extra_r) over stages; extras in layer-equivalents",
              "Llama 3 paper §3.3.2 (uneven first/last stages)",
              {{"layers", double(m.num_layers)},
               {"pp", double(pc.pp)},
@@ -133,9 +150,13 @@ Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const Paralle
 }
 
 const char* dominant_overhead(const StepTimeBreakdown& t) {
-  struct Term { const char* name; double s; };
-  const Term terms[] = {{"recompute", t.recompute_s}, {"TP comm", t.tp_comm_s},   {"CP comm", t.cp_comm_s},
-                        {"PP p2p", t.pp_p2p_s},       {"PP bubble", t.pp_bubble_s}, {"DP comm", t.dp_comm_s},
+  struct Term {
+    const char* name;
+    double s;
+  };
+  const Term terms[] = {{"recompute", t.recompute_s},      {"TP comm", t.tp_comm_s},
+                        {"CP comm", t.cp_comm_s},          {"PP p2p", t.pp_p2p_s},
+                        {"PP bubble", t.pp_bubble_s},      {"DP comm", t.dp_comm_s},
                         {"ZeRO-3 gather", t.zero3_comm_s}, {"optimizer", t.optimizer_s}};
   const Term* best = &terms[0];
   for (const Term& x : terms)
@@ -143,4 +164,4 @@ const char* dominant_overhead(const StepTimeBreakdown& t) {
   return best->s > 0 ? best->name : "none";
 }
 
-} // namespace planner
+}  // namespace planner

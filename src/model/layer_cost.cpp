@@ -49,7 +49,7 @@ void note(Explain* ex, const char* name, const char* formula, const char* cite,
   if (ex) ex->add({name, formula, cite, std::move(inputs), out, unit});
 }
 
-} // namespace
+}  // namespace
 
 double wave_efficiency(const HardwareProfile& hw, double M, double N) {
   const auto& e = hw.efficiency;
@@ -87,8 +87,11 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
   // parallel linear layers, Shoeybi et al. 2019).
   const double q_out = d.H * d.hd / d.t, kv_out = 2.0 * d.KV * d.hd / d.t;
   const double ffn_in = (d.gated ? 2.0 : 1.0) * d.F / d.t;
-  struct Gemm { double M, N, K; };
-  const Gemm gemms[4] = {{d.n, q_out + kv_out, d.h}, {d.n, d.h, d.H * d.hd / d.t}, {d.n, ffn_in, d.h}, {d.n, d.h, d.F / d.t}};
+  struct Gemm {
+    double M, N, K;
+  };
+  const Gemm gemms[4] = {
+      {d.n, q_out + kv_out, d.h}, {d.n, d.h, d.H * d.hd / d.t}, {d.n, ffn_in, d.h}, {d.n, d.h, d.F / d.t}};
   for (const Gemm& g : gemms) {
     lt.gemm_flops_fwd += 2.0 * g.M * g.N * g.K;
     lt.gemm_fwd_s += gemm_time_s(hw, dt, g.M, g.N, g.K);
@@ -96,10 +99,13 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
     // output, reduced over M), each the forward's FLOPs.
     lt.gemm_bwd_s += gemm_time_s(hw, dt, g.M, g.K, g.N) + gemm_time_s(hw, dt, g.K, g.N, g.M);
   }
-  if (ex) note(ex, "layer GEMMs (fwd)", "sum over QKV, O, FFN-in, FFN-out of (2MNK/q + F_half)/(peak*gemm_max), q = wave efficiency; bwd = dgrad + wgrad GEMMs",
-       "Shoeybi et al. 2019 (Megatron TP shapes); Narayanan et al. 2021 §3 (bwd = 2x fwd)",
-       {{"tokens_per_gpu", d.n}, {"hidden", d.h}, {"ffn", d.F}, {"tp", d.t}, {"flops", lt.gemm_flops_fwd}},
-       lt.gemm_fwd_s, "s");
+  if (ex)
+    note(ex, "layer GEMMs (fwd)",
+         "sum over QKV, O, FFN-in, FFN-out of (2MNK/q + F_half)/(peak*gemm_max), q = wave efficiency; bwd = dgrad + "
+         "wgrad GEMMs",
+         "Shoeybi et al. 2019 (Megatron TP shapes); Narayanan et al. 2021 §3 (bwd = 2x fwd)",
+         {{"tokens_per_gpu", d.n}, {"hidden", d.h}, {"ffn", d.F}, {"tp", d.t}, {"flops", lt.gemm_flops_fwd}},
+         lt.gemm_fwd_s, "s");
 
   // --- Attention core: QK^T and AV, 4*b*(H/t)*s_local*s*hd FLOPs forward.
   const double heads_local = d.H / d.t;
@@ -122,11 +128,13 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
     lt.attention_fwd_s = lt.attention_flops_fwd / rate + softmax_bytes / hbm_bw(hw);
     lt.attention_bwd_s = 2.0 * lt.attention_fwd_s;
   }
-  if (ex) note(ex, "attention core (fwd)",
-       ts.attention == AttentionKernel::flash ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*attention_max); bwd 2.5x"
-                                              : "4*b*(H/t)*s_local*s*hd / (peak*unfused_max) + softmax bytes/HBM; bwd 2x",
-       "PaLM App. B (attention FLOPs); Dao 2023 (FlashAttention-2)",
-       {{"score_elements", scores}, {"head_dim", d.hd}, {"flops", lt.attention_flops_fwd}}, lt.attention_fwd_s, "s");
+  if (ex)
+    note(ex, "attention core (fwd)",
+         ts.attention == AttentionKernel::flash
+             ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*attention_max); bwd 2.5x"
+             : "4*b*(H/t)*s_local*s*hd / (peak*unfused_max) + softmax bytes/HBM; bwd 2x",
+         "PaLM App. B (attention FLOPs); Dao 2023 (FlashAttention-2)",
+         {{"score_elements", scores}, {"head_dim", d.hd}, {"flops", lt.attention_flops_fwd}}, lt.attention_fwd_s, "s");
 
   // --- Element-wise kernels (memory bound): bytes read + written per element.
   // Two norms (read+write), two residual adds (read 2, write 1; fused bias-
@@ -157,14 +165,22 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
   const double layer_params = double(count_params(m).per_layer) / d.t;
   const double accum_bytes = layer_params * (kAct + 2.0 * ts.grad_bytes_per_param);
   lt.grad_accumulate_s = accum_bytes / hbm_bw(hw);
-  if (ex) note(ex, "gradient accumulation (per layer, per micro-batch)", "params/t * (2 + 2*grad_bytes) / (HBM bw * hbm_efficiency)",
-       "Megatron-LM main_grad accumulation (fp32 when grad_bytes = 4)", {{"params_local", layer_params}, {"bytes", accum_bytes}},
-       lt.grad_accumulate_s, "s");
-  if (ex) note(ex, "element-wise kernels (fwd)",
-       "bytes(norms, residual/dropout, activation, RoPE [+ fp8 cast/transpose of GEMM inputs]) / (HBM bw * hbm_efficiency); bwd 2x [+ fp8 cast/transpose of output gradients]",
-       "roofline (Williams et al. 2009); tensor sizes from Korthikanti et al. 2022 §4; Transformer Engine fp8_cast_transpose_fused",
-       {{"bytes", ew_bytes}, {"fp8_cast_bytes_fwd", fp8_fwd_bytes}, {"fp8_cast_bytes_bwd", fp8_bwd_bytes}, {"hbm_bytes_per_s", hbm_bw(hw)}},
-       lt.elementwise_fwd_s, "s");
+  if (ex)
+    note(ex, "gradient accumulation (per layer, per micro-batch)",
+         "params/t * (2 + 2*grad_bytes) / (HBM bw * hbm_efficiency)",
+         "Megatron-LM main_grad accumulation (fp32 when grad_bytes = 4)",
+         {{"params_local", layer_params}, {"bytes", accum_bytes}}, lt.grad_accumulate_s, "s");
+  if (ex)
+    note(ex, "element-wise kernels (fwd)",
+         "bytes(norms, residual/dropout, activation, RoPE [+ fp8 cast/transpose of GEMM inputs]) / (HBM bw * "
+         "hbm_efficiency); bwd 2x [+ fp8 cast/transpose of output gradients]",
+         "roofline (Williams et al. 2009); tensor sizes from Korthikanti et al. 2022 §4; Transformer Engine "
+         "fp8_cast_transpose_fused",
+         {{"bytes", ew_bytes},
+          {"fp8_cast_bytes_fwd", fp8_fwd_bytes},
+          {"fp8_cast_bytes_bwd", fp8_bwd_bytes},
+          {"hbm_bytes_per_s", hbm_bw(hw)}},
+         lt.elementwise_fwd_s, "s");
 
   // --- Tensor parallelism: per layer 2 all-reduces forward and 2 backward of
   // the n*h activation; with SP each becomes all-gather + reduce-scatter of the
@@ -189,9 +205,12 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
       lt.tp_comm_bwd_s += 2.0 * collective_cost(hw, g, Collective::all_gather, bytes).total_s();
     }
     if (pc.recompute == Recompute::full) lt.tp_comm_recompute_s = 2.0 * per_pair;
-    if (ex) note(ex, "TP communication per layer (fwd)",
-         pc.sequence_parallel ? "2 x (all-gather + reduce-scatter) of b*s/cp*h*2 bytes" : "2 x all-reduce of b*s/cp*h*2 bytes",
-         "Korthikanti et al. 2022 §4.2; cost: collective_cost", {{"bytes", bytes}, {"tp", d.t}}, lt.tp_comm_fwd_s, "s");
+    if (ex)
+      note(ex, "TP communication per layer (fwd)",
+           pc.sequence_parallel ? "2 x (all-gather + reduce-scatter) of b*s/cp*h*2 bytes"
+                                : "2 x all-reduce of b*s/cp*h*2 bytes",
+           "Korthikanti et al. 2022 §4.2; cost: collective_cost", {{"bytes", bytes}, {"tp", d.t}}, lt.tp_comm_fwd_s,
+           "s");
   }
 
   // --- Context parallelism: ring attention passes each rank's K and V around
@@ -210,16 +229,19 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
     lt.cp_comm_total_s = 3.0 * fwd;
     lt.cp_comm_fwd_s = std::max(0.0, fwd - lt.attention_fwd_s);
     lt.cp_comm_bwd_s = std::max(0.0, 2.0 * fwd - lt.attention_bwd_s);
-    if (ex) note(ex, "CP K/V ring exchange (fwd)", "max(0, (cp-1) * send(2*b*s/cp*KV*hd/t*2 bytes) - attention_fwd)",
-         "Liu et al. 2023 (Ring Attention)", {{"kv_bytes", kv_bytes}, {"cp", d.cp}, {"attention_fwd_s", lt.attention_fwd_s}},
-         lt.cp_comm_fwd_s, "s");
+    if (ex)
+      note(ex, "CP K/V ring exchange (fwd)", "max(0, (cp-1) * send(2*b*s/cp*KV*hd/t*2 bytes) - attention_fwd)",
+           "Liu et al. 2023 (Ring Attention)",
+           {{"kv_bytes", kv_bytes}, {"cp", d.cp}, {"attention_fwd_s", lt.attention_fwd_s}}, lt.cp_comm_fwd_s, "s");
   }
 
   // --- Recomputation: full re-runs the forward (and its TP/CP traffic);
   // selective re-runs the unfused attention core only (Korthikanti et al. 2022
   // §5). Flash attention already recomputes internally, so selective adds nothing.
-  if (pc.recompute == Recompute::full) lt.recompute_s = lt.compute_fwd_s() + lt.cp_comm_fwd_s;
-  else if (pc.recompute == Recompute::selective && ts.attention == AttentionKernel::unfused) lt.recompute_s = lt.attention_fwd_s;
+  if (pc.recompute == Recompute::full)
+    lt.recompute_s = lt.compute_fwd_s() + lt.cp_comm_fwd_s;
+  else if (pc.recompute == Recompute::selective && ts.attention == AttentionKernel::unfused)
+    lt.recompute_s = lt.attention_fwd_s;
   return lt;
 }
 
@@ -252,9 +274,10 @@ HeadTime head_time(const ModelSpec& m, const HardwareProfile& hw, const Parallel
   // Embedding lookup: gather n rows of h (read + write), backward scatter-add.
   ht.embedding_fwd_s = 2.0 * kAct * d.n * d.h / hbm_bw(hw);
   ht.embedding_bwd_s = 2.0 * ht.embedding_fwd_s;
-  if (ex) note(ex, "output layer (fwd)", "(2*n*h*V/t + F_half)/(peak*gemm_max) + 38 bytes * n*V/t / HBM (bwd: 14 bytes)",
-       "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron fp32 vocab-parallel cross-entropy, pass by pass",
-       {{"tokens_per_gpu", d.n}, {"vocab", V}, {"tp", d.t}}, ht.output_fwd_s, "s");
+  if (ex)
+    note(ex, "output layer (fwd)", "(2*n*h*V/t + F_half)/(peak*gemm_max) + 38 bytes * n*V/t / HBM (bwd: 14 bytes)",
+         "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron fp32 vocab-parallel cross-entropy, pass by pass",
+         {{"tokens_per_gpu", d.n}, {"vocab", V}, {"tp", d.t}}, ht.output_fwd_s, "s");
   return ht;
 }
 
@@ -265,16 +288,16 @@ LayerActivations layer_activations(const ModelSpec& m, const ParallelConfig& pc,
   const double mask = d.dropout ? 1.0 : 0.0;  // 1-byte dropout masks
   // Korthikanti et al. 2022 §4.1, term by term (GPT: 34*s*b*h + 5*a*s^2*b):
   double bytes = 0;
-  bytes += kAct * nh_sp;                                   // norm-1 input
-  bytes += kAct * nh_sp;                                   // QKV GEMM input (norm-1 output)
-  bytes += kAct * d.n * (d.H + 2.0 * d.KV) * d.hd / d.t;  // Q, K, V (GQA: KV heads)
-  bytes += kAct * d.n * d.H * d.hd / d.t;                  // attention output = O-projection input
-  bytes += mask * nh_sp;                                   // attention-block dropout mask
-  bytes += kAct * nh_sp;                                   // norm-2 input
-  bytes += kAct * nh_sp;                                   // FFN-in GEMM input (norm-2 output)
-  bytes += kAct * d.n * d.F / d.t * (d.gated ? 2.0 : 1.0); // FFN-in output (gate and up for GLU)
-  bytes += kAct * d.n * d.F / d.t;                         // activation output = FFN-out input
-  bytes += mask * nh_sp;                                   // FFN dropout mask
+  bytes += kAct * nh_sp;                                    // norm-1 input
+  bytes += kAct * nh_sp;                                    // QKV GEMM input (norm-1 output)
+  bytes += kAct * d.n * (d.H + 2.0 * d.KV) * d.hd / d.t;    // Q, K, V (GQA: KV heads)
+  bytes += kAct * d.n * d.H * d.hd / d.t;                   // attention output = O-projection input
+  bytes += mask * nh_sp;                                    // attention-block dropout mask
+  bytes += kAct * nh_sp;                                    // norm-2 input
+  bytes += kAct * nh_sp;                                    // FFN-in GEMM input (norm-2 output)
+  bytes += kAct * d.n * d.F / d.t * (d.gated ? 2.0 : 1.0);  // FFN-in output (gate and up for GLU)
+  bytes += kAct * d.n * d.F / d.t;                          // activation output = FFN-out input
+  bytes += mask * nh_sp;                                    // FFN dropout mask
   // Attention core: unfused keeps softmax output (+ dropout mask and output)
   // over b*(H/t)*s_local*s scores; flash keeps only fp32 log-sum-exp rows.
   const double scores = d.b * (d.H / d.t) * d.s_local * d.s;
@@ -282,11 +305,15 @@ LayerActivations layer_activations(const ModelSpec& m, const ParallelConfig& pc,
                                                                     : 4.0 * d.b * (d.H / d.t) * d.s_local;
   a.full_layer_bytes = bytes + a.attention_core_bytes;
   switch (pc.recompute) {
-    case Recompute::none: a.stored_bytes = a.full_layer_bytes; break;
+    case Recompute::none:
+      a.stored_bytes = a.full_layer_bytes;
+      break;
     case Recompute::selective:
       a.stored_bytes = ts.attention == AttentionKernel::unfused ? bytes : a.full_layer_bytes;
       break;
-    case Recompute::full: a.stored_bytes = kAct * nh_sp; break;  // the layer input checkpoint only
+    case Recompute::full:
+      a.stored_bytes = kAct * nh_sp;
+      break;  // the layer input checkpoint only
   }
   if (ex)
     ex->add({"activations per layer per micro-batch",
@@ -298,4 +325,4 @@ LayerActivations layer_activations(const ModelSpec& m, const ParallelConfig& pc,
   return a;
 }
 
-} // namespace planner
+}  // namespace planner

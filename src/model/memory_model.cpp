@@ -45,8 +45,8 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const HardwareProfile& hw, co
     mb.micro_batches_in_flight = micro_batches_in_flight(pc.schedule, pc.pp, pc.virtual_stages, m_batches, r);
     mb.activations_bytes = act.stored_bytes * double(layout.layers_on(r)) * mb.micro_batches_in_flight;
     if (r == 0)  // embedding output kept for its backward (n*h bf16, SP-split)
-      mb.activations_bytes += 2.0 * tokens_local * double(m.hidden_size) / (pc.sequence_parallel ? t : 1.0) *
-                              mb.micro_batches_in_flight;
+      mb.activations_bytes +=
+          2.0 * tokens_local * double(m.hidden_size) / (pc.sequence_parallel ? t : 1.0) * mb.micro_batches_in_flight;
     if (r == layout.stages - 1)
       // bf16 logits + fp32 softmax/loss copy + fp32 gradient, one micro-batch
       // (Megatron vocab-parallel cross-entropy upcasts to fp32).
@@ -66,8 +66,8 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const HardwareProfile& hw, co
     if (pc.zero_stage >= 3 && shard > 1)
       mb.transient_bytes += double(pcnt.per_layer) / t * (2.0 * ts.weight_bytes_per_param + ts.grad_bytes_per_param);
     mb.reserve_bytes = hw.memory_reserve_bytes;
-    mb.total_bytes = mb.weights_bytes + mb.gradients_bytes + mb.optimizer_bytes + mb.activations_bytes + mb.logits_bytes +
-                     mb.transient_bytes + mb.reserve_bytes;
+    mb.total_bytes = mb.weights_bytes + mb.gradients_bytes + mb.optimizer_bytes + mb.activations_bytes +
+                     mb.logits_bytes + mb.transient_bytes + mb.reserve_bytes;
     mb.capacity_bytes = hw.hbm_capacity_bytes;
     mb.peak_stage = r;
     mb.layers_on_peak_stage = layout.layers_on(r);
@@ -75,7 +75,8 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const HardwareProfile& hw, co
   }
   if (ex)
     ex->add({"memory per GPU (peak stage)",
-             "weights + grads + optimizer (ZeRO-sharded over dp*cp) + activations*layers*in_flight + logits + transients + reserve",
+             "weights + grads + optimizer (ZeRO-sharded over dp*cp) + activations*layers*in_flight + logits + "
+             "transients + reserve",
              "Rajbhandari et al. 2020 (ZeRO); Korthikanti et al. 2022 §4",
              {{"peak_stage", double(best.peak_stage)},
               {"layers", double(best.layers_on_peak_stage)},
@@ -89,4 +90,4 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const HardwareProfile& hw, co
   return best;
 }
 
-} // namespace planner
+}  // namespace planner

@@ -34,4 +34,4 @@ FlopsPerToken flops_per_token(const ModelSpec& m, std::int64_t seq_len, Recomput
   return f;
 }
 
-} // namespace planner
+}  // namespace planner

@@ -27,11 +27,13 @@ StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_
   }
   const std::int64_t p = out.stages, mids = p - 2;
   // Capacity of each stage under a bound T on the heaviest stage's cost.
-  auto cap = [&](double T, double extra) { return std::max<std::int64_t>(0, std::int64_t(std::floor(T - extra + 1e-9))); };
+  auto cap = [&](double T, double extra) {
+    return std::max<std::int64_t>(0, std::int64_t(std::floor(T - extra + 1e-9)));
+  };
   auto total_cap = [&](double T) { return cap(T, extra_first) + cap(T, extra_last) + mids * cap(T, 0.0); };
   auto ok = [&](double T) {
-    return cap(T, extra_first) >= min_layers && cap(T, extra_last) >= min_layers && (mids == 0 || cap(T, 0.0) >= min_layers) &&
-           total_cap(T) >= layers;
+    return cap(T, extra_first) >= min_layers && cap(T, extra_last) >= min_layers &&
+           (mids == 0 || cap(T, 0.0) >= min_layers) && total_cap(T) >= layers;
   };
   // The optimum is at an integer M for some stage kind: T in {M, M+ef, M+el}.
   // Binary search over integer M for each kind, keep the smallest feasible T.
@@ -41,7 +43,10 @@ StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_
     if (!ok(double(hi) + extra)) continue;
     while (lo < hi) {
       std::int64_t mid = lo + (hi - lo) / 2;
-      if (ok(double(mid) + extra)) hi = mid; else lo = mid + 1;
+      if (ok(double(mid) + extra))
+        hi = mid;
+      else
+        lo = mid + 1;
     }
     best = std::min(best, double(lo) + extra);
   }
@@ -60,7 +65,12 @@ StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_
     excess -= take;
   }
   while (excess > 0 && (f > min_layers || l > min_layers)) {
-    if (double(f) + extra_first >= double(l) + extra_last && f > min_layers) --f; else if (l > min_layers) --l; else --f;
+    if (double(f) + extra_first >= double(l) + extra_last && f > min_layers)
+      --f;
+    else if (l > min_layers)
+      --l;
+    else
+      --f;
     --excess;
   }
   if (excess > 0 && mids > 0) {  // extreme: spread the rest over middle stages again
@@ -100,8 +110,10 @@ void fill_chunk_layers(const StageLayout& layout, std::int64_t stage, std::size_
     std::size_t g = 0;
     double next = std::numeric_limits<double>::infinity();  // lowest load outside `low`
     for (std::size_t c = 0; c < nv; ++c) {
-      if (load(c) < lo + 1.0) low[g++] = c;
-      else next = std::min(next, load(c));
+      if (load(c) < lo + 1.0)
+        low[g++] = c;
+      else
+        next = std::min(next, load(c));
     }
     std::int64_t rounds = left / std::int64_t(g);
     if (std::isfinite(next)) rounds = std::min(rounds, std::int64_t(std::floor(next - lo)));
@@ -121,7 +133,7 @@ void fill_chunk_layers(const StageLayout& layout, std::int64_t stage, std::size_
 
 constexpr std::size_t kStackChunks = 64;
 
-} // namespace
+}  // namespace
 
 std::vector<std::int64_t> chunk_layers(const StageLayout& layout, std::int64_t stage, std::int64_t v,
                                        double extra_first, double extra_last) {
@@ -171,8 +183,10 @@ double interleaved_pace_layers(const StageLayout& layout, std::int64_t v, double
 double micro_batches_in_flight(Schedule s, std::int64_t p, std::int64_t v, std::int64_t m, std::int64_t stage) {
   const double md = double(m);
   switch (s) {
-    case Schedule::gpipe: return md;
-    case Schedule::one_f_one_b: return std::min(md, double(p - stage));
+    case Schedule::gpipe:
+      return md;
+    case Schedule::one_f_one_b:
+      return std::min(md, double(p - stage));
     case Schedule::interleaved: {
       const double chunks = std::min(md * double(v), double(2 * (p - stage - 1) + (v - 1) * p + 1));
       return chunks / double(v);
@@ -186,4 +200,4 @@ double bubble_fraction(std::int64_t p, std::int64_t v, std::int64_t m) {
   return bubble / (double(m) + bubble);
 }
 
-} // namespace planner
+}  // namespace planner

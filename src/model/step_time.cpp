@@ -26,7 +26,8 @@ GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelCon
   return g;
 }
 
-double optimizer_time_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts, double params_local) {
+double optimizer_time_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
+                        double params_local) {
   // Memory bound, per local parameter (Megatron-LM MixedPrecisionOptimizer.step):
   // gradient-norm read (g), Adam (read g and fp32 master, m, v; write master,
   // m, v: g + 24), copy master to the bf16 weights (read 4, write w), zero the
@@ -53,7 +54,8 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& m, const HardwareProfile& hw, c
   // alpha*lg p <= (B*S/C - 1/beta)*n (course slides, Kakade & Anand).
   const double layer_params = double(count_params(m).per_layer) / double(pc.tp);
   z.all_gather_s = collective_cost(hw, wg, Collective::all_gather, layer_params * ts.weight_bytes_per_param).total_s();
-  z.reduce_scatter_s = collective_cost(hw, wg, Collective::reduce_scatter, layer_params * ts.grad_bytes_per_param).total_s();
+  z.reduce_scatter_s =
+      collective_cost(hw, wg, Collective::reduce_scatter, layer_params * ts.grad_bytes_per_param).total_s();
   z.exposed_fwd_s = std::max(0.0, z.all_gather_s - lt.fwd_s());
   z.exposed_bwd_s = std::max(0.0, z.all_gather_s + z.reduce_scatter_s - lt.bwd_s());
   return z;
@@ -76,11 +78,11 @@ void note(Explain* ex, const char* name, const char* formula, const char* cite,
   if (ex) ex->add({name, formula, cite, std::move(inputs), out, "s"});
 }
 
-} // namespace
+}  // namespace
 
 StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
-                            const TrainingSpec& ts, const StageLayout& layout, const LayerTime& lt, const HeadTime& head,
-                            Explain* ex) {
+                            const TrainingSpec& ts, const StageLayout& layout, const LayerTime& lt,
+                            const HeadTime& head, Explain* ex) {
   StepTimeBreakdown st;
   const std::int64_t p = pc.pp, v = pc.virtual_stages;
   const std::int64_t mb = ts.global_batch_sequences / (pc.dp * pc.micro_batch_size);
@@ -144,11 +146,16 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
     const double one = collective_cost(hw, pair, Collective::send_recv, bytes).total_s();
     const double transfers = ts.overlap_p2p ? 2.0 * double(p - 1) : 2.0 * (md * double(v) + double(p - 1));
     st.pp_p2p_s = transfers * one;
-    if (ex) note(ex, "pipeline bubble", "(sum of stage times - heaviest) / v [+ m * (sum over chunks of the slowest stage's chunk - heaviest stage), v > 1]",
-         "Narayanan et al. 2021 §2.2.2; round pacing of the interleaved order (approximation, checked by planner simulate)",
-         {{"p", double(p)}, {"v", double(v)}, {"m", md}, {"heaviest_stage_s", t_max}}, st.pp_bubble_s);
-    if (ex) note(ex, "pipeline send/recv", "transfers * (alpha + b*s/cp*h*2/t / B)", "Narayanan et al. 2021 §4.1",
-         {{"bytes", bytes}, {"transfers", transfers}, {"one_s", one}}, st.pp_p2p_s);
+    if (ex)
+      note(ex, "pipeline bubble",
+           "(sum of stage times - heaviest) / v [+ m * (sum over chunks of the slowest stage's chunk - heaviest "
+           "stage), v > 1]",
+           "Narayanan et al. 2021 §2.2.2; round pacing of the interleaved order (approximation, checked by planner "
+           "simulate)",
+           {{"p", double(p)}, {"v", double(v)}, {"m", md}, {"heaviest_stage_s", t_max}}, st.pp_bubble_s);
+    if (ex)
+      note(ex, "pipeline send/recv", "transfers * (alpha + b*s/cp*h*2/t / B)", "Narayanan et al. 2021 §4.1",
+           {{"bytes", bytes}, {"transfers", transfers}, {"one_s", one}}, st.pp_p2p_s);
   }
 
   // Data parallelism over DP x CP (ranks holding the same weights). Each
@@ -183,7 +190,8 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
       tl.window_s = bwd_window;
       tl.grad_bytes = grad_bytes;
       if (pc.zero_stage >= 1) {
-        tl.gather_s = collective_cost(hw, wg, Collective::all_gather, params_local * ts.weight_bytes_per_param).total_s();
+        tl.gather_s =
+            collective_cost(hw, wg, Collective::all_gather, params_local * ts.weight_bytes_per_param).total_s();
         const double fwd_window = ts.overlap_grad_reduce ? layers_r * lt.fwd_s() : 0.0;
         tl.dp_exposed_s += std::max(tl.gather_s - fwd_window, 0.0);
       }
@@ -226,16 +234,22 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
     note(ex, "DP gradient reduction (exposed)",
          "max over stages r of [max(reduce(grads_r) - backward of last micro-batch, last 40M-param bucket) "
          "(+ ZeRO-1/2 weight all-gather) + Adam_r - lead_r], lead_r = (sum_{j<r} bwd_j)/v; less the optimizer line",
-         "Li et al. 2020 (PyTorch DDP buckets); Megatron-LM distributed optimizer; drain lead: approximation, checked by "
+         "Li et al. 2020 (PyTorch DDP buckets); Megatron-LM distributed optimizer; drain lead: approximation, checked "
+         "by "
          "planner simulate",
-         {{"stage", double(tail.stage)}, {"grad_bytes", tail.grad_bytes}, {"group", double(wg.size)},
-          {"reduce_s", tail.reduce_s}, {"window_s", tail.window_s}, {"lead_s", tail.lead_s}},
+         {{"stage", double(tail.stage)},
+          {"grad_bytes", tail.grad_bytes},
+          {"group", double(wg.size)},
+          {"reduce_s", tail.reduce_s},
+          {"window_s", tail.window_s},
+          {"lead_s", tail.lead_s}},
          st.dp_comm_s);
-  if (ex) note(ex, "optimizer step (Adam, memory bound)",
-               "(3g + 28 + w) bytes per local parameter (/ DP*CP with ZeRO >= 1) / (HBM bandwidth * efficiency), "
-               "of the stage that ends the step, less the part of its lead over stage 0 its DP traffic leaves",
-               "Megatron-LM MixedPrecisionOptimizer.step (grad norm, Adam, bf16 copy, zeroing)",
-               {{"stage", double(tail.stage)}, {"adam_s", tail.optimizer_s}, {"lead_s", tail.lead_s}}, st.optimizer_s);
+  if (ex)
+    note(ex, "optimizer step (Adam, memory bound)",
+         "(3g + 28 + w) bytes per local parameter (/ DP*CP with ZeRO >= 1) / (HBM bandwidth * efficiency), "
+         "of the stage that ends the step, less the part of its lead over stage 0 its DP traffic leaves",
+         "Megatron-LM MixedPrecisionOptimizer.step (grad norm, Adam, bf16 copy, zeroing)",
+         {{"stage", double(tail.stage)}, {"adam_s", tail.optimizer_s}, {"lead_s", tail.lead_s}}, st.optimizer_s);
   if (wg.size > 1 && pc.zero_stage >= 3) {
     // The first layer's gather of each pass is never hidden (zero3_layer_comm).
     const double t_ag = z3.all_gather_s, t_rs = z3.reduce_scatter_s;
@@ -243,14 +257,19 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
     const double bwd_exposed = layers * z3.exposed_bwd_s;
     st.zero3_comm_s = md * (fwd_exposed + bwd_exposed);
     st.zero3_comm_total_s = md * layers * (2.0 * t_ag + t_rs);
-    if (ex) note(ex, "ZeRO-3 parameter gathers (exposed)", "m * [ag + L*max(0, ag - fwd_layer) + L*max(0, ag + rs - bwd_layer)]",
-         "Rajbhandari et al. 2020; prefetch condition from the course slides",
-         {{"ag_per_layer_s", t_ag}, {"rs_per_layer_s", t_rs}, {"fwd_layer_s", lt.fwd_s()}, {"bwd_layer_s", lt.bwd_s()}},
-         st.zero3_comm_s);
+    if (ex)
+      note(ex, "ZeRO-3 parameter gathers (exposed)",
+           "m * [ag + L*max(0, ag - fwd_layer) + L*max(0, ag + rs - bwd_layer)]",
+           "Rajbhandari et al. 2020; prefetch condition from the course slides",
+           {{"ag_per_layer_s", t_ag},
+            {"rs_per_layer_s", t_rs},
+            {"fwd_layer_s", lt.fwd_s()},
+            {"bwd_layer_s", lt.bwd_s()}},
+           st.zero3_comm_s);
   }
 
-  st.step_s = st.compute_s + st.recompute_s + st.tp_comm_s + st.cp_comm_s + st.pp_p2p_s + st.pp_bubble_s + st.dp_comm_s +
-              st.zero3_comm_s + st.optimizer_s;
+  st.step_s = st.compute_s + st.recompute_s + st.tp_comm_s + st.cp_comm_s + st.pp_p2p_s + st.pp_bubble_s +
+              st.dp_comm_s + st.zero3_comm_s + st.optimizer_s;
   st.bubble_fraction = st.step_s > 0 ? st.pp_bubble_s / st.step_s : 0.0;
   const double tokens = double(ts.global_batch_sequences) * double(ts.seq_len);
   st.tokens_per_s = tokens / st.step_s;
@@ -261,10 +280,13 @@ StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const
   st.mfu = st.model_flops_per_step / (st.step_s * peak_total);
   st.hfu = st.hardware_flops_per_step / (st.step_s * peak_total);
   if (ex)
-    ex->add({"MFU", "(6N + 12*L*H*Q*T) * tokens / (step * GPUs * peak)", "Chowdhery et al. 2022 (PaLM) App. B",
+    ex->add({"MFU",
+             "(6N + 12*L*H*Q*T) * tokens / (step * GPUs * peak)",
+             "Chowdhery et al. 2022 (PaLM) App. B",
              {{"model_flops_per_step", st.model_flops_per_step}, {"step_s", st.step_s}, {"gpus", double(ts.num_gpus)}},
-             st.mfu, "fraction"});
+             st.mfu,
+             "fraction"});
   return st;
 }
 
-} // namespace planner
+}  // namespace planner

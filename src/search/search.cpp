@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "planner/spec/input_error.h"
 #include "planner/model/layer_cost.h"
+#include "planner/spec/input_error.h"
 #include "planner/spec/limits.h"
 
 namespace planner {
@@ -35,7 +35,7 @@ auto key(const ParallelConfig& c) {
                          c.sequence_parallel);
 }
 
-} // namespace
+}  // namespace
 
 bool better(const Evaluation& a, const Evaluation& b) {
   if (a.time.step_s != b.time.step_s) return a.time.step_s < b.time.step_s;
@@ -49,9 +49,14 @@ SearchResult search(const ModelSpec& m, const HardwareProfile& hw, const SearchS
   check_sizes(m, "model " + m.name);
   check_sizes(ts, "search");
   const SearchPins& pin = spec.pins;
-  for (auto [name, v] : {std::pair{"tp", pin.tp}, {"cp", pin.cp}, {"pp", pin.pp}, {"dp", pin.dp},
-                         {"micro_batch_size", pin.micro_batch_size}, {"virtual_stages", pin.virtual_stages}})
-    if (v && *v < 1) throw InputError("search", fmt::format("pinned {}: expected a positive integer, got {}", name, *v));
+  for (auto [name, v] : {std::pair{"tp", pin.tp},
+                         {"cp", pin.cp},
+                         {"pp", pin.pp},
+                         {"dp", pin.dp},
+                         {"micro_batch_size", pin.micro_batch_size},
+                         {"virtual_stages", pin.virtual_stages}})
+    if (v && *v < 1)
+      throw InputError("search", fmt::format("pinned {}: expected a positive integer, got {}", name, *v));
   const std::int64_t N = ts.num_gpus;
   const std::int64_t domain = hw.tiers.empty() ? 1 : hw.tiers[0].size;
 
@@ -65,9 +70,10 @@ SearchResult search(const ModelSpec& m, const HardwareProfile& hw, const SearchS
   const auto mbss = pinned_or(pin.micro_batch_size, mbs_all);
   // With flash attention, selective recomputation equals none (the attention
   // core stores nothing to drop), so the search skips it unless pinned.
-  const auto recs = pinned_or(pin.recompute, ts.attention == AttentionKernel::flash
-                                                 ? std::vector<Recompute>{Recompute::none, Recompute::full}
-                                                 : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
+  const auto recs =
+      pinned_or(pin.recompute, ts.attention == AttentionKernel::flash
+                                   ? std::vector<Recompute>{Recompute::none, Recompute::full}
+                                   : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
   const auto zeros = pinned_or(pin.zero_stage, {0, 1, 2, 3});
 
   // Every (tp, cp, pp, dp) with tp*cp*pp*dp = N the pins allow, with the
@@ -93,7 +99,11 @@ SearchResult search(const ModelSpec& m, const HardwareProfile& hw, const SearchS
         std::vector<std::int64_t> vpp_all{1};
         if (pp > 1)
           for (std::int64_t v = 2; v <= spec.max_virtual_stages && v <= m.num_layers / pp; ++v) vpp_all.push_back(v);
-        Outer o{tp, cp, pp, dp, pinned_or(pin.virtual_stages, vpp_all),
+        Outer o{tp,
+                cp,
+                pp,
+                dp,
+                pinned_or(pin.virtual_stages, vpp_all),
                 pinned_or(pin.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})};
         total += std::int64_t(mbss.size() * o.sps.size() * recs.size() * o.vpps.size() * zeros.size());
         outers.push_back(std::move(o));
@@ -169,4 +179,4 @@ SearchResult search(const ModelSpec& m, const HardwareProfile& hw, const SearchS
   return res;
 }
 
-} // namespace planner
+}  // namespace planner

@@ -18,34 +18,49 @@
 
 #include <fmt/format.h>
 
-#include "planner/spec/input_error.h"
 #include "planner/simulate/simulate.h"
+#include "planner/spec/input_error.h"
 
 namespace planner {
 
 const char* to_string(Stream s) {
   switch (s) {
-    case Stream::compute: return "compute";
-    case Stream::tp_cp: return "TP/CP comm (exposed)";
-    case Stream::send: return "PP send";
-    case Stream::dp: return "DP comm";
+    case Stream::compute:
+      return "compute";
+    case Stream::tp_cp:
+      return "TP/CP comm (exposed)";
+    case Stream::send:
+      return "PP send";
+    case Stream::dp:
+      return "DP comm";
   }
   return "?";
 }
 
 const char* to_string(EventKind k) {
   switch (k) {
-    case EventKind::forward: return "F";
-    case EventKind::recompute: return "R";
-    case EventKind::backward: return "B";
-    case EventKind::weight_grad: return "W";
-    case EventKind::tp_cp_comm: return "TP/CP";
-    case EventKind::send_activation: return "send act";
-    case EventKind::send_gradient: return "send grad";
-    case EventKind::grad_reduce: return "grad reduce";
-    case EventKind::param_gather: return "param gather";
-    case EventKind::zero3_gather: return "ZeRO-3 gather";
-    case EventKind::optimizer: return "optimizer";
+    case EventKind::forward:
+      return "F";
+    case EventKind::recompute:
+      return "R";
+    case EventKind::backward:
+      return "B";
+    case EventKind::weight_grad:
+      return "W";
+    case EventKind::tp_cp_comm:
+      return "TP/CP";
+    case EventKind::send_activation:
+      return "send act";
+    case EventKind::send_gradient:
+      return "send grad";
+    case EventKind::grad_reduce:
+      return "grad reduce";
+    case EventKind::param_gather:
+      return "param gather";
+    case EventKind::zero3_gather:
+      return "ZeRO-3 gather";
+    case EventKind::optimizer:
+      return "optimizer";
   }
   return "?";
 }
@@ -58,11 +73,11 @@ struct QueueEntry {
   double time_s;
   std::uint64_t seq;
   enum class Type : std::uint8_t { op_done, send_done } type;
-  std::int32_t stage;      // op_done: the stage; send_done: the receiving stage
-  std::int32_t sender;     // send_done: the sending stage
-  std::int32_t slot;       // send_done: readiness slot index at the receiver
-  bool backward;           // send_done: a gradient (true) or an activation
-  bool blocking;           // send_done: the sender's compute stream waits for it
+  std::int32_t stage;   // op_done: the stage; send_done: the receiving stage
+  std::int32_t sender;  // send_done: the sending stage
+  std::int32_t slot;    // send_done: readiness slot index at the receiver
+  bool backward;        // send_done: a gradient (true) or an activation
+  bool blocking;        // send_done: the sender's compute stream waits for it
 };
 
 struct Later {
@@ -77,11 +92,13 @@ void check_problem(const PipelineProblem& pr) {
   // Bounded memory: about 200 bytes per chunk-micro-batch (readiness slots,
   // ops, events), so at most ~210 MiB (measured: 0.21 s, 210 MiB peak at 2^20).
   if (pr.p > (1 << 20) || pr.v > 1024 || pr.m > (1 << 20) || pr.p * pr.v * pr.m > (std::int64_t(1) << 20))
-    bad(fmt::format("p*v*m = {}*{}*{} chunk-micro-batches is more than the simulator handles (2^20 = 1048576); "
+    bad(
+        fmt::format("p*v*m = {}*{}*{} chunk-micro-batches is more than the simulator handles (2^20 = 1048576); "
                     "simulate fewer micro-batches (--global-batch) or stages",
                     pr.p, pr.v, pr.m));
   if (pr.v > 1 && pr.schedule != SimSchedule::interleaved)
-    bad(fmt::format("{} runs one chunk per stage; v = {} needs the interleaved schedule", to_string(pr.schedule), pr.v));
+    bad(fmt::format("{} runs one chunk per stage; v = {} needs the interleaved schedule", to_string(pr.schedule),
+                    pr.v));
   if (pr.chunks.size() != std::size_t(pr.p * pr.v)) bad("chunk costs: expected p*v entries");
   if (pr.send_s.size() != std::size_t(pr.p) || pr.optimizer_s.size() != std::size_t(pr.p))
     bad("send and optimizer costs: expected p entries");
@@ -122,7 +139,8 @@ class Engine {
       const auto& ops = orders_[std::size_t(s)];
       for (std::size_t k = 0; k < ops.size(); ++k) {
         const StageOp& op = ops[k];
-        if (op.kind == (split_ ? OpKind::weight_grad : OpKind::backward)) st.last_grad_op[std::size_t(op.chunk)] = std::int64_t(k);
+        if (op.kind == (split_ ? OpKind::weight_grad : OpKind::backward))
+          st.last_grad_op[std::size_t(op.chunk)] = std::int64_t(k);
         if (op.kind == OpKind::forward && st.first_forward_op[std::size_t(op.chunk)] < 0)
           st.first_forward_op[std::size_t(op.chunk)] = std::int64_t(k);
       }
@@ -162,12 +180,13 @@ class Engine {
       const Stage& st = stages_[std::size_t(s)];
       if (!st.finished) {
         const auto& ops = orders_[std::size_t(s)];
-        const std::string what = st.next < ops.size()
-                                     ? fmt::format("{} of micro-batch {} chunk {}", to_string(EventKind(ops[st.next].kind)),
-                                                   ops[st.next].micro_batch, ops[st.next].chunk)
-                                     : std::string("the optimizer step");
-        throw InputError("simulate", fmt::format("{} schedule deadlocked: stage {} waits forever for {} (p={} v={} m={})",
-                                                 to_string(pr_.schedule), s, what, p_, v_, m_));
+        const std::string what =
+            st.next < ops.size() ? fmt::format("{} of micro-batch {} chunk {}", to_string(EventKind(ops[st.next].kind)),
+                                               ops[st.next].micro_batch, ops[st.next].chunk)
+                                 : std::string("the optimizer step");
+        throw InputError("simulate",
+                         fmt::format("{} schedule deadlocked: stage {} waits forever for {} (p={} v={} m={})",
+                                     to_string(pr_.schedule), s, what, p_, v_, m_));
       }
       StageStats& ss = out_.stages[std::size_t(s)];
       if (ss.end_s > out_.step_s) out_.step_s = ss.end_s, out_.critical_stage = s;
@@ -177,13 +196,13 @@ class Engine {
 
  private:
   struct Stage {
-    std::size_t next = 0;       // next op in the order
+    std::size_t next = 0;  // next op in the order
     bool busy = false;
     bool finished = false;
-    double free_at = 0;         // when the compute stream last became free
-    double send_free = 0;       // send stream
-    double dp_free = 0;         // DP stream
-    double grads_done = 0;      // last gradient bucket reduced
+    double free_at = 0;               // when the compute stream last became free
+    double send_free = 0;             // send stream
+    double dp_free = 0;               // DP stream
+    double grads_done = 0;            // last gradient bucket reduced
     double op_start = 0, op_end = 0;  // the op in progress
     std::vector<std::int64_t> last_grad_op, first_forward_op;
     std::vector<double> gather_end;
@@ -204,10 +223,14 @@ class Engine {
 
   double op_duration(const ChunkCost& c, OpKind k) const {
     switch (k) {
-      case OpKind::forward: return c.forward_s;
-      case OpKind::recompute: return c.recompute_s;
-      case OpKind::backward: return split_ ? c.backward_s - c.weight_grad_s : c.backward_s;
-      case OpKind::weight_grad: return c.weight_grad_s;
+      case OpKind::forward:
+        return c.forward_s;
+      case OpKind::recompute:
+        return c.recompute_s;
+      case OpKind::backward:
+        return split_ ? c.backward_s - c.weight_grad_s : c.backward_s;
+      case OpKind::weight_grad:
+        return c.weight_grad_s;
     }
     return 0;
   }
@@ -215,10 +238,13 @@ class Engine {
   // Time the input of `op` on `stage` arrived, or kNotYet.
   double input_ready(std::int64_t stage, const StageOp& op) const {
     switch (op.kind) {
-      case OpKind::forward: return fwd_ready_[slot(stage, op.chunk, op.micro_batch)];
+      case OpKind::forward:
+        return fwd_ready_[slot(stage, op.chunk, op.micro_batch)];
       case OpKind::recompute:
-      case OpKind::backward: return bwd_ready_[slot(stage, op.chunk, op.micro_batch)];
-      case OpKind::weight_grad: return 0.0;  // its B ran earlier on this stream
+      case OpKind::backward:
+        return bwd_ready_[slot(stage, op.chunk, op.micro_batch)];
+      case OpKind::weight_grad:
+        return 0.0;  // its B ran earlier on this stream
     }
     return kNotYet;
   }
@@ -269,8 +295,9 @@ class Engine {
     const double start = blocking ? now : std::max(now, st.send_free);
     const double end = start + d;
     if (!blocking) st.send_free = end;
-    emit({start, end, std::int32_t(from), Stream::send, gradient ? EventKind::send_gradient : EventKind::send_activation,
-          std::int32_t(mb), std::int32_t(chunk), -1, blocking});
+    emit({start, end, std::int32_t(from), Stream::send,
+          gradient ? EventKind::send_gradient : EventKind::send_activation, std::int32_t(mb), std::int32_t(chunk), -1,
+          blocking});
     if (blocking) {
       out_.stages[std::size_t(from)].send_blocked_s += d;
       st.busy = true;
@@ -288,7 +315,8 @@ class Engine {
       const double ready = from_s + (to_s - from_s) * double(k + 1) / n;
       const double start = std::max(ready, st.dp_free);
       st.dp_free = start + buckets[k];
-      emit({start, st.dp_free, std::int32_t(s), Stream::dp, EventKind::grad_reduce, -1, std::int32_t(chunk), std::int32_t(k)});
+      emit({start, st.dp_free, std::int32_t(s), Stream::dp, EventKind::grad_reduce, -1, std::int32_t(chunk),
+            std::int32_t(k)});
       st.grads_done = std::max(st.grads_done, st.dp_free);
     }
   }
@@ -322,10 +350,17 @@ class Engine {
     const double d = op_duration(c, op.kind);
     double tp_cp = 0, zero3 = 0, zero3_total = 0;
     switch (op.kind) {
-      case OpKind::forward: tp_cp = c.forward_tp_cp_s, zero3 = c.forward_zero3_s, zero3_total = c.zero3_forward_total_s; break;
-      case OpKind::recompute: tp_cp = c.recompute_tp_s; break;
-      case OpKind::backward: tp_cp = c.backward_tp_cp_s, zero3 = c.backward_zero3_s, zero3_total = c.zero3_backward_total_s; break;
-      case OpKind::weight_grad: break;
+      case OpKind::forward:
+        tp_cp = c.forward_tp_cp_s, zero3 = c.forward_zero3_s, zero3_total = c.zero3_forward_total_s;
+        break;
+      case OpKind::recompute:
+        tp_cp = c.recompute_tp_s;
+        break;
+      case OpKind::backward:
+        tp_cp = c.backward_tp_cp_s, zero3 = c.backward_zero3_s, zero3_total = c.zero3_backward_total_s;
+        break;
+      case OpKind::weight_grad:
+        break;
     }
     emit({start, now, std::int32_t(s), Stream::compute, EventKind(op.kind), op.micro_batch, op.chunk});
     emit({now - tp_cp, now, std::int32_t(s), Stream::tp_cp, EventKind::tp_cp_comm, op.micro_batch, op.chunk});
@@ -349,12 +384,17 @@ class Engine {
 
     // Outputs.
     if (op.kind == OpKind::forward) {
-      if (s + 1 < p_) send(s, s + 1, op.chunk, op.micro_batch, false, now);
-      else if (op.chunk + 1 < v_) send(s, 0, op.chunk + 1, op.micro_batch, false, now);
-      else bwd_ready_[slot(s, op.chunk, op.micro_batch)] = now;  // the loss: backward may start
+      if (s + 1 < p_)
+        send(s, s + 1, op.chunk, op.micro_batch, false, now);
+      else if (op.chunk + 1 < v_)
+        send(s, 0, op.chunk + 1, op.micro_batch, false, now);
+      else
+        bwd_ready_[slot(s, op.chunk, op.micro_batch)] = now;  // the loss: backward may start
     } else if (op.kind == OpKind::backward) {
-      if (s > 0) send(s, s - 1, op.chunk, op.micro_batch, true, now);
-      else if (op.chunk > 0) send(s, p_ - 1, op.chunk - 1, op.micro_batch, true, now);
+      if (s > 0)
+        send(s, s - 1, op.chunk, op.micro_batch, true, now);
+      else if (op.chunk > 0)
+        send(s, p_ - 1, op.chunk - 1, op.micro_batch, true, now);
     }
     try_start(s, now);
   }
@@ -370,11 +410,11 @@ class Engine {
   SimResult out_;
 };
 
-} // namespace
+}  // namespace
 
 SimResult simulate(const PipelineProblem& problem) {
   check_problem(problem);
   return Engine(problem).run();
 }
 
-} // namespace planner
+}  // namespace planner

@@ -8,8 +8,8 @@
 #include "planner/model/collectives.h"
 #include "planner/model/layer_cost.h"
 #include "planner/model/model_math.h"
-#include "planner/simulate/simulate.h"
 #include "planner/model/step_time.h"
+#include "planner/simulate/simulate.h"
 
 namespace planner {
 
@@ -26,7 +26,7 @@ GroupPlacement hop_placement(const HardwareProfile& hw, const ParallelConfig& pc
   return placement(hw, 2, pc.tp * pc.cp * std::max<std::int64_t>(1, distance));
 }
 
-} // namespace
+}  // namespace
 
 PipelineProblem pipeline_problem(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc_in,
                                  const TrainingSpec& ts, const Evaluation& ev, SimSchedule schedule) {
@@ -69,8 +69,9 @@ PipelineProblem pipeline_problem(const ModelSpec& m, const HardwareProfile& hw, 
     const std::vector<std::int64_t> layers = chunk_layers(ev.layout, s, pr.v, extra_first, extra_last);
     pr.optimizer_s[std::size_t(s)] = optimizer_time_s(hw, pc, ts, stage_params(m, ev.layout, s) / t);
     pr.send_s[std::size_t(s)] =
-        pr.p > 1 ? collective_cost(hw, hop_placement(hw, pc, s), Collective::send_recv, pp_send_bytes(m, pc, ts)).total_s()
-                 : 0.0;
+        pr.p > 1
+            ? collective_cost(hw, hop_placement(hw, pc, s), Collective::send_recv, pp_send_bytes(m, pc, ts)).total_s()
+            : 0.0;
     for (std::int64_t c = 0; c < pr.v; ++c) {
       ChunkCost& cc = pr.chunks[std::size_t(s * pr.v + c)];
       const std::int64_t n = layers[std::size_t(c)];
@@ -102,8 +103,8 @@ PipelineProblem pipeline_problem(const ModelSpec& m, const HardwareProfile& hw, 
       double params = nd * double(pcnt.per_layer);
       if (embedding) params += double(pcnt.embedding + pcnt.position);
       if (output)
-        params += double(pcnt.output + pcnt.final_norm) +
-                  (m.tied_embeddings && pr.p > 1 ? double(pcnt.embedding) : 0.0);
+        params +=
+            double(pcnt.output + pcnt.final_norm) + (m.tied_embeddings && pr.p > 1 ? double(pcnt.embedding) : 0.0);
       params /= t;
       if (dp_reduce && params > 0) {
         // Megatron-LM DDP buckets of kGradBucketParams, the last one smaller
@@ -124,4 +125,4 @@ PipelineProblem pipeline_problem(const ModelSpec& m, const HardwareProfile& hw, 
   return pr;
 }
 
-} // namespace planner
+}  // namespace planner

@@ -2,17 +2,21 @@
 // citations). Pure functions of (schedule, p, v, m).
 #include <algorithm>
 
-#include "planner/spec/input_error.h"
 #include "planner/simulate/simulate.h"
+#include "planner/spec/input_error.h"
 
 namespace planner {
 
 const char* to_string(SimSchedule s) {
   switch (s) {
-    case SimSchedule::gpipe: return "gpipe";
-    case SimSchedule::one_f_one_b: return "1f1b";
-    case SimSchedule::interleaved: return "interleaved";
-    case SimSchedule::zb_h1: return "zb-h1";
+    case SimSchedule::gpipe:
+      return "gpipe";
+    case SimSchedule::one_f_one_b:
+      return "1f1b";
+    case SimSchedule::interleaved:
+      return "interleaved";
+    case SimSchedule::zb_h1:
+      return "zb-h1";
   }
   return "?";
 }
@@ -57,7 +61,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> interleaved_sequence(std::int
   return seq;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<std::vector<StageOp>> stage_op_order(SimSchedule s, std::int64_t p, std::int64_t v, std::int64_t m,
                                                  bool with_recompute) {
@@ -82,14 +86,14 @@ std::vector<std::vector<StageOp>> stage_op_order(SimSchedule s, std::int64_t p, 
         const auto fwd = interleaved_sequence(p, v, m, false);
         const auto bwd = interleaved_sequence(p, v, m, true);
         const std::int64_t total = m * v;
-        const std::int64_t warm =
-            m == p ? total : std::min(total, 2 * (p - i - 1) + (v - 1) * std::min(p, m));
+        const std::int64_t warm = m == p ? total : std::min(total, 2 * (p - i - 1) + (v - 1) * std::min(p, m));
         for (std::int64_t k = 0; k < warm; ++k) b.forward(fwd[std::size_t(k)].first, fwd[std::size_t(k)].second);
         for (std::int64_t k = 0; k < total - warm; ++k) {
           b.forward(fwd[std::size_t(warm + k)].first, fwd[std::size_t(warm + k)].second);
           b.backward(bwd[std::size_t(k)].first, bwd[std::size_t(k)].second);
         }
-        for (std::int64_t k = total - warm; k < total; ++k) b.backward(bwd[std::size_t(k)].first, bwd[std::size_t(k)].second);
+        for (std::int64_t k = total - warm; k < total; ++k)
+          b.backward(bwd[std::size_t(k)].first, bwd[std::size_t(k)].second);
         break;
       }
       case SimSchedule::zb_h1: {
@@ -124,4 +128,4 @@ std::vector<std::vector<StageOp>> stage_op_order(SimSchedule s, std::int64_t p, 
   return orders;
 }
 
-} // namespace planner
+}  // namespace planner

@@ -9,12 +9,15 @@ namespace planner {
 namespace {
 
 void bound(std::vector<std::string>& out, const char* field, std::int64_t v, std::int64_t lo, std::int64_t hi) {
-  if (v < lo) out.push_back(fmt::format("{}: expected at least {}, got {}", field, lo, v));
-  else if (v > hi) out.push_back(fmt::format("{}: expected at most {}, got {}", field, hi, v));
+  if (v < lo)
+    out.push_back(fmt::format("{}: expected at least {}, got {}", field, lo, v));
+  else if (v > hi)
+    out.push_back(fmt::format("{}: expected at most {}, got {}", field, hi, v));
 }
 
 void bound(std::vector<std::string>& out, const char* field, double v, double lo, double hi) {
-  if (!(v >= lo && v <= hi)) out.push_back(fmt::format("{}: expected a number from {:g} to {:g}, got {:g}", field, lo, hi, v));
+  if (!(v >= lo && v <= hi))
+    out.push_back(fmt::format("{}: expected a number from {:g} to {:g}, got {:g}", field, lo, hi, v));
 }
 
 void throw_if_any(const std::string& origin, const std::vector<std::string>& problems) {
@@ -24,7 +27,7 @@ void throw_if_any(const std::string& origin, const std::vector<std::string>& pro
   throw InputError(origin, msg);
 }
 
-} // namespace
+}  // namespace
 
 std::vector<std::string> size_problems(const ModelSpec& m) {
   std::vector<std::string> out;
@@ -53,9 +56,10 @@ std::vector<std::string> size_problems(const ModelSpec& m) {
     const double positions = m.position == PositionKind::learned ? double(m.max_position_embeddings) * h : 0.0;
     const double total = L * per_layer + (m.tied_embeddings ? 1.0 : 2.0) * V * h + positions + 2.0 * h;
     if (total > kMaxParams)
-      out.push_back(fmt::format("parameters: expected at most {:g} in all (num_layers x per-layer parameters + "
-                                "embeddings), got {:.3g}",
-                                kMaxParams, total));
+      out.push_back(
+          fmt::format("parameters: expected at most {:g} in all (num_layers x per-layer parameters + "
+                      "embeddings), got {:.3g}",
+                      kMaxParams, total));
   }
   return out;
 }
@@ -74,4 +78,4 @@ std::vector<std::string> size_problems(const TrainingSpec& ts) {
 void check_sizes(const ModelSpec& m, const std::string& origin) { throw_if_any(origin, size_problems(m)); }
 void check_sizes(const TrainingSpec& ts, const std::string& origin) { throw_if_any(origin, size_problems(ts)); }
 
-} // namespace planner
+}  // namespace planner

@@ -15,9 +15,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "planner/spec/input_error.h"
 #include "planner/io/json_io.h"
 #include "planner/model/model_math.h"
+#include "planner/spec/input_error.h"
 
 namespace planner {
 
@@ -85,7 +85,8 @@ std::optional<double> number(const json& row, const char* key) {
   if (!v) return std::nullopt;
   if (!v->is_number()) throw RowError{fmt::format("{}: expected a number, got {}", key, v->dump())};
   const double d = v->get<double>();
-  if (!std::isfinite(d) || d <= 0) throw RowError{fmt::format("{}: expected a positive number, got {}", key, v->dump())};
+  if (!std::isfinite(d) || d <= 0)
+    throw RowError{fmt::format("{}: expected a positive number, got {}", key, v->dump())};
   return d;
 }
 
@@ -129,8 +130,8 @@ std::optional<int> parse_zero(const std::string& s_in) {
   if (s.empty() || s.rfind("none", 0) == 0 || s == "no" || s == "false" || s == "0") return 0;
   if (contains(s, "zero-3") || contains(s, "zero3") || contains(s, "zero stage 3") || contains(s, "fsdp")) return 3;
   if (contains(s, "zero-2") || contains(s, "zero2") || contains(s, "zero stage 2")) return 2;
-  if (contains(s, "zero-1") || contains(s, "zero1") || contains(s, "zero stage 1") || contains(s, "distributed optimizer") ||
-      contains(s, "distributed_fused_adam"))
+  if (contains(s, "zero-1") || contains(s, "zero1") || contains(s, "zero stage 1") ||
+      contains(s, "distributed optimizer") || contains(s, "distributed_fused_adam"))
     return 1;
   return std::nullopt;
 }
@@ -268,8 +269,8 @@ MeasuredRun map_row(const json& row) {
     r.assumptions.push_back("dp = gpus / (tp*pp*cp)");
   }
   if (!p.dp || model_parallel > ts.num_gpus || model_parallel * *p.dp != ts.num_gpus)
-    throw RowError{fmt::format("layout does not multiply out: tp {} x cp {} x pp {} x dp {} != num_gpus {}", *p.tp, *p.cp,
-                               *p.pp, p.dp ? fmt::format("{}", *p.dp) : "?", ts.num_gpus)};
+    throw RowError{fmt::format("layout does not multiply out: tp {} x cp {} x pp {} x dp {} != num_gpus {}", *p.tp,
+                               *p.cp, *p.pp, p.dp ? fmt::format("{}", *p.dp) : "?", ts.num_gpus)};
   if (const auto mbs = integer(row, "micro_batch_size", true)) {
     if (*mbs < 1 || *mbs > ts.global_batch_sequences)
       throw RowError{fmt::format("micro_batch_size: expected an integer from 1 to global_batch_size {}, got {}",
@@ -288,14 +289,22 @@ MeasuredRun map_row(const json& row) {
   } else {
     r.chosen.push_back("interleaving");
   }
-  if (const auto sp = boolean(row, "sequence_parallel")) p.sequence_parallel = *sp && *p.tp > 1;
-  else if (*p.tp == 1) p.sequence_parallel = false;
-  else r.chosen.push_back("sequence parallelism");
-  if (const auto rc = parse_recompute(text(row, "activation_recompute"))) p.recompute = *rc;
-  else if (r.scope == MeasurementScope::step) r.chosen.push_back("recomputation");
-  else p.recompute = Recompute::none;
-  if (const auto z = parse_zero(text(row, "zero_or_fsdp"))) p.zero_stage = *z;
-  else r.chosen.push_back("ZeRO stage");
+  if (const auto sp = boolean(row, "sequence_parallel"))
+    p.sequence_parallel = *sp && *p.tp > 1;
+  else if (*p.tp == 1)
+    p.sequence_parallel = false;
+  else
+    r.chosen.push_back("sequence parallelism");
+  if (const auto rc = parse_recompute(text(row, "activation_recompute")))
+    p.recompute = *rc;
+  else if (r.scope == MeasurementScope::step)
+    r.chosen.push_back("recomputation");
+  else
+    p.recompute = Recompute::none;
+  if (const auto z = parse_zero(text(row, "zero_or_fsdp")))
+    p.zero_stage = *z;
+  else
+    r.chosen.push_back("ZeRO stage");
 
   // ---- what was measured ----
   r.step_time_s = number(row, "step_time_s");
@@ -310,14 +319,15 @@ MeasuredRun map_row(const json& row) {
                              FlopConvention::palm, FlopConvention::palm_mha})  // "stated" comes with flops_per_sequence
       if (c == to_string(k)) r.convention = k, found = true;
     if (!found)
-      throw RowError{fmt::format("flop_convention: expected none, narayanan_eq3, korthikanti_eq7, palm or palm_mha, got {}",
-                                 v->dump())};
+      throw RowError{fmt::format(
+          "flop_convention: expected none, narayanan_eq3, korthikanti_eq7, palm or palm_mha, got {}", v->dump())};
   }
   if (const auto f = number(row, "flops_per_sequence")) {
     r.convention = FlopConvention::stated;
     r.stated_flops_per_sequence = *f;
   }
-  if (!r.step_time_s && !r.tflops_per_gpu && !r.mfu) throw RowError{"nothing measured: step_time_s, tflops_per_gpu and mfu are all missing"};
+  if (!r.step_time_s && !r.tflops_per_gpu && !r.mfu)
+    throw RowError{"nothing measured: step_time_s, tflops_per_gpu and mfu are all missing"};
   if (r.convention == FlopConvention::stated && !(r.stated_flops_per_sequence > 0))
     throw RowError{"flops_per_sequence: expected a positive number"};
   if (!r.step_time_s && (r.convention == FlopConvention::none || r.convention == FlopConvention::unknown))
@@ -330,13 +340,20 @@ MeasuredRun map_row(const json& row) {
 
 const char* to_string(FlopConvention c) {
   switch (c) {
-    case FlopConvention::none: return "none";
-    case FlopConvention::narayanan_eq3: return "narayanan_eq3";
-    case FlopConvention::korthikanti_eq7: return "korthikanti_eq7";
-    case FlopConvention::palm: return "palm";
-    case FlopConvention::palm_mha: return "palm_mha";
-    case FlopConvention::stated: return "stated";
-    case FlopConvention::unknown: return "unknown";
+    case FlopConvention::none:
+      return "none";
+    case FlopConvention::narayanan_eq3:
+      return "narayanan_eq3";
+    case FlopConvention::korthikanti_eq7:
+      return "korthikanti_eq7";
+    case FlopConvention::palm:
+      return "palm";
+    case FlopConvention::palm_mha:
+      return "palm_mha";
+    case FlopConvention::stated:
+      return "stated";
+    case FlopConvention::unknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -378,9 +395,11 @@ double convention_flops_per_step(FlopConvention c, const ModelSpec& m, std::int6
       mha.num_kv_heads = m.num_heads;
       return flops_per_token(mha, seq_len, Recompute::none).model * B * s;
     }
-    case FlopConvention::stated: return stated_flops_per_sequence * B;
+    case FlopConvention::stated:
+      return stated_flops_per_sequence * B;
     case FlopConvention::none:
-    case FlopConvention::unknown: return 0;
+    case FlopConvention::unknown:
+      return 0;
   }
   return 0;
 }

@@ -15,23 +15,22 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/io/catalog.h"
+#include "planner/io/json_io.h"
 #include "planner/model/evaluate.h"
 #include "planner/spec/input_error.h"
-#include "planner/io/json_io.h"
 
 namespace planner {
 
-using nlohmann::json;
-using detail::FieldReader;
 using detail::describe;
+using detail::FieldReader;
 using detail::throw_if_problems;
+using nlohmann::json;
 
 namespace {
 
-
 constexpr std::pair<const char*, DType> kDTypeNames[] = {{"bf16", DType::bf16}, {"fp8", DType::fp8}};
 constexpr std::pair<const char*, AttentionKernel> kAttentionNames[] = {{"flash", AttentionKernel::flash},
-                                                                        {"unfused", AttentionKernel::unfused}};
+                                                                       {"unfused", AttentionKernel::unfused}};
 constexpr std::pair<const char*, Recompute> kRecomputeNames[] = {
     {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
 constexpr std::pair<const char*, Schedule> kScheduleNames[] = {{"1f1b", Schedule::one_f_one_b},
@@ -128,12 +127,26 @@ struct MetricDef {
   double (*get)(const Evaluation&);
 };
 
-#define PLANNER_TIME(field) {#field, MetricClass::time, [](const Evaluation& e) { return double(e.time.field); }}
-#define PLANNER_TIME_AS(field, cls) {#field, cls, [](const Evaluation& e) { return double(e.time.field); }}
-#define PLANNER_MEM(field) {#field, MetricClass::amount, [](const Evaluation& e) { return double(e.memory.field); }}
-#define PLANNER_MEM_AS(field, cls) {#field, cls, [](const Evaluation& e) { return double(e.memory.field); }}
-#define PLANNER_LAYOUT(field) \
-  {"layout_" #field, MetricClass::exact, [](const Evaluation& e) { return double(e.layout.field); }}
+#define PLANNER_TIME(field)                                                             \
+  {                                                                                     \
+#field, MetricClass::time, [](const Evaluation& e) { return double(e.time.field); } \
+  }
+#define PLANNER_TIME_AS(field, cls)                                       \
+  {                                                                       \
+#field, cls, [](const Evaluation& e) { return double(e.time.field); } \
+  }
+#define PLANNER_MEM(field)                                                                  \
+  {                                                                                         \
+#field, MetricClass::amount, [](const Evaluation& e) { return double(e.memory.field); } \
+  }
+#define PLANNER_MEM_AS(field, cls)                                          \
+  {                                                                         \
+#field, cls, [](const Evaluation& e) { return double(e.memory.field); } \
+  }
+#define PLANNER_LAYOUT(field)                                                                        \
+  {                                                                                                  \
+    "layout_" #field, MetricClass::exact, [](const Evaluation& e) { return double(e.layout.field); } \
+  }
 
 const MetricDef kMetrics[] = {
     // Step time (StepTimeBreakdown), in its declaration order.
@@ -218,7 +231,7 @@ std::string format_change(const MetricDiff& d) {
   return "n/a";  // golden value 0
 }
 
-} // namespace
+}  // namespace
 
 std::optional<double> MetricDiff::change_pct() const {
   if (!golden || !now || *golden == 0) return std::nullopt;
@@ -282,9 +295,14 @@ MetricClass metric_class(const std::string& metric) {
 Tolerance tolerance_for(const std::string& metric, const RegressOptions& opt) {
   Tolerance t;
   switch (metric_class(metric)) {
-    case MetricClass::time: t = kTimeTolerance; break;
-    case MetricClass::amount: t = kAmountTolerance; break;
-    case MetricClass::exact: return Tolerance{0, 0};
+    case MetricClass::time:
+      t = kTimeTolerance;
+      break;
+    case MetricClass::amount:
+      t = kAmountTolerance;
+      break;
+    case MetricClass::exact:
+      return Tolerance{0, 0};
   }
   if (opt.rtol_override) t.rtol = *opt.rtol_override;
   return t;
@@ -326,9 +344,12 @@ RegressResults golden_from_json(const json& j, const std::string& origin) {
       cm.name = it.key();
       for (auto m = it->begin(); m != it->end(); ++m) {
         // null stands for a non-finite value (JSON has no NaN or infinity).
-        if (m->is_null()) cm.metrics.emplace_back(m.key(), std::numeric_limits<double>::quiet_NaN());
-        else if (m->is_number()) cm.metrics.emplace_back(m.key(), m->get<double>());
-        else problems.push_back(fmt::format("cases.{}.{}: expected a number, got {}", it.key(), m.key(), describe(*m)));
+        if (m->is_null())
+          cm.metrics.emplace_back(m.key(), std::numeric_limits<double>::quiet_NaN());
+        else if (m->is_number())
+          cm.metrics.emplace_back(m.key(), m->get<double>());
+        else
+          problems.push_back(fmt::format("cases.{}.{}: expected a number, got {}", it.key(), m.key(), describe(*m)));
       }
       out.cases.push_back(std::move(cm));
     }
@@ -349,8 +370,10 @@ std::string render_golden(const RegressResults& r) {
   for (const CaseMetrics& c : r.cases) {
     nlohmann::ordered_json m = nlohmann::ordered_json::object();
     for (const auto& [name, value] : c.metrics) {
-      if (std::isfinite(value)) m[name] = value;
-      else m[name] = nullptr;
+      if (std::isfinite(value))
+        m[name] = value;
+      else
+        m[name] = nullptr;
     }
     cases[c.name] = std::move(m);
   }
@@ -416,14 +439,15 @@ std::string render_regress(const RegressReport& r) {
     return s;
   };
   if (!r.missing_from_golden.empty())
-    out += fmt::format("missing from the golden file ({}): {}\n", r.missing_from_golden.size(), list(r.missing_from_golden));
+    out += fmt::format("missing from the golden file ({}): {}\n", r.missing_from_golden.size(),
+                       list(r.missing_from_golden));
   if (!r.missing_from_suite.empty())
     out += fmt::format("in the golden file but no longer in the suite ({}): {}\n", r.missing_from_suite.size(),
                        list(r.missing_from_suite));
   out += fmt::format("regress: {} cases, {} metrics, {} differ", r.cases, r.metrics, r.differences.size());
   if (!r.missing_from_golden.empty() || !r.missing_from_suite.empty())
-    out += fmt::format("; cases missing from the golden file: {}, no longer in the suite: {}", r.missing_from_golden.size(),
-                       r.missing_from_suite.size());
+    out += fmt::format("; cases missing from the golden file: {}, no longer in the suite: {}",
+                       r.missing_from_golden.size(), r.missing_from_suite.size());
   out += "\n";
   return out;
 }
@@ -431,10 +455,11 @@ std::string render_regress(const RegressReport& r) {
 std::string render_update(const RegressReport& r) {
   std::set<std::string> changed;
   for (const MetricDiff& d : r.differences) changed.insert(d.case_name);
-  return fmt::format("regress: updated the golden file: {} cases, {} metrics; changed: {} metrics in {} cases; cases "
-                     "added: {}, removed: {}\n",
-                     r.cases, r.metrics, r.differences.size(), changed.size(), r.missing_from_golden.size(),
-                     r.missing_from_suite.size());
+  return fmt::format(
+      "regress: updated the golden file: {} cases, {} metrics; changed: {} metrics in {} cases; cases "
+      "added: {}, removed: {}\n",
+      r.cases, r.metrics, r.differences.size(), changed.size(), r.missing_from_golden.size(),
+      r.missing_from_suite.size());
 }
 
-} // namespace planner
+}  // namespace planner

@@ -16,9 +16,9 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/io/catalog.h"
-#include "planner/spec/input_error.h"
 #include "planner/io/json_io.h"
 #include "planner/search/search.h"
+#include "planner/spec/input_error.h"
 
 namespace planner {
 
@@ -56,7 +56,6 @@ double median_of_sorted(const std::vector<double>& v) {
   const std::size_t n = v.size();
   return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
-
 
 std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string s;
@@ -107,7 +106,8 @@ ValidatedRow evaluate_row(const MeasuredRun& run, const HardwareProfile& hw) {
   out.config = ev.config;
   const std::uint32_t oom = 1u << unsigned(Reason::out_of_memory);
   if ((ev.reasons & ~oom) != 0) {
-    out.skip_reason = fmt::format("layout {} is not valid for the planner: {}", layout_text(ev.config), reasons_text(ev));
+    out.skip_reason =
+        fmt::format("layout {} is not valid for the planner: {}", layout_text(ev.config), reasons_text(ev));
     return out;
   }
   if (ev.has(Reason::out_of_memory) && run.scope == MeasurementScope::step)
@@ -144,14 +144,16 @@ ValidatedRow evaluate_row(const MeasuredRun& run, const HardwareProfile& hw) {
     if (run.tflops_per_gpu) {
       const double implied = flops / (*run.step_time_s * gpus) / 1e12;
       if (std::abs(implied / *run.tflops_per_gpu - 1) > 0.03)
-        out.warnings.push_back(fmt::format("reported {:.0f} TFLOP/s, but its step time and FLOP convention ({}) give {:.0f}",
-                                           *run.tflops_per_gpu, to_string(run.convention), implied));
+        out.warnings.push_back(
+            fmt::format("reported {:.0f} TFLOP/s, but its step time and FLOP convention ({}) give {:.0f}",
+                        *run.tflops_per_gpu, to_string(run.convention), implied));
     }
     if (run.mfu && peak > 0) {
       const double implied = flops / (*run.step_time_s * gpus * peak);
       if (std::abs(implied / *run.mfu - 1) > 0.03)
-        out.warnings.push_back(fmt::format("reported MFU {:.1f}%, but its step time and FLOP convention ({}) give {:.1f}%",
-                                           100 * *run.mfu, to_string(run.convention), 100 * implied));
+        out.warnings.push_back(
+            fmt::format("reported MFU {:.1f}%, but its step time and FLOP convention ({}) give {:.1f}%", 100 * *run.mfu,
+                        to_string(run.convention), 100 * implied));
     }
   }
   if (flops > 0 && run.scope == MeasurementScope::step) {
@@ -231,8 +233,8 @@ ValidationReport validate_runs(const std::vector<RunRow>& rows, const ValidateOp
       std::string hw_name = row.run->hardware.value_or(match_hardware(row.run->gpu_type, stock, opt));
       if (hw_name.empty()) {
         v.id = row.id, v.source = row.source, v.model_name = row.model_name;
-        v.skip_reason = fmt::format("no hardware profile matches gpu_type '{}' (map one with --hardware PATTERN=PROFILE)",
-                                    row.run->gpu_type);
+        v.skip_reason = fmt::format(
+            "no hardware profile matches gpu_type '{}' (map one with --hardware PATTERN=PROFILE)", row.run->gpu_type);
       } else {
         try {
           v = evaluate_row(*row.run, profile(hw_name));
@@ -269,4 +271,4 @@ std::string layout_text(const ParallelConfig& c) {
   return s;
 }
 
-} // namespace planner
+}  // namespace planner

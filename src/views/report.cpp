@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "planner/model/collectives.h"
 #include "planner/io/json_io.h"
+#include "planner/model/collectives.h"
 #include "planner/model/model_math.h"
 
 namespace planner {
@@ -78,13 +78,14 @@ std::string layout_text(const StageLayout& l) {
   if (l.stages == 1) return fmt::format("1 stage, {} layers", l.first);
   if (l.stages == 2) return fmt::format("2 stages: first {} layers, last {}", l.first, l.last);
   const std::int64_t lo = l.middle_hi - 1;
-  std::string mid = l.middle_hi_count == l.stages - 2 || lo < 1
-                        ? fmt::format("{}", l.middle_hi)
-                        : fmt::format("{}x{} + {}x{}", l.middle_hi_count, l.middle_hi, l.stages - 2 - l.middle_hi_count, lo);
+  std::string mid =
+      l.middle_hi_count == l.stages - 2 || lo < 1
+          ? fmt::format("{}", l.middle_hi)
+          : fmt::format("{}x{} + {}x{}", l.middle_hi_count, l.middle_hi, l.stages - 2 - l.middle_hi_count, lo);
   return fmt::format("{} stages: first {} layers, middle {}, last {}", l.stages, l.first, mid, l.last);
 }
 
-} // namespace
+}  // namespace
 
 json to_json(const ParallelConfig& c) {
   return {{"tp", c.tp},
@@ -156,7 +157,9 @@ std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Forma
     out += fmt::format("layout: {}\n\n", layout_text(ev.layout));
     out += fmt::format("memory per GPU (stage {}, {} layers, {:.2f} micro-batches in flight)\n", m.peak_stage,
                        m.layers_on_peak_stage, m.micro_batches_in_flight);
-    auto row = [&](const char* name, double bytes) { out += fmt::format("  {:<22}{:>10.2f} GiB\n", name, bytes / kGiB); };
+    auto row = [&](const char* name, double bytes) {
+      out += fmt::format("  {:<22}{:>10.2f} GiB\n", name, bytes / kGiB);
+    };
     row("weights", m.weights_bytes);
     row("gradients", m.gradients_bytes);
     row("optimizer state", m.optimizer_bytes);
@@ -164,7 +167,8 @@ std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Forma
     row("logits (last stage)", m.logits_bytes);
     row("transient", m.transient_bytes);
     row("reserve", m.reserve_bytes);
-    out += fmt::format("  {:<22}{:>10.2f} GiB of {:.2f} GiB\n\n", "total", m.total_bytes / kGiB, m.capacity_bytes / kGiB);
+    out +=
+        fmt::format("  {:<22}{:>10.2f} GiB of {:.2f} GiB\n\n", "total", m.total_bytes / kGiB, m.capacity_bytes / kGiB);
     const StepTimeBreakdown& t = ev.time;
     out += fmt::format("step time ({} micro-batches; heaviest stage {:.4f} s per micro-batch)\n", t.micro_batches,
                        t.stage_time_per_micro_batch_s);
@@ -181,14 +185,16 @@ std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Forma
     trow("ZeRO-3 comm (exposed)", t.zero3_comm_s);
     trow("optimizer", t.optimizer_s);
     out += fmt::format("  {:<22}{:>10.4f} s\n", "step", t.step_s);
-    out += fmt::format("  DP comm before overlap {:.4f} s; ZeRO-3 comm before overlap {:.4f} s; DP and optimizer "
-                       "tail of stage {}\n",
-                       t.dp_comm_total_s, t.zero3_comm_total_s, t.dp_tail_stage);
+    out += fmt::format(
+        "  DP comm before overlap {:.4f} s; ZeRO-3 comm before overlap {:.4f} s; DP and optimizer "
+        "tail of stage {}\n",
+        t.dp_comm_total_s, t.zero3_comm_total_s, t.dp_tail_stage);
     out += fmt::format("  one layer, one micro-batch: forward {:.3f} ms, backward {:.3f} ms (incl. recompute)\n",
                        1e3 * t.layer_fwd_s, 1e3 * t.layer_bwd_s);
-    out += fmt::format("\nthroughput {:.0f} tokens/s ({:.1f} per GPU) | MFU {:.1f}% | HFU {:.1f}% | dominant overhead: {}\n",
-                       t.tokens_per_s, t.tokens_per_s / double(ctx.training.num_gpus), 100.0 * t.mfu, 100.0 * t.hfu,
-                       dominant_overhead(t));
+    out += fmt::format(
+        "\nthroughput {:.0f} tokens/s ({:.1f} per GPU) | MFU {:.1f}% | HFU {:.1f}% | dominant overhead: {}\n",
+        t.tokens_per_s, t.tokens_per_s / double(ctx.training.num_gpus), 100.0 * t.mfu, 100.0 * t.hfu,
+        dominant_overhead(t));
   }
   if (ev.feasible()) {
     out += "fits: yes\n";
@@ -226,14 +232,15 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
   }
   if (f == Format::csv) {
     std::string out =
-        "rank,tp,cp,pp,dp,mbs,micro_batches,vpp,recompute,zero,sp,gib_per_gpu,step_s,tokens_per_s,mfu,dominant_overhead\n";
+        "rank,tp,cp,pp,dp,mbs,micro_batches,vpp,recompute,zero,sp,gib_per_gpu,step_s,tokens_per_s,mfu,dominant_"
+        "overhead\n";
     int rank = 1;
     for (const auto& ev : r.top) {
       const auto& c = ev.config;
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.2f},{:.4f},{:.0f},{:.4f},{}\n", rank++, c.tp, c.cp, c.pp, c.dp,
-                         c.micro_batch_size, ev.time.micro_batches, c.virtual_stages, to_string(c.recompute), c.zero_stage,
-                         c.sequence_parallel ? 1 : 0, ev.memory.total_bytes / kGiB, ev.time.step_s, ev.time.tokens_per_s,
-                         ev.time.mfu, dominant_overhead(ev.time));
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.2f},{:.4f},{:.0f},{:.4f},{}\n", rank++, c.tp, c.cp, c.pp,
+                         c.dp, c.micro_batch_size, ev.time.micro_batches, c.virtual_stages, to_string(c.recompute),
+                         c.zero_stage, c.sequence_parallel ? 1 : 0, ev.memory.total_bytes / kGiB, ev.time.step_s,
+                         ev.time.tokens_per_s, ev.time.mfu, dominant_overhead(ev.time));
     }
     return out;
   }
@@ -241,24 +248,28 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
   if (r.top.empty()) {
     out += "no feasible layout\n";
   } else {
-    out += fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<9} {:>4} {:>3} {:>8} {:>9} {:>11} {:>6}  {}\n", "rank",
-                       "TP", "CP", "PP", "DP", "mbs", "m", "vpp", "recompute", "ZeRO", "SP", "GiB/GPU", "step s", "tokens/s",
-                       "MFU", "dominant overhead");
+    out +=
+        fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<9} {:>4} {:>3} {:>8} {:>9} {:>11} {:>6}  {}\n",
+                    "rank", "TP", "CP", "PP", "DP", "mbs", "m", "vpp", "recompute", "ZeRO", "SP", "GiB/GPU", "step s",
+                    "tokens/s", "MFU", "dominant overhead");
     int rank = 1;
     for (const auto& ev : r.top) {
       const auto& c = ev.config;
-      out += fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<9} {:>4} {:>3} {:>8.2f} {:>9.3f} {:>11.0f} {:>5.1f}%  {}\n",
-                         rank++, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, ev.time.micro_batches, c.virtual_stages,
-                         to_string(c.recompute), c.zero_stage, c.sequence_parallel ? "on" : "off",
-                         ev.memory.total_bytes / kGiB, ev.time.step_s, ev.time.tokens_per_s, 100.0 * ev.time.mfu,
-                         dominant_overhead(ev.time));
+      out += fmt::format(
+          "{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<9} {:>4} {:>3} {:>8.2f} {:>9.3f} {:>11.0f} {:>5.1f}%  "
+          "{}\n",
+          rank++, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, ev.time.micro_batches, c.virtual_stages,
+          to_string(c.recompute), c.zero_stage, c.sequence_parallel ? "on" : "off", ev.memory.total_bytes / kGiB,
+          ev.time.step_s, ev.time.tokens_per_s, 100.0 * ev.time.mfu, dominant_overhead(ev.time));
     }
   }
-  out += fmt::format("\n{} configurations considered, {} feasible, {} rejected\n", r.considered, r.feasible, r.rejected);
+  out +=
+      fmt::format("\n{} configurations considered, {} feasible, {} rejected\n", r.considered, r.feasible, r.rejected);
   std::vector<std::pair<std::int64_t, std::size_t>> reasons;
   for (std::size_t i = 0; i < kNumReasons; ++i)
     if (r.rejections[i]) reasons.emplace_back(r.rejections[i], i);
-  std::sort(reasons.begin(), reasons.end(), [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  std::sort(reasons.begin(), reasons.end(),
+            [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   if (!reasons.empty()) out += "top rejection reasons:\n";
   for (std::size_t i = 0; i < reasons.size() && i < 5; ++i)
     out += fmt::format("  {:>10}  {}\n", reasons[i].first, describe(Reason(reasons[i].second)));
@@ -280,7 +291,8 @@ std::string render_explain(const Explain& ex) {
 std::string render_model_list(const std::vector<ModelSpec>& models, Format f) {
   if (f == Format::json) {
     json j = json::array();
-    for (const auto& m : models) j.push_back({{"name", m.name}, {"aliases", m.aliases}, {"params", count_params(m).total}});
+    for (const auto& m : models)
+      j.push_back({{"name", m.name}, {"aliases", m.aliases}, {"params", count_params(m).total}});
     return json{{"schema_version", kReportSchemaVersion}, {"models", j}}.dump(2) + "\n";
   }
   std::string out = fmt::format("{:<22} {:<26} {:>18}  {}\n", "name", "aliases", "parameters", "description");
@@ -316,16 +328,18 @@ std::string render_model(const ModelSpec& m, Format f) {
   }
   std::string out = fmt::format("{} ({})\n", m.display_name, m.name);
   if (!m.source.empty()) out += fmt::format("  source: {}\n", m.source);
-  out += fmt::format("  layers {}  hidden {}  FFN {} ({})  heads {}  KV heads {}  head dim {}\n", m.num_layers, m.hidden_size,
-                     m.ffn_hidden_size, to_string(m.ffn_kind), m.num_heads, m.num_kv_heads, m.head_dim);
+  out += fmt::format("  layers {}  hidden {}  FFN {} ({})  heads {}  KV heads {}  head dim {}\n", m.num_layers,
+                     m.hidden_size, m.ffn_hidden_size, to_string(m.ffn_kind), m.num_heads, m.num_kv_heads, m.head_dim);
   out += fmt::format("  vocab {}  embeddings {}  norm {}  bias {}  dropout {}  positions {}\n", m.vocab_size,
-                     m.tied_embeddings ? "tied" : "untied", to_string(m.norm), m.bias ? "yes" : "no", m.dropout ? "yes" : "no",
-                     to_string(m.position));
-  out += fmt::format("  default sequence {}  default global batch {} tokens\n", m.default_seq_len, m.default_global_batch_tokens);
-  out += fmt::format("  parameters {} (per layer {}, embedding {}, output {}; matmul N = {})\n", p.total, p.per_layer, p.embedding,
-                     p.output, p.matmul);
+                     m.tied_embeddings ? "tied" : "untied", to_string(m.norm), m.bias ? "yes" : "no",
+                     m.dropout ? "yes" : "no", to_string(m.position));
+  out += fmt::format("  default sequence {}  default global batch {} tokens\n", m.default_seq_len,
+                     m.default_global_batch_tokens);
+  out += fmt::format("  parameters {} (per layer {}, embedding {}, output {}; matmul N = {})\n", p.total, p.per_layer,
+                     p.embedding, p.output, p.matmul);
   if (m.expected_params)
-    out += fmt::format("  published count {} ({})\n", m.expected_params, m.expected_params == p.total ? "matches" : "MISMATCH");
+    out += fmt::format("  published count {} ({})\n", m.expected_params,
+                       m.expected_params == p.total ? "matches" : "MISMATCH");
   return out;
 }
 
@@ -339,14 +353,16 @@ std::string render_hardware(const HardwareProfile& h, Format f) {
   const auto& e = h.efficiency;
   out += fmt::format("  efficiency: GEMM max bf16 {:.2f}", e.gemm_max[0]);
   if (e.gemm_max[1] > 0) out += fmt::format(" fp8 {:.2f}", e.gemm_max[1]);
-  out += fmt::format(", GEMM half-efficiency size {:.3g} FLOP, flash attention {:.2f}, unfused attention {:.2f}, HBM {:.2f}\n",
-                     e.gemm_half_flops, e.attention_max[0], e.unfused_attention_max, e.hbm_efficiency);
+  out += fmt::format(
+      ", GEMM half-efficiency size {:.3g} FLOP, flash attention {:.2f}, unfused attention {:.2f}, HBM {:.2f}\n",
+      e.gemm_half_flops, e.attention_max[0], e.unfused_attention_max, e.hbm_efficiency);
   if (e.compute_units > 0)
     out += fmt::format("  GEMM tiles {}x{} over {} compute units (wave quantisation)\n", e.gemm_tile_m, e.gemm_tile_n,
                        e.compute_units);
   for (std::size_t i = 0; i < h.tiers.size(); ++i) {
     const auto& t = h.tiers[i];
-    out += fmt::format("  tier {} {}: {} size {}", i, t.name, to_string(t.topology), t.size == 0 ? std::string("unbounded") : std::to_string(t.size));
+    out += fmt::format("  tier {} {}: {} size {}", i, t.name, to_string(t.topology),
+                       t.size == 0 ? std::string("unbounded") : std::to_string(t.size));
     if (t.topology == Topology::torus) {
       std::string dims;
       for (auto d : t.torus_dims) dims += (dims.empty() ? "" : "x") + std::to_string(d);
@@ -359,11 +375,12 @@ std::string render_hardware(const HardwareProfile& h, Format f) {
     for (Collective c : kAllCollectives) {
       const CollectiveFit& fit = t.collective_fits[std::size_t(c)];
       if (fit.fitted)
-        out += fmt::format("    fitted {}: base {:.2f} us + {:.3f} us per step, bandwidth {:.2f} GB/s\n", collective_key(c),
-                           fit.base_latency_s * 1e6, fit.latency_per_step_s * 1e6, fit.bandwidth_bytes_per_s / 1e9);
+        out += fmt::format("    fitted {}: base {:.2f} us + {:.3f} us per step, bandwidth {:.2f} GB/s\n",
+                           collective_key(c), fit.base_latency_s * 1e6, fit.latency_per_step_s * 1e6,
+                           fit.bandwidth_bytes_per_s / 1e9);
     }
   }
   return out;
 }
 
-} // namespace planner
+}  // namespace planner

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "planner/spec/input_error.h"
 #include "planner/io/json_io.h"
 #include "planner/model/pipeline.h"
+#include "planner/spec/input_error.h"
 
 namespace planner {
 
@@ -31,7 +31,7 @@ double clean_zero(double x) { return std::abs(x) < 0.005 ? 0.0 : x; }
 
 std::string pct(double x) { return fmt::format("{:+.2f}%", clean_zero(100.0 * x)); }
 
-} // namespace
+}  // namespace
 
 SimComparison compare_with_closed_form(const Evaluation& ev, const PipelineProblem& pr, const SimResult& r) {
   SimComparison c;
@@ -56,17 +56,19 @@ SimComparison compare_with_closed_form(const Evaluation& ev, const PipelineProbl
   const double d_compute = c.terms[0].simulated_s - c.terms[0].closed_form_s;
   if (std::abs(d_compute) > threshold) {
     if (crit != heavy)
-      why.emplace_back(std::abs(d_compute),
-                       fmt::format("compute {:+.4f} s: stage {} finishes last, while the closed form prices the heaviest "
-                                   "stage {} ({} layers against {}); the lighter stage waits longer instead (with uneven "
-                                   "stages the closed form's fill and drain, (sum of the other stages)/v, over-counts: "
-                                   "the heaviest stage's own warm-up overlaps part of the downstream round trip)",
-                                   d_compute, crit, heavy, ev.layout.layers_on(heavy), ev.layout.layers_on(crit)));
+      why.emplace_back(
+          std::abs(d_compute),
+          fmt::format("compute {:+.4f} s: stage {} finishes last, while the closed form prices the heaviest "
+                      "stage {} ({} layers against {}); the lighter stage waits longer instead (with uneven "
+                      "stages the closed form's fill and drain, (sum of the other stages)/v, over-counts: "
+                      "the heaviest stage's own warm-up overlaps part of the downstream round trip)",
+                      d_compute, crit, heavy, ev.layout.layers_on(heavy), ev.layout.layers_on(crit)));
     else
-      why.emplace_back(std::abs(d_compute),
-                       fmt::format("compute {:+.4f} s: with {} chunks per stage the ZeRO-3 gather of each chunk's first "
-                                   "layer is exposed once per chunk, the closed form once per micro-batch",
-                                   d_compute, pr.v));
+      why.emplace_back(
+          std::abs(d_compute),
+          fmt::format("compute {:+.4f} s: with {} chunks per stage the ZeRO-3 gather of each chunk's first "
+                      "layer is exposed once per chunk, the closed form once per micro-batch",
+                      d_compute, pr.v));
   }
   const double d_pipe = c.terms[2].simulated_s - c.terms[2].closed_form_s;
   if (std::abs(d_pipe) > threshold) {
@@ -76,25 +78,30 @@ SimComparison compare_with_closed_form(const Evaluation& ev, const PipelineProbl
         d_pipe, t.pp_bubble_s, 2 * (pr.m * pr.v + pr.p - 1), t.pp_p2p_s, s.pipeline_wait_s, crit,
         pr.overlap_p2p ? "" : fmt::format(" and is held {:.4f} s by its own blocking sends", s.send_blocked_s));
     if (pr.schedule == SimSchedule::zb_h1)
-      text += "; ZB-H1 fills the drain with deferred weight-gradient passes (ideal bubble (p-1)(T_F+T_B-T_W) against "
-              "1F1B's (p-1)(T_F+T_B+T_W)), the closed form prices 1F1B";
+      text +=
+          "; ZB-H1 fills the drain with deferred weight-gradient passes (ideal bubble (p-1)(T_F+T_B-T_W) against "
+          "1F1B's (p-1)(T_F+T_B+T_W)), the closed form prices 1F1B";
     if (pr.v > 1 && pr.m % pr.p != 0)
-      text += fmt::format("; m = {} is not a multiple of p = {}: the interleaved order (groups of p micro-batches) "
-                          "leaves idle slots the formula does not count",
-                          pr.m, pr.p);
+      text += fmt::format(
+          "; m = {} is not a multiple of p = {}: the interleaved order (groups of p micro-batches) "
+          "leaves idle slots the formula does not count",
+          pr.m, pr.p);
     if (pr.p > 1 && (ev.layout.first != ev.layout.last || ev.layout.first != ev.layout.middle_hi ||
                      ev.layout.middle_hi_count != std::max<std::int64_t>(0, pr.p - 2)))
-      text += "; stages are uneven (the first and last carry the embedding and output layer): fill and drain pass "
-              "each stage at its own speed";
+      text +=
+          "; stages are uneven (the first and last carry the embedding and output layer): fill and drain pass "
+          "each stage at its own speed";
     const double hop_min = *std::min_element(pr.send_s.begin(), pr.send_s.end() - (pr.v > 1 ? 0 : 1));
     const double hop_max = *std::max_element(pr.send_s.begin(), pr.send_s.end() - (pr.v > 1 ? 0 : 1));
     if (pr.p > 1 && hop_max > 1.2 * hop_min)
-      text += fmt::format("; sends cost {:.3f} to {:.3f} ms by hop (stages inside one node or across nodes{}), the "
-                          "formula prices every send at the first hop's cost",
-                          hop_min * 1e3, hop_max * 1e3, pr.v > 1 ? ", the wrap-around from the last stage to the first" : "");
-    text += pr.overlap_p2p ? "; sends overlap compute, so only those on the fill/drain path delay the step"
-                           : "; a blocking send costs only where it is on the critical path, not 2(mv+p-1) times at the "
-                             "heaviest stage";
+      text += fmt::format(
+          "; sends cost {:.3f} to {:.3f} ms by hop (stages inside one node or across nodes{}), the "
+          "formula prices every send at the first hop's cost",
+          hop_min * 1e3, hop_max * 1e3, pr.v > 1 ? ", the wrap-around from the last stage to the first" : "");
+    text += pr.overlap_p2p
+                ? "; sends overlap compute, so only those on the fill/drain path delay the step"
+                : "; a blocking send costs only where it is on the critical path, not 2(mv+p-1) times at the "
+                  "heaviest stage";
     why.emplace_back(std::abs(d_pipe), text);
   }
   const double d_dp = c.terms[3].simulated_s - c.terms[3].closed_form_s;
@@ -141,10 +148,8 @@ std::string render_simulation(const SimResult& r, const SimComparison& cmp, cons
     j["critical_stage"] = r.critical_stage;
     j["bubble_fraction"] = r.bubble_fraction();
     j["formula_bubble_fraction"] = cmp.formula_bubble_fraction;
-    j["exposed_comm_s"] = {{"tp_cp", crit.tp_cp_s},
-                           {"pp_send", crit.send_blocked_s},
-                           {"dp", crit.dp_wait_s},
-                           {"zero3", crit.zero3_s}};
+    j["exposed_comm_s"] = {
+        {"tp_cp", crit.tp_cp_s}, {"pp_send", crit.send_blocked_s}, {"dp", crit.dp_wait_s}, {"zero3", crit.zero3_s}};
     json stages = json::array();
     for (std::size_t s = 0; s < r.stages.size(); ++s) {
       const StageStats& st = r.stages[s];
@@ -170,8 +175,9 @@ std::string render_simulation(const SimResult& r, const SimComparison& cmp, cons
     return j.dump(2) + "\n";
   }
   if (f == Format::csv) {
-    std::string out = "stage,layers,busy_fraction,compute_s,recompute_s,tp_cp_s,zero3_s,send_blocked_s,pipeline_wait_s,"
-                      "dp_wait_s,optimizer_s,end_s\n";
+    std::string out =
+        "stage,layers,busy_fraction,compute_s,recompute_s,tp_cp_s,zero3_s,send_blocked_s,pipeline_wait_s,"
+        "dp_wait_s,optimizer_s,end_s\n";
     for (std::size_t s = 0; s < r.stages.size(); ++s) {
       const StageStats& st = r.stages[s];
       out += fmt::format("{},{},{:.4f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}\n", s,
@@ -190,35 +196,40 @@ std::string render_simulation(const SimResult& r, const SimComparison& cmp, cons
   out += fmt::format("step time      {:.4f} s simulated, {:.4f} s closed form ({})\n", r.step_s, cmp.closed_form_step_s,
                      pct(cmp.relative_difference()));
   out += fmt::format("throughput     {:.0f} tokens/s, MFU {:.1f}% (simulated step)\n", tokens / r.step_s, 100.0 * mfu);
-  out += fmt::format("bubble         {:.2f}% of the step on stage {} (the last to finish); ideal-pipeline formula "
-                     "(p-1)/(v*m+p-1) = {:.2f}%\n",
-                     100.0 * r.bubble_fraction(), r.critical_stage, 100.0 * cmp.formula_bubble_fraction);
+  out += fmt::format(
+      "bubble         {:.2f}% of the step on stage {} (the last to finish); ideal-pipeline formula "
+      "(p-1)/(v*m+p-1) = {:.2f}%\n",
+      100.0 * r.bubble_fraction(), r.critical_stage, 100.0 * cmp.formula_bubble_fraction);
   out += fmt::format("exposed comm   stage {}: TP/CP {:.4f} s, PP send {:.4f} s{}, DP {:.4f} s, ZeRO-3 {:.4f} s\n\n",
-                     r.critical_stage, crit.tp_cp_s, crit.send_blocked_s, pr.overlap_p2p ? " (overlapped)" : " (blocking)",
-                     crit.dp_wait_s, crit.zero3_s);
-  out += fmt::format("{:>5} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "stage", "layers",
-                     "busy", "compute s", "TP/CP s", "ZeRO-3 s", "send s", "pp wait s", "DP wait s", "optim s", "end s");
+                     r.critical_stage, crit.tp_cp_s, crit.send_blocked_s,
+                     pr.overlap_p2p ? " (overlapped)" : " (blocking)", crit.dp_wait_s, crit.zero3_s);
+  out +=
+      fmt::format("{:>5} {:>6} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "stage", "layers",
+                  "busy", "compute s", "TP/CP s", "ZeRO-3 s", "send s", "pp wait s", "DP wait s", "optim s", "end s");
   for (std::size_t s = 0; s < r.stages.size(); ++s) {
     const StageStats& st = r.stages[s];
-    out += fmt::format("{:>5} {:>6} {:>5.1f}% {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f}\n",
-                       s, ev.layout.layers_on(std::int64_t(s)), 100.0 * st.busy_fraction(), st.compute_s, st.tp_cp_s,
-                       st.zero3_s, st.send_blocked_s, st.pipeline_wait_s, st.dp_wait_s, st.optimizer_s, st.end_s);
+    out += fmt::format(
+        "{:>5} {:>6} {:>5.1f}% {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f}\n", s,
+        ev.layout.layers_on(std::int64_t(s)), 100.0 * st.busy_fraction(), st.compute_s, st.tp_cp_s, st.zero3_s,
+        st.send_blocked_s, st.pipeline_wait_s, st.dp_wait_s, st.optimizer_s, st.end_s);
   }
-  out += fmt::format("\n{:<32} {:>12} {:>12} {:>12}\n", "simulated vs closed form", "closed form", "simulated", "difference");
+  out += fmt::format("\n{:<32} {:>12} {:>12} {:>12}\n", "simulated vs closed form", "closed form", "simulated",
+                     "difference");
   for (const auto& t : cmp.terms)
     out += fmt::format("{:<32} {:>10.4f} s {:>10.4f} s {:>+10.4f} s\n", t.name, t.closed_form_s, t.simulated_s,
                        t.simulated_s - t.closed_form_s);
-  out += fmt::format("{:<32} {:>10.4f} s {:>10.4f} s {:>+10.4f} s\n", "step", cmp.closed_form_step_s, cmp.simulated_step_s,
-                     cmp.simulated_step_s - cmp.closed_form_step_s);
+  out += fmt::format("{:<32} {:>10.4f} s {:>10.4f} s {:>+10.4f} s\n", "step", cmp.closed_form_step_s,
+                     cmp.simulated_step_s, cmp.simulated_step_s - cmp.closed_form_step_s);
   if (cmp.explanations.empty()) {
     out += "the two agree within 0.1% of the step in every term\n";
   } else {
     out += "where the difference comes from:\n";
     for (const auto& e : cmp.explanations) out += "  - " + e + "\n";
   }
-  out += "approximations: W (weight gradient) is half the backward GEMMs plus gradient accumulation; gradients leave a "
-         "backward op uniformly over its duration; sends block only the sender; ZeRO-3 exposure per op follows the "
-         "closed form's per-layer prefetch rule\n";
+  out +=
+      "approximations: W (weight gradient) is half the backward GEMMs plus gradient accumulation; gradients leave a "
+      "backward op uniformly over its duration; sends block only the sender; ZeRO-3 exposure per op follows the "
+      "closed form's per-layer prefetch rule\n";
   return out;
 }
 
@@ -262,7 +273,8 @@ std::string render_simulated_ranking(const std::vector<SimulatedRank>& ranks, Fo
     return a.dump(2) + "\n";
   }
   if (f == Format::csv) {
-    std::string out = "simulated_rank,search_rank,tp,cp,pp,dp,mbs,vpp,recompute,zero,closed_form_step_s,simulated_step_s\n";
+    std::string out =
+        "simulated_rank,search_rank,tp,cp,pp,dp,mbs,vpp,recompute,zero,closed_form_step_s,simulated_step_s\n";
     for (std::size_t i = 0; i < ranks.size(); ++i) {
       const auto& x = ranks[i];
       const auto& c = x.evaluation.config;
@@ -273,27 +285,27 @@ std::string render_simulated_ranking(const std::vector<SimulatedRank>& ranks, Fo
     }
     return out;
   }
-  std::string out = fmt::format("\nre-ranked by simulated step (top {} of the search, each simulated with its schedule):\n",
-                                ranks.size());
-  out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13} {:>13} {:>8} {:>10}\n", "sim rank",
-                     "search", "TP", "CP", "PP", "DP", "mbs", "vpp", "recompute", "ZeRO", "closed-form s", "simulated s",
-                     "diff", "sim bubble");
+  std::string out = fmt::format(
+      "\nre-ranked by simulated step (top {} of the search, each simulated with its schedule):\n", ranks.size());
+  out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13} {:>13} {:>8} {:>10}\n",
+                     "sim rank", "search", "TP", "CP", "PP", "DP", "mbs", "vpp", "recompute", "ZeRO", "closed-form s",
+                     "simulated s", "diff", "sim bubble");
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const auto& x = ranks[i];
     const auto& c = x.evaluation.config;
     if (!x.not_simulated.empty()) {
-      out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13.3f}   not simulated: {}\n", i + 1,
-                         x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages,
+      out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13.3f}   not simulated: {}\n",
+                         i + 1, x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages,
                          to_string(c.recompute), c.zero_stage, x.evaluation.time.step_s, x.not_simulated);
       continue;
     }
-    out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13.3f} {:>13.3f} {:>7.2f}% {:>9.2f}%\n",
-                       i + 1, x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages,
-                       to_string(c.recompute), c.zero_stage, x.evaluation.time.step_s, x.simulated_step_s,
-                       clean_zero(100.0 * (x.simulated_step_s / x.evaluation.time.step_s - 1.0)),
-                       100.0 * x.simulated_bubble_fraction);
+    out += fmt::format(
+        "{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13.3f} {:>13.3f} {:>7.2f}% {:>9.2f}%\n", i + 1,
+        x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages, to_string(c.recompute),
+        c.zero_stage, x.evaluation.time.step_s, x.simulated_step_s,
+        clean_zero(100.0 * (x.simulated_step_s / x.evaluation.time.step_s - 1.0)), 100.0 * x.simulated_bubble_fraction);
   }
   return out;
 }
 
-} // namespace planner
+}  // namespace planner

@@ -27,11 +27,20 @@ std::string render_ascii_timeline(const SimResult& r, std::int64_t p, std::int64
     if (c1 <= c0) continue;
     char letter = 'O';
     switch (e.kind) {
-      case EventKind::forward: letter = 'F'; break;
-      case EventKind::recompute: letter = 'R'; break;
-      case EventKind::backward: letter = 'B'; break;
-      case EventKind::weight_grad: letter = 'W'; break;
-      default: break;
+      case EventKind::forward:
+        letter = 'F';
+        break;
+      case EventKind::recompute:
+        letter = 'R';
+        break;
+      case EventKind::backward:
+        letter = 'B';
+        break;
+      case EventKind::weight_grad:
+        letter = 'W';
+        break;
+      default:
+        break;
     }
     std::string text(1, letter);
     if (e.micro_batch >= 0) text += std::to_string(e.micro_batch);
@@ -44,11 +53,12 @@ std::string render_ascii_timeline(const SimResult& r, std::int64_t p, std::int64
     if (c1 - c0 < long(text.size())) row[std::size_t(c0)] = letter;  // too narrow for the number
     if (c1 - c0 >= 2 && c1 - c0 < long(text.size())) row[std::size_t(c1 - 1)] = ' ';
   }
-  std::string out = fmt::format("time 0 .. {:.3f} ms, {:.3f} ms per column; F forward, R recompute, B backward, "
-                                "W weight gradient, O optimizer, '.' idle or waiting; numbers: micro-batch{}\n",
-                                r.step_s * 1e3, dt * 1e3, v > 1 ? ":chunk" : "");
+  std::string out = fmt::format(
+      "time 0 .. {:.3f} ms, {:.3f} ms per column; F forward, R recompute, B backward, "
+      "W weight gradient, O optimizer, '.' idle or waiting; numbers: micro-batch{}\n",
+      r.step_s * 1e3, dt * 1e3, v > 1 ? ":chunk" : "");
   for (std::size_t s = 0; s < rows.size(); ++s) out += fmt::format("stage {:>2} |{}|\n", s, rows[s]);
   return out;
 }
 
-} // namespace planner
+}  // namespace planner

@@ -13,17 +13,28 @@ namespace {
 
 const char* colour(EventKind k) {
   switch (k) {
-    case EventKind::forward: return "#4e79a7";
-    case EventKind::recompute: return "#f28e2b";
-    case EventKind::backward: return "#59a14f";
-    case EventKind::weight_grad: return "#8cd17d";
-    case EventKind::tp_cp_comm: return "#edc948";
-    case EventKind::send_activation: return "#79706e";
-    case EventKind::send_gradient: return "#9c755f";
-    case EventKind::grad_reduce: return "#b07aa1";
-    case EventKind::param_gather: return "#ff9da7";
-    case EventKind::zero3_gather: return "#e15759";
-    case EventKind::optimizer: return "#222222";
+    case EventKind::forward:
+      return "#4e79a7";
+    case EventKind::recompute:
+      return "#f28e2b";
+    case EventKind::backward:
+      return "#59a14f";
+    case EventKind::weight_grad:
+      return "#8cd17d";
+    case EventKind::tp_cp_comm:
+      return "#edc948";
+    case EventKind::send_activation:
+      return "#79706e";
+    case EventKind::send_gradient:
+      return "#9c755f";
+    case EventKind::grad_reduce:
+      return "#b07aa1";
+    case EventKind::param_gather:
+      return "#ff9da7";
+    case EventKind::zero3_gather:
+      return "#e15759";
+    case EventKind::optimizer:
+      return "#222222";
   }
   return "#000000";
 }
@@ -33,12 +44,21 @@ std::string escape(const std::string& s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
       default:
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;  // XML 1.0 forbids other controls
+        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n')
+          out += c;  // XML 1.0 forbids other controls
     }
   }
   return out;
@@ -53,7 +73,7 @@ double nice_step(double span, int target) {
   return 10.0 * mag;
 }
 
-} // namespace
+}  // namespace
 
 std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels) {
   const int width = 1200, left = 150, right = 20;
@@ -67,10 +87,14 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
   auto row_y = [&](int stage, Stream s) {
     const int y0 = top + stage * stage_h;
     switch (s) {
-      case Stream::compute: return y0;
-      case Stream::send: return y0 + compute_h + 2;
-      case Stream::tp_cp: return y0 + compute_h + 2 + (thin_h + 2);
-      case Stream::dp: return y0 + compute_h + 2 + 2 * (thin_h + 2);
+      case Stream::compute:
+        return y0;
+      case Stream::send:
+        return y0 + compute_h + 2;
+      case Stream::tp_cp:
+        return y0 + compute_h + 2 + (thin_h + 2);
+      case Stream::dp:
+        return y0 + compute_h + 2 + 2 * (thin_h + 2);
     }
     return y0;
   };
@@ -92,7 +116,10 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
   (void)crit;
 
   // Legend.
-  struct Item { EventKind k; const char* text; };
+  struct Item {
+    EventKind k;
+    const char* text;
+  };
   const Item items[] = {{EventKind::forward, "forward"},           {EventKind::recompute, "recompute"},
                         {EventKind::backward, "backward (B)"},     {EventKind::weight_grad, "weight grad (W)"},
                         {EventKind::optimizer, "optimizer"},       {EventKind::tp_cp_comm, "TP/CP exposed"},
@@ -102,16 +129,17 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
   int lx = 10, ly = 52;
   for (const Item& it : items) {
     if (lx > width - 110) lx = 10, ly += 16;
-    out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"10\" fill=\"{}\"/>"
-                       "<text x=\"{}\" y=\"{}\">{}</text>\n",
-                       lx, ly, colour(it.k), lx + 16, ly + 9, it.text);
+    out += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"10\" fill=\"{}\"/>"
+        "<text x=\"{}\" y=\"{}\">{}</text>\n",
+        lx, ly, colour(it.k), lx + 16, ly + 9, it.text);
     lx += 108;
   }
 
   // Stage labels and background lanes.
   for (int s = 0; s < stages; ++s) {
-    const std::string name = std::size_t(s) < labels.stage_names.size() ? labels.stage_names[std::size_t(s)]
-                                                                        : "stage " + std::to_string(s);
+    const std::string name =
+        std::size_t(s) < labels.stage_names.size() ? labels.stage_names[std::size_t(s)] : "stage " + std::to_string(s);
     const int y = row_y(s, Stream::compute);
     out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#f1f1f1\"/>\n", left, y, plot_w,
                        compute_h);
@@ -132,13 +160,15 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
     tip += fmt::format(": {:.3f} to {:.3f} ms", e.start_s * 1e3, e.end_s * 1e3);
     // Odd virtual chunks are drawn lighter, so interleaving shows.
     const char* opacity = e.chunk > 0 && e.chunk % 2 == 1 ? " fill-opacity=\"0.65\"" : "";
-    out += fmt::format("<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"{}><title>{}</title></rect>\n",
-                       x0, y, w, h, colour(e.kind), opacity, tip);
+    out += fmt::format(
+        "<rect x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"{}><title>{}</title></rect>\n", x0, y, w,
+        h, colour(e.kind), opacity, tip);
     if (e.stream == Stream::compute && e.micro_batch >= 0) {
       const std::string label = std::to_string(e.micro_batch);
       if (w >= 7.0 * double(label.size()) + 2.0)
-        out += fmt::format("<text x=\"{:.2f}\" y=\"{}\" fill=\"#ffffff\" font-size=\"10\" text-anchor=\"middle\">{}</text>\n",
-                           x0 + w / 2, y + 12, label);
+        out += fmt::format(
+            "<text x=\"{:.2f}\" y=\"{}\" fill=\"#ffffff\" font-size=\"10\" text-anchor=\"middle\">{}</text>\n",
+            x0 + w / 2, y + 12, label);
     }
   }
 
@@ -153,9 +183,10 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
   for (int i = 0; double(i) * tick <= step_ms / unit_ms * (1 + 1e-9); ++i) {
     const double t = double(i) * tick;
     const double x = double(left) + t * unit_ms / step_ms * plot_w;
-    out += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#000000\"/>"
-                       "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{:g}</text>\n",
-                       x, axis_y, x, axis_y + 5, x, axis_y + 17, t);
+    out += fmt::format(
+        "<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#000000\"/>"
+        "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{:g}</text>\n",
+        x, axis_y, x, axis_y + 5, x, axis_y + 17, t);
   }
   out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">time ({})</text>\n", double(left) + plot_w / 2,
                      axis_y + 33, seconds ? "s" : "ms");
@@ -163,4 +194,4 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
   return out;
 }
 
-} // namespace planner
+}  // namespace planner

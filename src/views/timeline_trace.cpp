@@ -17,22 +17,32 @@ std::string event_name(const SimEvent& e) {
 
 const char* category(EventKind k) {
   switch (k) {
-    case EventKind::forward: return "forward";
-    case EventKind::recompute: return "recompute";
-    case EventKind::backward: return "backward";
-    case EventKind::weight_grad: return "weight_grad";
-    case EventKind::tp_cp_comm: return "tp_cp_comm";
+    case EventKind::forward:
+      return "forward";
+    case EventKind::recompute:
+      return "recompute";
+    case EventKind::backward:
+      return "backward";
+    case EventKind::weight_grad:
+      return "weight_grad";
+    case EventKind::tp_cp_comm:
+      return "tp_cp_comm";
     case EventKind::send_activation:
-    case EventKind::send_gradient: return "pp_send";
-    case EventKind::grad_reduce: return "dp_grad_reduce";
-    case EventKind::param_gather: return "dp_param_gather";
-    case EventKind::zero3_gather: return "zero3_gather";
-    case EventKind::optimizer: return "optimizer";
+    case EventKind::send_gradient:
+      return "pp_send";
+    case EventKind::grad_reduce:
+      return "dp_grad_reduce";
+    case EventKind::param_gather:
+      return "dp_param_gather";
+    case EventKind::zero3_gather:
+      return "zero3_gather";
+    case EventKind::optimizer:
+      return "optimizer";
   }
   return "other";
 }
 
-} // namespace
+}  // namespace
 
 std::string render_chrome_trace(const SimResult& r, const TimelineLabels& labels) {
   using nlohmann::json;
@@ -41,14 +51,34 @@ std::string render_chrome_trace(const SimResult& r, const TimelineLabels& labels
   for (std::size_t s = 0; s < stages; ++s) {
     const std::string pname = s < labels.stage_names.size() ? labels.stage_names[s] : "stage " + std::to_string(s);
     const int pid = int(s);
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"ts", 0}, {"dur", 0}, {"pid", pid}, {"tid", 0},
+    events.push_back({{"name", "process_name"},
+                      {"ph", "M"},
+                      {"ts", 0},
+                      {"dur", 0},
+                      {"pid", pid},
+                      {"tid", 0},
                       {"args", {{"name", pname}}}});
-    events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"ts", 0}, {"dur", 0}, {"pid", pid}, {"tid", 0},
+    events.push_back({{"name", "process_sort_index"},
+                      {"ph", "M"},
+                      {"ts", 0},
+                      {"dur", 0},
+                      {"pid", pid},
+                      {"tid", 0},
                       {"args", {{"sort_index", pid}}}});
     for (int k = 0; k < kNumStreams; ++k) {
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"ts", 0}, {"dur", 0}, {"pid", pid}, {"tid", k},
+      events.push_back({{"name", "thread_name"},
+                        {"ph", "M"},
+                        {"ts", 0},
+                        {"dur", 0},
+                        {"pid", pid},
+                        {"tid", k},
                         {"args", {{"name", to_string(Stream(k))}}}});
-      events.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"ts", 0}, {"dur", 0}, {"pid", pid}, {"tid", k},
+      events.push_back({{"name", "thread_sort_index"},
+                        {"ph", "M"},
+                        {"ts", 0},
+                        {"dur", 0},
+                        {"pid", pid},
+                        {"tid", k},
                         {"args", {{"sort_index", k}}}});
     }
   }
@@ -79,4 +109,4 @@ std::string render_chrome_trace(const SimResult& r, const TimelineLabels& labels
   return out.dump() + "\n";
 }
 
-} // namespace planner
+}  // namespace planner

@@ -36,8 +36,12 @@ std::string marks(const ValidatedRow& r) {
 std::string step_text(double s) { return s >= 1 ? fmt::format("{:.2f}", s) : fmt::format("{:.4f}", s); }
 
 nlohmann::json stats_json(const ErrorStats& s) {
-  return {{"rows", s.rows}, {"median_abs_error", s.median_abs}, {"p90_abs_error", s.p90_abs},
-          {"max_abs_error", s.max_abs}, {"worst", s.worst_id}, {"mean_signed_error", s.mean_signed}};
+  return {{"rows", s.rows},
+          {"median_abs_error", s.median_abs},
+          {"p90_abs_error", s.p90_abs},
+          {"max_abs_error", s.max_abs},
+          {"worst", s.worst_id},
+          {"mean_signed_error", s.mean_signed}};
 }
 
 std::string csv_field(const std::string& s) {
@@ -54,21 +58,22 @@ std::string render_json(const ValidationReport& rep) {
       skipped.push_back({{"id", r.id}, {"source", r.source}, {"model", r.model_name}, {"reason", r.skip_reason}});
       continue;
     }
-    nlohmann::json j = {{"id", r.id},
-                        {"source", r.source},
-                        {"model", r.model_name},
-                        {"hardware", r.hardware},
-                        {"scope", r.scope == MeasurementScope::layer ? "layer" : "step"},
-                        {"layout", layout_text(r.config)},
-                        {"chosen_by_planner", r.chosen},
-                        {"assumptions", r.assumptions},
-                        {"warnings", r.warnings},
-                        {"flop_convention", to_string(r.convention)},
-                        {"predicted_step_s", r.predicted_step_s},
-                        {"measured_step_s", r.measured_step_s},
-                        {"measured_step_implied_from", r.step_implied.empty() ? nullptr : nlohmann::json(r.step_implied)},
-                        {"step_error", r.step_error},
-                        {"predicted_palm_mfu", r.predicted_palm_mfu}};
+    nlohmann::json j = {
+        {"id", r.id},
+        {"source", r.source},
+        {"model", r.model_name},
+        {"hardware", r.hardware},
+        {"scope", r.scope == MeasurementScope::layer ? "layer" : "step"},
+        {"layout", layout_text(r.config)},
+        {"chosen_by_planner", r.chosen},
+        {"assumptions", r.assumptions},
+        {"warnings", r.warnings},
+        {"flop_convention", to_string(r.convention)},
+        {"predicted_step_s", r.predicted_step_s},
+        {"measured_step_s", r.measured_step_s},
+        {"measured_step_implied_from", r.step_implied.empty() ? nullptr : nlohmann::json(r.step_implied)},
+        {"step_error", r.step_error},
+        {"predicted_palm_mfu", r.predicted_palm_mfu}};
     auto opt = [&](const char* k, std::optional<double> v) { j[k] = v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
     opt("predicted_tflops_per_gpu", r.predicted_tflops);
     opt("measured_tflops_per_gpu", r.measured_tflops);
@@ -120,15 +125,15 @@ std::string render_table(const ValidationReport& rep) {
     if (!r.evaluated()) continue;
     const std::string tf =
         r.measured_tflops ? fmt::format("{:.0f}/{:.0f}", *r.measured_tflops, *r.predicted_tflops) : std::string("-");
-    const std::string mfu = r.measured_mfu
-                                ? fmt::format("{:.1f}/{:.1f}", 100 * *r.measured_mfu, 100 * *r.predicted_mfu)
-                                : std::string("-");
+    const std::string mfu =
+        r.measured_mfu ? fmt::format("{:.1f}/{:.1f}", 100 * *r.measured_mfu, 100 * *r.predicted_mfu) : std::string("-");
     std::string model = r.model_name.size() > 22 ? r.model_name.substr(0, 21) + "~" : r.model_name;
     s += fmt::format("{:<6} {:<22} {:<14} {:<34} {:>9} {:>9} {:>7}  {:>13} {:>7}  {:>11} {:>7}  {}\n", r.id, model,
                      r.hardware, layout_text(r.config), step_text(r.measured_step_s), step_text(r.predicted_step_s),
                      pct(r.step_error), tf, pct(r.tflops_error), mfu, pct(r.mfu_error), marks(r));
   }
-  s += "times in seconds (per step; per layer fwd+bwd for 'l' rows). marks: c = knobs the row leaves unknown were chosen "
+  s += "times in seconds (per step; per layer fwd+bwd for 'l' rows). marks: c = knobs the row leaves unknown were "
+       "chosen "
        "by the planner, i = measured time implied from the row's TFLOP/s or MFU in its FLOP convention, w = warning "
        "below, l = one-layer measurement\n";
 
@@ -147,8 +152,10 @@ std::string render_table(const ValidationReport& rep) {
   for (const auto& r : rep.rows)
     for (const auto& a : r.assumptions) {
       auto it = std::find_if(assumed.begin(), assumed.end(), [&](const auto& x) { return x.first == a; });
-      if (it == assumed.end()) assumed.push_back({a, {r.id}});
-      else it->second.push_back(r.id);
+      if (it == assumed.end())
+        assumed.push_back({a, {r.id}});
+      else
+        it->second.push_back(r.id);
     }
   if (!assumed.empty()) {
     s += "\ninferred settings (docs/published_runs.md)\n";
@@ -161,12 +168,12 @@ std::string render_table(const ValidationReport& rep) {
     for (const auto& r : rep.rows)
       if (!r.evaluated()) s += fmt::format("  {:<6} {}\n", r.id, r.skip_reason);
   }
-  s += fmt::format("\nstep-time |error| by source\n{:<40} {:>5} {:>8} {:>8} {:>8} {:<7} {:>8}\n", "source", "rows", "median",
-                   "p90", "max", "(row)", "bias");
+  s += fmt::format("\nstep-time |error| by source\n{:<40} {:>5} {:>8} {:>8} {:>8} {:<7} {:>8}\n", "source", "rows",
+                   "median", "p90", "max", "(row)", "bias");
   auto line = [](const std::string& label, const ErrorStats& st) {
     if (st.rows == 0) return fmt::format("{:<40} {:>5} {:>8} {:>8} {:>8}\n", label, 0, "-", "-", "-");
-    return fmt::format("{:<40} {:>5} {:>7.1f}% {:>7.1f}% {:>7.1f}% {:<7} {:>+7.1f}%\n", label, st.rows, 100 * st.median_abs,
-                       100 * st.p90_abs, 100 * st.max_abs, st.worst_id, 100 * st.mean_signed);
+    return fmt::format("{:<40} {:>5} {:>7.1f}% {:>7.1f}% {:>7.1f}% {:<7} {:>+7.1f}%\n", label, st.rows,
+                       100 * st.median_abs, 100 * st.p90_abs, 100 * st.max_abs, st.worst_id, 100 * st.mean_signed);
   };
   for (const auto& [label, st] : rep.by_source) s += line(label, st);
   s += line("overall", rep.overall);
@@ -177,9 +184,12 @@ std::string render_table(const ValidationReport& rep) {
 
 std::string render_validation(const ValidationReport& r, Format f) {
   switch (f) {
-    case Format::json: return render_json(r);
-    case Format::csv: return render_csv(r);
-    case Format::table: return render_table(r);
+    case Format::json:
+      return render_json(r);
+    case Format::csv:
+      return render_csv(r);
+    case Format::table:
+      return render_table(r);
   }
   return render_table(r);
 }

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "planner/model/collectives.h"
 #include "planner/calibrate/measurements.h"
+#include "planner/model/collectives.h"
 
 namespace planner::bench {
 
@@ -28,7 +28,8 @@ struct NodeLayout {
 // Nodes from each rank's host name (ranks_per_node_override == 0) or from
 // consecutive blocks of ranks; throws std::runtime_error when hosts run
 // different numbers of ranks.
-[[nodiscard]] NodeLayout make_layout(const std::vector<std::string>& host_of_rank, std::int64_t ranks_per_node_override);
+[[nodiscard]] NodeLayout make_layout(const std::vector<std::string>& host_of_rank,
+                                     std::int64_t ranks_per_node_override);
 
 // The process groups of one measurement: every rank is in at most one group;
 // all groups of the configuration run at the same time.
@@ -59,7 +60,8 @@ struct GroupConfig {
 // input of member r of p, and the result member r must hold.
 void fill_input(Collective c, std::int64_t count, std::int64_t r, std::int64_t p, std::int32_t* in);
 // Empty when `out` is right; otherwise where and what differs.
-[[nodiscard]] std::string check_output(Collective c, std::int64_t count, std::int64_t r, std::int64_t p, const std::int32_t* out);
+[[nodiscard]] std::string check_output(Collective c, std::int64_t count, std::int64_t r, std::int64_t p,
+                                       const std::int32_t* out);
 
 struct PointResult {
   std::vector<double> times_s;  // per timed iteration: the slowest rank of all groups
@@ -88,4 +90,4 @@ class Backend {
   virtual void barrier() = 0;
 };
 
-} // namespace planner::bench
+}  // namespace planner::bench

@@ -69,10 +69,11 @@ void fill_random(void* dev, std::size_t bytes, bool fp8) {
     }
   }
   for (std::size_t off = 0; off < bytes; off += chunk.size())
-    CUDA_CHECK(cudaMemcpy(static_cast<char*>(dev) + off, chunk.data(), std::min(chunk.size(), bytes - off), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(static_cast<char*>(dev) + off, chunk.data(), std::min(chunk.size(), bytes - off),
+                          cudaMemcpyHostToDevice));
 }
 
-} // namespace
+}  // namespace
 
 void measure_hbm(int device, MeasurementSet& out, int warmup, int iters) {
   CUDA_CHECK(cudaSetDevice(device));
@@ -117,7 +118,8 @@ void measure_gemms(int device, MeasurementSet& out, int warmup, int iters, std::
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   const bool has_fp8 = prop.major * 10 + prop.minor >= 89;
-  if (!has_fp8) notes.push_back(fmt::format("fp8 GEMMs skipped: compute capability {}.{} < 8.9", prop.major, prop.minor));
+  if (!has_fp8)
+    notes.push_back(fmt::format("fp8 GEMMs skipped: compute capability {}.{} < 8.9", prop.major, prop.minor));
   cublasLtHandle_t lt;
   LT_CHECK(cublasLtCreate(&lt));
   cudaStream_t s;
@@ -163,7 +165,8 @@ void measure_gemms(int device, MeasurementSet& out, int warmup, int iters, std::
         const float alpha = 1.0f, beta = 0.0f;
         for (int i = 0; i < warmup + iters; ++i) {
           if (i >= warmup) CUDA_CHECK(cudaEventRecord(ev[std::size_t(2 * (i - warmup))], s));
-          LT_CHECK(cublasLtMatmul(lt, op, &alpha, A, la, B, lb, &beta, D, ld, D, ld, &heur.algo, workspace, workspace_bytes, s));
+          LT_CHECK(cublasLtMatmul(lt, op, &alpha, A, la, B, lb, &beta, D, ld, D, ld, &heur.algo, workspace,
+                                  workspace_bytes, s));
           if (i >= warmup) CUDA_CHECK(cudaEventRecord(ev[std::size_t(2 * (i - warmup) + 1)], s));
         }
         CUDA_CHECK(cudaStreamSynchronize(s));
@@ -183,8 +186,8 @@ void measure_gemms(int device, MeasurementSet& out, int warmup, int iters, std::
         g.time_min_s = *std::min_element(times.begin(), times.end());
         g.flops_per_s = 2.0 * double(sh.m) * double(sh.n) * double(sh.k) / g.time_s;
         out.gemm.push_back(g);
-        std::printf("  gemm %-28s %-4s m %6lld n %6lld k %6lld  %9.1f us  %7.1f TFLOP/s\n", sh.name, g.dtype.c_str(), (long long)sh.m,
-                    (long long)sh.n, (long long)sh.k, g.time_s * 1e6, g.flops_per_s / 1e12);
+        std::printf("  gemm %-28s %-4s m %6lld n %6lld k %6lld  %9.1f us  %7.1f TFLOP/s\n", sh.name, g.dtype.c_str(),
+                    (long long)sh.m, (long long)sh.n, (long long)sh.k, g.time_s * 1e6, g.flops_per_s / 1e12);
       }
       cublasLtMatmulPreferenceDestroy(pref);
       cublasLtMatrixLayoutDestroy(la);
@@ -202,4 +205,4 @@ void measure_gemms(int device, MeasurementSet& out, int warmup, int iters, std::
   cublasLtDestroy(lt);
 }
 
-} // namespace planner::bench
+}  // namespace planner::bench

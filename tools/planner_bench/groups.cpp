@@ -20,7 +20,7 @@ std::vector<std::int64_t> sizes_up_to(std::int64_t n, bool all_sizes) {
   return out;
 }
 
-} // namespace
+}  // namespace
 
 NodeLayout make_layout(const std::vector<std::string>& host_of_rank, std::int64_t ranks_per_node_override) {
   NodeLayout l;
@@ -29,7 +29,8 @@ NodeLayout make_layout(const std::vector<std::string>& host_of_rank, std::int64_
     if (std::find(l.hosts.begin(), l.hosts.end(), h) == l.hosts.end()) l.hosts.push_back(h);
   if (ranks_per_node_override > 0) {
     if (l.world_size % ranks_per_node_override != 0)
-      throw std::runtime_error(fmt::format("--ranks-per-node {} does not divide the {} ranks", ranks_per_node_override, l.world_size));
+      throw std::runtime_error(
+          fmt::format("--ranks-per-node {} does not divide the {} ranks", ranks_per_node_override, l.world_size));
     l.emulated = true;
     l.ranks_per_node = ranks_per_node_override;
     l.nodes = l.world_size / ranks_per_node_override;
@@ -47,9 +48,10 @@ NodeLayout make_layout(const std::vector<std::string>& host_of_rank, std::int64_
   }
   for (std::size_t i = 1; i < count.size(); ++i)
     if (count[i] != count[0])
-      throw std::runtime_error(fmt::format("hosts run different numbers of ranks ({}: {}, {}: {}); launch the same number per node "
-                                           "or give --ranks-per-node",
-                                           l.hosts[0], count[0], l.hosts[i], count[i]));
+      throw std::runtime_error(
+          fmt::format("hosts run different numbers of ranks ({}: {}, {}: {}); launch the same number per node "
+                      "or give --ranks-per-node",
+                      l.hosts[0], count[0], l.hosts[i], count[i]));
   l.nodes = std::int64_t(l.hosts.size());
   l.ranks_per_node = count.empty() ? 1 : count[0];
   return l;
@@ -113,10 +115,12 @@ std::vector<GroupConfig> make_group_configs(const NodeLayout& l, bool world, boo
 std::int64_t size_multiplier(Collective c, std::int64_t p) {
   switch (c) {
     case Collective::all_reduce:
-    case Collective::send_recv: return 1;
+    case Collective::send_recv:
+      return 1;
     case Collective::all_gather:
     case Collective::reduce_scatter:
-    case Collective::all_to_all: return p;
+    case Collective::all_to_all:
+      return p;
   }
   return 1;
 }
@@ -137,11 +141,21 @@ void fill_input(Collective c, std::int64_t count, std::int64_t r, std::int64_t p
     const std::int64_t block = i / count, j = i % count;
     std::int64_t v = 0;
     switch (c) {
-      case Collective::all_reduce: v = (r + 1) + (i % 7); break;
-      case Collective::all_gather: v = r * 1009 + (i % 13); break;
-      case Collective::reduce_scatter: v = (r + 1) * (block + 1) + (j % 5); break;
-      case Collective::all_to_all: v = r * p + block + 3 * (j % 3); break;
-      case Collective::send_recv: v = r * 11 + (i % 17); break;
+      case Collective::all_reduce:
+        v = (r + 1) + (i % 7);
+        break;
+      case Collective::all_gather:
+        v = r * 1009 + (i % 13);
+        break;
+      case Collective::reduce_scatter:
+        v = (r + 1) * (block + 1) + (j % 5);
+        break;
+      case Collective::all_to_all:
+        v = r * p + block + 3 * (j % 3);
+        break;
+      case Collective::send_recv:
+        v = r * 11 + (i % 17);
+        break;
     }
     in[i] = std::int32_t(v);
   }
@@ -153,16 +167,25 @@ std::string check_output(Collective c, std::int64_t count, std::int64_t r, std::
     const std::int64_t block = i / count, j = i % count;
     std::int64_t want = 0;
     switch (c) {
-      case Collective::all_reduce: want = p * (p + 1) / 2 + p * (i % 7); break;
-      case Collective::all_gather: want = block * 1009 + (j % 13); break;
-      case Collective::reduce_scatter: want = (r + 1) * p * (p + 1) / 2 + p * (i % 5); break;
-      case Collective::all_to_all: want = block * p + r + 3 * (j % 3); break;
-      case Collective::send_recv: want = ((r + p - 1) % p) * 11 + (i % 17); break;
+      case Collective::all_reduce:
+        want = p * (p + 1) / 2 + p * (i % 7);
+        break;
+      case Collective::all_gather:
+        want = block * 1009 + (j % 13);
+        break;
+      case Collective::reduce_scatter:
+        want = (r + 1) * p * (p + 1) / 2 + p * (i % 5);
+        break;
+      case Collective::all_to_all:
+        want = block * p + r + 3 * (j % 3);
+        break;
+      case Collective::send_recv:
+        want = ((r + p - 1) % p) * 11 + (i % 17);
+        break;
     }
-    if (out[i] != std::int32_t(want))
-      return fmt::format("element {} of {} is {}, expected {}", i, n, out[i], want);
+    if (out[i] != std::int32_t(want)) return fmt::format("element {} of {} is {}, expected {}", i, n, out[i], want);
   }
   return {};
 }
 
-} // namespace planner::bench
+}  // namespace planner::bench

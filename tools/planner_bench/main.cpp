@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "mpi_backend.h"
 #include "sweep.h"
@@ -38,15 +38,19 @@ double parse_size(const std::string& s, const char* flag) {
   }
   std::string unit = s.substr(used);
   double mult = 1;
-  if (unit == "K" || unit == "k" || unit == "KiB") mult = 1024.0;
-  else if (unit == "M" || unit == "MiB") mult = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GiB") mult = 1024.0 * 1024 * 1024;
-  else if (!unit.empty() && unit != "B") throw CLI::ValidationError(flag, fmt::format("unknown unit in '{}' (use K, M or G)", s));
+  if (unit == "K" || unit == "k" || unit == "KiB")
+    mult = 1024.0;
+  else if (unit == "M" || unit == "MiB")
+    mult = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GiB")
+    mult = 1024.0 * 1024 * 1024;
+  else if (!unit.empty() && unit != "B")
+    throw CLI::ValidationError(flag, fmt::format("unknown unit in '{}' (use K, M or G)", s));
   if (!(v * mult >= 4)) throw CLI::ValidationError(flag, fmt::format("expected at least 4 bytes, got '{}'", s));
   return v * mult;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"planner-bench: collective (and GPU compute) measurements for planner calibrate fit"};
@@ -56,14 +60,17 @@ int main(int argc, char** argv) {
   std::int64_t ranks_per_node = 0;
   double settle_s = 1.0;
   bool largest_groups = false, no_compute = false;
-  app.add_option("--backend", backend, "mpi (CPU), nccl (one process per GPU, under mpirun/srun) or nccl-local (one process, all local GPUs)")
+  app.add_option("--backend", backend,
+                 "mpi (CPU), nccl (one process per GPU, under mpirun/srun) or nccl-local (one process, all local GPUs)")
       ->check(CLI::IsMember({"mpi", "nccl", "nccl-local"}));
   app.add_option("-o,--output", opt.output, "measurement file to write (atomically, by rank 0)")->required();
   app.add_option("--min-bytes,-b", min_bytes, "smallest size (nccl-tests convention), e.g. 8 (default 8)");
-  app.add_option("--max-bytes,-e", max_bytes, "largest size, e.g. 4G (default 64M; stops earlier when memory runs out)");
+  app.add_option("--max-bytes,-e", max_bytes,
+                 "largest size, e.g. 4G (default 64M; stops earlier when memory runs out)");
   app.add_option("--warmup,-w", opt.warmup, "untimed iterations per size (default 5)")->check(CLI::Range(0, 100000));
   app.add_option("--iters,-n", opt.iters, "timed iterations per size (default 20)")->check(CLI::Range(1, 100000));
-  app.add_option("--collectives", collectives, "subset of all_reduce all_gather reduce_scatter all_to_all send_recv (default all)")
+  app.add_option("--collectives", collectives,
+                 "subset of all_reduce all_gather reduce_scatter all_to_all send_recv (default all)")
       ->check(CLI::IsMember({"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"}))
       ->delimiter(',');
   app.add_option("--groups", groups, "subset of world intra inter (default all three)")
@@ -75,7 +82,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--settle-seconds", settle_s, "MPI backend: untimed barriers before the first measurement (default 1)")
       ->check(CLI::Range(0.0, 600.0));
-  app.add_flag("--largest-groups-only", largest_groups, "intra/inter groups of the whole node / all nodes only, not 2, 4, ...");
+  app.add_flag("--largest-groups-only", largest_groups,
+               "intra/inter groups of the whole node / all nodes only, not 2, 4, ...");
   app.add_flag("--no-compute", no_compute, "skip the GEMM and HBM measurements of the NCCL backends");
   app.add_flag("--quiet,-q", opt.quiet, "print nothing but errors");
   app.add_flag("--inject-wrong-result", opt.corrupt,
@@ -108,7 +116,9 @@ int main(int argc, char** argv) {
 #ifdef PLANNER_BENCH_HAVE_NCCL
       b = make_nccl_backend(argc, argv, ranks_per_node, backend == "nccl");
 #else
-      std::fprintf(stderr, "planner-bench: error: built without the NCCL backend (CMake found no CUDA toolkit with NCCL); use --backend mpi\n");
+      std::fprintf(stderr,
+                   "planner-bench: error: built without the NCCL backend (CMake found no CUDA toolkit with NCCL); use "
+                   "--backend mpi\n");
       return 1;
 #endif
     }

@@ -49,7 +49,8 @@ class MpiBackend final : public Backend {
     int len = 0;
     MPI_Get_processor_name(name, &len);
     std::vector<char> all(std::size_t(size) * MPI_MAX_PROCESSOR_NAME);
-    check_mpi(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD),
+    check_mpi(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                            MPI_COMM_WORLD),
               "MPI_Allgather of host names");
     std::vector<std::string> hosts;
     for (int r = 0; r < size; ++r) hosts.emplace_back(&all[std::size_t(r) * MPI_MAX_PROCESSOR_NAME]);
@@ -93,7 +94,8 @@ class MpiBackend final : public Backend {
     const std::int64_t color = g.color[std::size_t(rank_)];
     member_ = g.member[std::size_t(rank_)];
     size_ = g.size;
-    check_mpi(MPI_Comm_split(MPI_COMM_WORLD, color < 0 ? MPI_UNDEFINED : int(color), int(member_), &comm_), "MPI_Comm_split");
+    check_mpi(MPI_Comm_split(MPI_COMM_WORLD, color < 0 ? MPI_UNDEFINED : int(color), int(member_), &comm_),
+              "MPI_Comm_split");
   }
 
   PointResult measure(Collective c, std::int64_t count, int warmup, int iters, bool corrupt) override {
@@ -115,7 +117,8 @@ class MpiBackend final : public Backend {
     }
     PointResult r;
     r.times_s.resize(times.size());
-    check_mpi(MPI_Allreduce(times.data(), r.times_s.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce of times");
+    check_mpi(MPI_Allreduce(times.data(), r.times_s.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
+              "MPI_Allreduce of times");
     std::string error;
     if (active) {
       if (corrupt && member_ == 0) out[0] += 1;
@@ -145,7 +148,8 @@ class MpiBackend final : public Backend {
       case Collective::send_recv: {
         // A ring shift, as nccl-tests' sendrecv: every member sends to the next.
         const int p = int(size_), me = int(member_);
-        check_mpi(MPI_Sendrecv(in, n, MPI_INT32_T, (me + 1) % p, 7, out, n, MPI_INT32_T, (me + p - 1) % p, 7, comm_, MPI_STATUS_IGNORE),
+        check_mpi(MPI_Sendrecv(in, n, MPI_INT32_T, (me + 1) % p, 7, out, n, MPI_INT32_T, (me + p - 1) % p, 7, comm_,
+                               MPI_STATUS_IGNORE),
                   "MPI_Sendrecv");
         break;
       }
@@ -172,7 +176,7 @@ class MpiBackend final : public Backend {
   std::map<std::string, std::string> versions_;
 };
 
-} // namespace
+}  // namespace
 
 std::unique_ptr<Backend> make_mpi_backend(int& argc, char**& argv, std::int64_t ranks_per_node, double settle_s) {
   return std::make_unique<MpiBackend>(argc, argv, ranks_per_node, settle_s);
@@ -185,4 +189,4 @@ void abort_mpi(int code) {
   if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
 }
 
-} // namespace planner::bench
+}  // namespace planner::bench

@@ -91,7 +91,8 @@ class NcclBackend final : public Backend {
       char name[MPI_MAX_PROCESSOR_NAME] = {};
       std::strncpy(name, host_name().c_str(), sizeof name - 1);
       std::vector<char> all(std::size_t(size) * MPI_MAX_PROCESSOR_NAME);
-      check_mpi(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD),
+      check_mpi(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                              MPI_COMM_WORLD),
                 "MPI_Allgather of host names");
       int on_host = 0;  // the GPU: this rank's index among the ranks on its host
       for (int r = 0; r < size; ++r) {
@@ -99,7 +100,8 @@ class NcclBackend final : public Backend {
         if (r < rank && hosts.back() == name) ++on_host;
       }
       if (on_host >= devices)
-        throw std::runtime_error(fmt::format("rank {} is rank {} on host {}, which has {} GPUs", rank, on_host, name, devices));
+        throw std::runtime_error(
+            fmt::format("rank {} is rank {} on host {}, which has {} GPUs", rank, on_host, name, devices));
       locals_.push_back(make_local(rank, on_host));
       char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
       int len = 0;
@@ -185,7 +187,8 @@ class NcclBackend final : public Backend {
       LocalRank& l = locals_.front();
       const std::int64_t color = g.color[std::size_t(l.global)];
       MPI_Comm sub = MPI_COMM_NULL;
-      check_mpi(MPI_Comm_split(MPI_COMM_WORLD, color < 0 ? MPI_UNDEFINED : int(color), int(l.member), &sub), "MPI_Comm_split");
+      check_mpi(MPI_Comm_split(MPI_COMM_WORLD, color < 0 ? MPI_UNDEFINED : int(color), int(l.member), &sub),
+                "MPI_Comm_split");
       if (sub != MPI_COMM_NULL) {
         ncclUniqueId id;
         if (l.member == 0) NCCL_CHECK(ncclGetUniqueId(&id));
@@ -200,7 +203,8 @@ class NcclBackend final : public Backend {
     for (LocalRank& l : locals_)
       if (g.color[std::size_t(l.global)] >= 0) groups[g.color[std::size_t(l.global)]].push_back(&l);
     for (auto& [color, members] : groups) {
-      std::sort(members.begin(), members.end(), [](const LocalRank* a, const LocalRank* b) { return a->member < b->member; });
+      std::sort(members.begin(), members.end(),
+                [](const LocalRank* a, const LocalRank* b) { return a->member < b->member; });
       std::vector<int> devs;
       for (const LocalRank* m : members) devs.push_back(m->device);
       std::vector<ncclComm_t> comms(members.size());
@@ -271,13 +275,15 @@ class NcclBackend final : public Backend {
       if (corrupt && l.member == 0) host[0] += 1;
       if (error.empty()) {
         const std::string e = check_output(c, count, l.member, p, host.data());
-        if (!e.empty()) error = fmt::format("rank {} (GPU {}, member {} of its group): {}", l.global, l.device, l.member, e);
+        if (!e.empty())
+          error = fmt::format("rank {} (GPU {}, member {} of its group): {}", l.global, l.device, l.member, e);
       }
     }
     PointResult r;
     r.times_s = times;
     if (use_mpi_) {
-      check_mpi(MPI_Allreduce(times.data(), r.times_s.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce of times");
+      check_mpi(MPI_Allreduce(times.data(), r.times_s.data(), iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
+                "MPI_Allreduce of times");
       int world = 0;
       MPI_Comm_size(MPI_COMM_WORLD, &world);
       const int me = error.empty() ? world : int(rank_);
@@ -343,10 +349,10 @@ class NcclBackend final : public Backend {
   std::map<std::string, std::string> versions_;
 };
 
-} // namespace
+}  // namespace
 
 std::unique_ptr<Backend> make_nccl_backend(int& argc, char**& argv, std::int64_t ranks_per_node, bool use_mpi) {
   return std::make_unique<NcclBackend>(argc, argv, ranks_per_node, use_mpi);
 }
 
-} // namespace planner::bench
+}  // namespace planner::bench

@@ -15,7 +15,8 @@ namespace planner::bench {
 // broadcast with MPI_Bcast, the GPU is the rank's index among the ranks on its
 // host. Otherwise one process drives every visible GPU (ncclCommInitAll) and
 // MPI is not touched. Throws std::runtime_error on CUDA/NCCL/MPI failures.
-[[nodiscard]] std::unique_ptr<Backend> make_nccl_backend(int& argc, char**& argv, std::int64_t ranks_per_node, bool use_mpi);
+[[nodiscard]] std::unique_ptr<Backend> make_nccl_backend(int& argc, char**& argv, std::int64_t ranks_per_node,
+                                                         bool use_mpi);
 
 // cuBLASLt GEMMs (bf16, and fp8 e4m3 on compute capability 8.9+) at the GEMM
 // shapes of Llama 3.1 layers, and device-to-device copy bandwidth, on `device`.
@@ -23,4 +24,4 @@ namespace planner::bench {
 void measure_gemms(int device, MeasurementSet& out, int warmup, int iters, std::vector<std::string>& notes);
 void measure_hbm(int device, MeasurementSet& out, int warmup, int iters);
 
-} // namespace planner::bench
+}  // namespace planner::bench

@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "planner/calibrate/measurements.h"
 #include "planner/io/atomic_write.h"
 #include "planner/spec/input_error.h"
-#include "planner/calibrate/measurements.h"
 
 namespace planner::bench {
 
@@ -21,17 +21,18 @@ double median_of(std::vector<double> v) {
 }
 
 std::string group_label(const GroupConfig& g) {
-  return fmt::format("{} {} ranks ({} per node x {} node{}, {} group{} at once)", to_string(g.kind), g.size, g.ranks_per_node, g.nodes,
-                     g.nodes == 1 ? "" : "s", g.concurrent, g.concurrent == 1 ? "" : "s");
+  return fmt::format("{} {} ranks ({} per node x {} node{}, {} group{} at once)", to_string(g.kind), g.size,
+                     g.ranks_per_node, g.nodes, g.nodes == 1 ? "" : "s", g.concurrent, g.concurrent == 1 ? "" : "s");
 }
 
-} // namespace
+}  // namespace
 
 int run_sweep(Backend& b, const SweepOptions& opt) {
   const NodeLayout& layout = b.layout();
   std::vector<Collective> collectives = opt.collectives;
   if (collectives.empty()) collectives.assign(std::begin(kAllCollectives), std::end(kAllCollectives));
-  const std::vector<GroupConfig> configs = make_group_configs(layout, opt.world, opt.intra, opt.inter, opt.all_group_sizes);
+  const std::vector<GroupConfig> configs =
+      make_group_configs(layout, opt.world, opt.intra, opt.inter, opt.all_group_sizes);
   const double mem_limit = b.memory_limit_bytes();
 
   MeasurementSet set;
@@ -48,8 +49,9 @@ int run_sweep(Backend& b, const SweepOptions& opt) {
 
   if (b.is_root() && !opt.quiet) {
     std::printf("# planner-bench: %s backend, %lld ranks on %lld node%s (%lld per node%s), %s\n", b.name().c_str(),
-                (long long)layout.world_size, (long long)layout.nodes, layout.nodes == 1 ? "" : "s", (long long)layout.ranks_per_node,
-                layout.emulated ? ", emulated by --ranks-per-node" : "", set.device.c_str());
+                (long long)layout.world_size, (long long)layout.nodes, layout.nodes == 1 ? "" : "s",
+                (long long)layout.ranks_per_node, layout.emulated ? ", emulated by --ranks-per-node" : "",
+                set.device.c_str());
     if (configs.empty()) std::printf("# no group of 2 or more ranks: nothing to measure\n");
   }
   bool first = true;
@@ -78,7 +80,8 @@ int run_sweep(Backend& b, const SweepOptions& opt) {
         if (bytes <= last_bytes) continue;
         const double buffer = 4.0 * double(std::max(send_elements(c, count, g.size), recv_elements(c, count, g.size)));
         if (3.0 * buffer > mem_limit) {
-          if (b.is_root() && !opt.quiet) std::printf("#   %s: stopping at %.0f B, the buffers would not fit in memory\n", collective_key(c), bytes);
+          if (b.is_root() && !opt.quiet)
+            std::printf("#   %s: stopping at %.0f B, the buffers would not fit in memory\n", collective_key(c), bytes);
           break;
         }
         last_bytes = bytes;
@@ -86,7 +89,8 @@ int run_sweep(Backend& b, const SweepOptions& opt) {
         first = false;
         if (!r.error.empty()) {
           if (b.is_root())
-            std::fprintf(stderr, "planner-bench: error: %s on %s, %.0f B: wrong result (%s); no measurement file written\n",
+            std::fprintf(stderr,
+                         "planner-bench: error: %s on %s, %.0f B: wrong result (%s); no measurement file written\n",
                          collective_key(c), group_label(g).c_str(), bytes, r.error.c_str());
           b.barrier();
           return 1;
@@ -96,8 +100,9 @@ int run_sweep(Backend& b, const SweepOptions& opt) {
         const MeasuredPoint p = make_point(c, g.size, bytes, std::max(t, 1e-9), std::max(tmin, 1e-9));
         s.points.push_back(p);
         if (b.is_root() && !opt.quiet)
-          std::printf("  %-14s %12.0f B  %11.2f us  (min %9.2f)  algbw %8.3f GB/s  busbw %8.3f GB/s\n", collective_key(c), bytes,
-                      p.time_s * 1e6, p.time_min_s * 1e6, p.algbw_bytes_per_s / 1e9, p.busbw_bytes_per_s / 1e9);
+          std::printf("  %-14s %12.0f B  %11.2f us  (min %9.2f)  algbw %8.3f GB/s  busbw %8.3f GB/s\n",
+                      collective_key(c), bytes, p.time_s * 1e6, p.time_min_s * 1e6, p.algbw_bytes_per_s / 1e9,
+                      p.busbw_bytes_per_s / 1e9);
       }
       if (!s.points.empty()) set.series.push_back(std::move(s));
     }
@@ -119,4 +124,4 @@ int run_sweep(Backend& b, const SweepOptions& opt) {
   return 0;
 }
 
-} // namespace planner::bench
+}  // namespace planner::bench

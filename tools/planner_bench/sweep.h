@@ -30,4 +30,4 @@ struct SweepOptions {
 // file could not be written). Every rank calls it.
 [[nodiscard]] int run_sweep(Backend& backend, const SweepOptions& opt);
 
-} // namespace planner::bench
+}  // namespace planner::bench

@@ -14,8 +14,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "planner/model/collectives.h"
 #include "planner/calibrate/measurements.h"
+#include "planner/model/collectives.h"
 #include "planner/spec/specs.h"
 
 namespace planner {
@@ -52,10 +52,10 @@ struct CollectiveFitReport {
   std::size_t series = 0, points = 0;
   std::size_t downweighted = 0;  // outliers: points the biweight gave no weight (|residual| > c * MAD scale)
   CollectiveFit fit;
-  bool growth_fitted = false;     // base and per-step latency fitted separately (>= 2 step counts)
-  bool bandwidth_fitted = true;   // false: sizes too small to see bandwidth; the base's kept
+  bool growth_fitted = false;    // base and per-step latency fitted separately (>= 2 step counts)
+  bool bandwidth_fitted = true;  // false: sizes too small to see bandwidth; the base's kept
   int iterations = 0;
-  double r2_log_time = 0;         // 1 - SSE/SST of ln(time)
+  double r2_log_time = 0;  // 1 - SSE/SST of ln(time)
   double median_abs_error = 0, max_abs_error = 0;
   std::array<RangeStats, 3> regimes{};
 };
@@ -99,8 +99,8 @@ struct FitOptions {
   bool redescending = true;   // then Tukey's biweight from the Huber solution
   double bisquare_c = 4.685;  // biweight tuning constant (95% efficiency under normal noise)
   int max_iterations = 200;
-  std::string name;         // the fitted profile's name
-  std::string command;      // recorded in the profile's sources
+  std::string name;     // the fitted profile's name
+  std::string command;  // recorded in the profile's sources
 };
 
 struct FitResult {
@@ -108,8 +108,8 @@ struct FitResult {
   std::vector<CollectiveFitReport> collectives;  // tier 0 then tier 1, collective order
   CheckReport validation;                        // mixed groups: predicted, not fitted
   ComputeFitReport compute;
-  std::vector<std::string> notes;                // topology changes, what was skipped
-  std::map<std::string, std::string> sources;    // profile field path -> how it was obtained
+  std::vector<std::string> notes;              // topology changes, what was skipped
+  std::map<std::string, std::string> sources;  // profile field path -> how it was obtained
 };
 
 // Fits every (tier, collective) that has measurements; the rest of `base` is
@@ -124,4 +124,4 @@ struct FitResult {
 [[nodiscard]] CheckReport check_profile(const HardwareProfile& hw, const std::vector<NamedMeasurements>& measurements);
 [[nodiscard]] std::string render_check(const CheckReport& r);
 
-} // namespace planner
+}  // namespace planner

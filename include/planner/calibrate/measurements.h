@@ -28,8 +28,8 @@ enum class GroupKind { world, intra_node, inter_node };
 // one rank sends in total, send/recv the message.
 struct MeasuredPoint {
   double bytes = 0;
-  double time_s = 0;      // per operation: median over iterations (planner-bench) or mean (nccl-tests)
-  double time_min_s = 0;  // fastest iteration; 0 = not recorded
+  double time_s = 0;             // per operation: median over iterations (planner-bench) or mean (nccl-tests)
+  double time_min_s = 0;         // fastest iteration; 0 = not recorded
   double algbw_bytes_per_s = 0;  // bytes / time_s
   double busbw_bytes_per_s = 0;  // algbw * bus_bandwidth_factor
   bool operator==(const MeasuredPoint&) const = default;
@@ -38,11 +38,11 @@ struct MeasuredPoint {
 struct MeasuredSeries {
   Collective collective = Collective::all_reduce;
   GroupKind group = GroupKind::world;
-  std::int64_t group_size = 0;       // ranks in one group
-  std::int64_t ranks_per_node = 0;   // members of one group on each node
-  std::int64_t nodes = 0;            // nodes one group spans; group_size = ranks_per_node * nodes
-  std::int64_t concurrent_groups = 1;  // groups of this shape running at the same time
-  std::string dtype;                 // element type, e.g. "int32", "float", "bfloat16"
+  std::int64_t group_size = 0;            // ranks in one group
+  std::int64_t ranks_per_node = 0;        // members of one group on each node
+  std::int64_t nodes = 0;                 // nodes one group spans; group_size = ranks_per_node * nodes
+  std::int64_t concurrent_groups = 1;     // groups of this shape running at the same time
+  std::string dtype;                      // element type, e.g. "int32", "float", "bfloat16"
   std::string time_statistic = "median";  // "median" or "mean"
   std::vector<MeasuredPoint> points;      // ascending, distinct bytes
   bool operator==(const MeasuredSeries&) const = default;
@@ -58,8 +58,8 @@ struct GemmMeasurement {
 };
 
 struct HbmMeasurement {
-  std::string method;        // e.g. "cudaMemcpy device-to-device"
-  double bytes = 0;          // buffer size copied
+  std::string method;  // e.g. "cudaMemcpy device-to-device"
+  double bytes = 0;    // buffer size copied
   double time_s = 0, time_min_s = 0;
   double bandwidth_bytes_per_s = 0;  // bytes read + written (2 * bytes) / time_s
   bool operator==(const HbmMeasurement&) const = default;
@@ -73,9 +73,9 @@ struct MeasurementSet {
   std::int64_t world_size = 0;
   std::int64_t nodes = 0;
   std::int64_t ranks_per_node = 0;
-  bool emulated_nodes = false;  // nodes assigned by --ranks-per-node, not by host name
+  bool emulated_nodes = false;                  // nodes assigned by --ranks-per-node, not by host name
   std::map<std::string, std::string> versions;  // e.g. "mpi", "nccl", "cuda_driver"
-  std::string command;  // optional: how it was produced
+  std::string command;                          // optional: how it was produced
   std::vector<MeasuredSeries> series;
   std::vector<GemmMeasurement> gemm;
   std::vector<HbmMeasurement> hbm;
@@ -106,4 +106,4 @@ struct MeasurementSet {
 // The file's text: to_json(m) indented, with a trailing newline.
 [[nodiscard]] std::string render_measurements(const MeasurementSet& m);
 
-} // namespace planner
+}  // namespace planner

@@ -41,10 +41,11 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
 // otherwise) and merges them into one measurement set. Times are nccl-tests'
 // out-of-place means; algbw and busbw are recomputed with today's conventions
 // (old all-gather logs folded (p-1)/p into algbw).
-[[nodiscard]] NcclTestsImport import_nccl_tests_files(const std::vector<std::string>& paths, const NcclTestsImportOptions& opt);
+[[nodiscard]] NcclTestsImport import_nccl_tests_files(const std::vector<std::string>& paths,
+                                                      const NcclTestsImportOptions& opt);
 
 // "all_reduce_perf", "all_reduce_perf_mpi", "./build/alltoall_perf" -> the
 // collective; nullopt for tests that are not planner collectives (broadcast, reduce, ...).
 [[nodiscard]] std::optional<Collective> collective_from_nccl_test_name(std::string_view name);
 
-} // namespace planner
+}  // namespace planner

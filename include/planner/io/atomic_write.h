@@ -13,4 +13,4 @@ namespace planner {
 // written or renamed; the temporary file is removed on failure.
 void write_file_atomically(const std::string& path, std::string_view contents);
 
-} // namespace planner
+}  // namespace planner

@@ -23,4 +23,4 @@ namespace planner {
 [[nodiscard]] ModelSpec find_model(const std::string& name_or_path, const std::string& dir = data_dir());
 [[nodiscard]] HardwareProfile find_hardware(const std::string& name_or_path, const std::string& dir = data_dir());
 
-} // namespace planner
+}  // namespace planner

@@ -38,4 +38,4 @@ inline constexpr int kSpecSchemaVersion = 1;
 [[nodiscard]] std::string_view to_string(Schedule s);
 [[nodiscard]] std::string_view to_string(AttentionKernel a);
 
-} // namespace planner
+}  // namespace planner

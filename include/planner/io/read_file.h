@@ -12,4 +12,4 @@ inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t(256) << 20; 
 
 [[nodiscard]] std::string read_input_file(const std::string& path);
 
-} // namespace planner
+}  // namespace planner

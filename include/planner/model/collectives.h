@@ -17,25 +17,26 @@ namespace planner {
 
 enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
 enum class Algorithm { none, ring, tree, torus, direct };
-inline constexpr Collective kAllCollectives[] = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
-                                                 Collective::all_to_all, Collective::send_recv};
+inline constexpr Collective kAllCollectives[] = {Collective::all_reduce, Collective::all_gather,
+                                                 Collective::reduce_scatter, Collective::all_to_all,
+                                                 Collective::send_recv};
 static_assert(std::size(kAllCollectives) == kNumCollectives);
 
 struct GroupPlacement {
   std::int64_t size = 1;
   std::int64_t stride = 1;
-  std::int64_t members_per_domain = 1;   // members inside one tier-0 domain (node / pod)
-  std::int64_t domains = 1;              // tier-0 domains the group spans
-  std::array<std::int64_t, 3> torus_extent{1, 1, 1};  // torus only: members along each axis
-  std::array<bool, 3> torus_wrap{false, false, false}; // axis fully covered: wrap-around link usable
+  std::int64_t members_per_domain = 1;                  // members inside one tier-0 domain (node / pod)
+  std::int64_t domains = 1;                             // tier-0 domains the group spans
+  std::array<std::int64_t, 3> torus_extent{1, 1, 1};    // torus only: members along each axis
+  std::array<bool, 3> torus_wrap{false, false, false};  // axis fully covered: wrap-around link usable
   [[nodiscard]] bool crosses_domains() const { return domains > 1; }
 };
 
 struct CollectiveCost {
   Algorithm algorithm = Algorithm::none;
-  double latency_s = 0;       // alpha terms (incl. the base launch latency)
-  double bandwidth_s = 0;     // beta terms
-  double bus_bandwidth_bytes_per_s = 0; // the bottleneck bandwidth used
+  double latency_s = 0;                  // alpha terms (incl. the base launch latency)
+  double bandwidth_s = 0;                // beta terms
+  double bus_bandwidth_bytes_per_s = 0;  // the bottleneck bandwidth used
   [[nodiscard]] double total_s() const { return latency_s + bandwidth_s; }
 };
 
@@ -45,7 +46,8 @@ struct CollectiveCost {
 // reduce-scatter: input size; all-to-all: bytes each rank sends in total;
 // send/recv: the message. Returns the cheaper of ring and tree (torus on a
 // torus tier) — NCCL's tuner does the same (src/graph/tuning.cc).
-[[nodiscard]] CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c, double bytes);
+[[nodiscard]] CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c,
+                                             double bytes);
 
 // Per-GPU bandwidth of the bottleneck link a ring over this group uses.
 [[nodiscard]] double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacement& g);
@@ -57,4 +59,4 @@ struct CollectiveCost {
 [[nodiscard]] std::optional<Collective> collective_from_key(std::string_view key);
 [[nodiscard]] const char* to_string(Algorithm a);
 
-} // namespace planner
+}  // namespace planner

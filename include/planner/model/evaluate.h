@@ -11,8 +11,8 @@
 #include "planner/model/layer_cost.h"
 #include "planner/model/memory_model.h"
 #include "planner/model/pipeline.h"
-#include "planner/spec/specs.h"
 #include "planner/model/step_time.h"
+#include "planner/spec/specs.h"
 
 namespace planner {
 
@@ -21,11 +21,11 @@ enum class Reason : std::uint8_t {
   tp_exceeds_scale_up,    // TP group larger than the NVLink domain / pod
   tp_not_dividing_heads,  // TP must divide attention heads and KV heads
   tp_not_dividing_ffn,
-  cp_not_dividing_seq,    // sequence must split into 2*cp chunks (causal load balance)
-  batch_not_divisible,    // global batch not divisible by dp * micro-batch size
-  too_few_layers,         // fewer layers than stages * virtual stages
-  vpp_needs_pp,           // interleaving needs pp > 1
-  interleave_needs_micro_batches, // interleaved 1F1B needs micro-batches a multiple of pp (Megatron-LM)
+  cp_not_dividing_seq,             // sequence must split into 2*cp chunks (causal load balance)
+  batch_not_divisible,             // global batch not divisible by dp * micro-batch size
+  too_few_layers,                  // fewer layers than stages * virtual stages
+  vpp_needs_pp,                    // interleaving needs pp > 1
+  interleave_needs_micro_batches,  // interleaved 1F1B needs micro-batches a multiple of pp (Megatron-LM)
   zero_stage_invalid,
   dtype_unsupported,      // no peak FLOP/s for this dtype on this chip
   crosses_single_domain,  // group leaves the only tier the profile describes
@@ -38,7 +38,7 @@ inline constexpr std::size_t kNumReasons = std::size_t(Reason::count_);
 
 struct Evaluation {
   ParallelConfig config;
-  std::uint32_t reasons = 0;   // bit set of Reason
+  std::uint32_t reasons = 0;  // bit set of Reason
   StageLayout layout;
   MemoryBreakdown memory;
   StepTimeBreakdown time;
@@ -71,4 +71,4 @@ struct Evaluation {
 // Name of the largest exposed overhead (what to attack next).
 [[nodiscard]] const char* dominant_overhead(const StepTimeBreakdown& t);
 
-} // namespace planner
+}  // namespace planner

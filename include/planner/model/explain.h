@@ -27,4 +27,4 @@ class Explain {
   std::vector<ExplainStep> steps_;
 };
 
-} // namespace planner
+}  // namespace planner

@@ -15,13 +15,13 @@ struct LayerTime {
   double gemm_fwd_s = 0, attention_fwd_s = 0, elementwise_fwd_s = 0;
   // Backward pass (excluding recomputation), seconds.
   double gemm_bwd_s = 0, attention_bwd_s = 0, elementwise_bwd_s = 0;
-  double grad_accumulate_s = 0; // adding this micro-batch's weight gradients into the accumulator
-  double recompute_s = 0;       // extra forward work in the backward pass
+  double grad_accumulate_s = 0;  // adding this micro-batch's weight gradients into the accumulator
+  double recompute_s = 0;        // extra forward work in the backward pass
   double tp_comm_fwd_s = 0, tp_comm_bwd_s = 0, tp_comm_recompute_s = 0;  // exposed
-  double cp_comm_fwd_s = 0, cp_comm_bwd_s = 0;  // exposed part of the K/V ring exchange
-  double cp_comm_total_s = 0;                   // before overlap
-  double gemm_flops_fwd = 0;                    // executed, per GPU
-  double attention_flops_fwd = 0;               // executed, per GPU
+  double cp_comm_fwd_s = 0, cp_comm_bwd_s = 0;                           // exposed part of the K/V ring exchange
+  double cp_comm_total_s = 0;                                            // before overlap
+  double gemm_flops_fwd = 0;                                             // executed, per GPU
+  double attention_flops_fwd = 0;                                        // executed, per GPU
 
   [[nodiscard]] double compute_fwd_s() const { return gemm_fwd_s + attention_fwd_s + elementwise_fwd_s; }
   [[nodiscard]] double compute_bwd_s() const {
@@ -46,9 +46,9 @@ struct HeadTime {
 // derived tensor by tensor (Korthikanti et al. 2022 §4, adapted to GQA,
 // SwiGLU, flash attention, CP and recomputation).
 struct LayerActivations {
-  double stored_bytes = 0;        // kept per layer per micro-batch in flight
-  double full_layer_bytes = 0;    // what the layer would keep without recompute
-  double attention_core_bytes = 0;// the part selective recompute drops
+  double stored_bytes = 0;          // kept per layer per micro-batch in flight
+  double full_layer_bytes = 0;      // what the layer would keep without recompute
+  double attention_core_bytes = 0;  // the part selective recompute drops
 };
 
 [[nodiscard]] LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
@@ -68,4 +68,4 @@ struct LayerActivations {
 // one): M*N / (ceil(tiles / units) * units * tile area). 1 without tile data.
 [[nodiscard]] double wave_efficiency(const HardwareProfile& hw, double M, double N);
 
-} // namespace planner
+}  // namespace planner

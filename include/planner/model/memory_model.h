@@ -15,13 +15,13 @@ struct MemoryBreakdown {
   double weights_bytes = 0;
   double gradients_bytes = 0;
   double optimizer_bytes = 0;
-  double activations_bytes = 0;        // stored activations of micro-batches in flight
-  double logits_bytes = 0;             // last stage: logits + fp32 loss buffers, one micro-batch
-  double transient_bytes = 0;          // ZeRO-3 gathered layers, full-recompute working layer
-  double reserve_bytes = 0;            // CUDA context, NCCL buffers, fragmentation
+  double activations_bytes = 0;  // stored activations of micro-batches in flight
+  double logits_bytes = 0;       // last stage: logits + fp32 loss buffers, one micro-batch
+  double transient_bytes = 0;    // ZeRO-3 gathered layers, full-recompute working layer
+  double reserve_bytes = 0;      // CUDA context, NCCL buffers, fragmentation
   double total_bytes = 0;
   double capacity_bytes = 0;
-  std::int64_t peak_stage = 0;         // the stage these figures belong to
+  std::int64_t peak_stage = 0;  // the stage these figures belong to
   std::int64_t layers_on_peak_stage = 0;
   double micro_batches_in_flight = 0;  // on the peak stage, in whole-stage units
   [[nodiscard]] bool fits() const { return total_bytes <= capacity_bytes; }
@@ -36,4 +36,4 @@ struct MemoryBreakdown {
 // Parameters held by one pipeline stage before TP/ZeRO sharding.
 [[nodiscard]] double stage_params(const ModelSpec& m, const StageLayout& layout, std::int64_t stage);
 
-} // namespace planner
+}  // namespace planner

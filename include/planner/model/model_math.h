@@ -14,9 +14,9 @@ struct ParamCounts {
   std::int64_t ffn_per_layer = 0;        // up/gate/down (+ biases)
   std::int64_t norms_per_layer = 0;
   std::int64_t per_layer = 0;
-  std::int64_t embedding = 0;            // input token embedding V*h
-  std::int64_t output = 0;               // output projection V*h (0 when tied)
-  std::int64_t position = 0;             // learned position embedding
+  std::int64_t embedding = 0;  // input token embedding V*h
+  std::int64_t output = 0;     // output projection V*h (0 when tied)
+  std::int64_t position = 0;   // learned position embedding
   std::int64_t final_norm = 0;
   std::int64_t total = 0;
   // Parameters that take part in matrix multiplies, "N" in 6N: every layer
@@ -32,12 +32,12 @@ struct ParamCounts {
 [[nodiscard]] ParamCounts count_params(const ModelSpec& m);
 
 struct FlopsPerToken {
-  double matmul_params = 0;      // N
-  double dense = 0;              // 6N
-  double attention = 0;          // 12*L*H*Q*T (PaLM, no causal discount)
-  double model = 0;              // dense + attention: the MFU numerator per token
-  double recompute = 0;          // extra forward FLOPs executed by recomputation
-  double hardware = 0;           // model + recompute: the HFU numerator per token
+  double matmul_params = 0;  // N
+  double dense = 0;          // 6N
+  double attention = 0;      // 12*L*H*Q*T (PaLM, no causal discount)
+  double model = 0;          // dense + attention: the MFU numerator per token
+  double recompute = 0;      // extra forward FLOPs executed by recomputation
+  double hardware = 0;       // model + recompute: the HFU numerator per token
 };
 
 // PaLM (Chowdhery et al. 2022, App. B): model FLOPs per token = 6N + 12*L*H*Q*T.
@@ -46,4 +46,4 @@ struct FlopsPerToken {
 // 4*L*H*Q*T (Korthikanti et al. 2022 §5).
 [[nodiscard]] FlopsPerToken flops_per_token(const ModelSpec& m, std::int64_t seq_len, Recompute r);
 
-} // namespace planner
+}  // namespace planner

@@ -12,11 +12,11 @@ namespace planner {
 
 struct StageLayout {
   std::int64_t stages = 1;
-  std::int64_t first = 0;        // layers on stage 0 (carries the embedding)
-  std::int64_t last = 0;         // layers on stage p-1 (carries the output layer); == first when p == 1
-  std::int64_t middle_hi = 0;    // middle stages hold middle_hi or middle_hi-1 layers
-  std::int64_t middle_hi_count = 0; // how many middle stages hold middle_hi
-  bool feasible = true;          // false when some stage would get fewer than min layers
+  std::int64_t first = 0;            // layers on stage 0 (carries the embedding)
+  std::int64_t last = 0;             // layers on stage p-1 (carries the output layer); == first when p == 1
+  std::int64_t middle_hi = 0;        // middle stages hold middle_hi or middle_hi-1 layers
+  std::int64_t middle_hi_count = 0;  // how many middle stages hold middle_hi
+  bool feasible = true;              // false when some stage would get fewer than min layers
   [[nodiscard]] std::int64_t layers_on(std::int64_t stage) const;
 };
 
@@ -60,4 +60,4 @@ struct StageLayout {
 // (p-1)/v micro-batch times against m of work).
 [[nodiscard]] double bubble_fraction(std::int64_t p, std::int64_t v, std::int64_t m);
 
-} // namespace planner
+}  // namespace planner

@@ -14,19 +14,19 @@
 namespace planner {
 
 struct StepTimeBreakdown {
-  double compute_s = 0;        // forward + backward kernels, all micro-batches, heaviest stage
-  double recompute_s = 0;      // recomputation in the backward pass
-  double tp_comm_s = 0;        // exposed tensor-parallel collectives
-  double cp_comm_s = 0;        // exposed part of the context-parallel K/V exchange
-  double pp_p2p_s = 0;         // exposed pipeline send/recv
-  double pp_bubble_s = 0;      // pipeline fill and drain
-  double dp_comm_s = 0;        // exposed gradient reduction (+ ZeRO-1/2 parameter all-gather), stage dp_tail_stage
-  double zero3_comm_s = 0;     // exposed ZeRO-3 parameter all-gathers / gradient reduce-scatters
-  double optimizer_s = 0;      // Adam update, memory bound, less the critical stage's lead over stage 0
-  double step_s = 0;           // sum of the above
+  double compute_s = 0;     // forward + backward kernels, all micro-batches, heaviest stage
+  double recompute_s = 0;   // recomputation in the backward pass
+  double tp_comm_s = 0;     // exposed tensor-parallel collectives
+  double cp_comm_s = 0;     // exposed part of the context-parallel K/V exchange
+  double pp_p2p_s = 0;      // exposed pipeline send/recv
+  double pp_bubble_s = 0;   // pipeline fill and drain
+  double dp_comm_s = 0;     // exposed gradient reduction (+ ZeRO-1/2 parameter all-gather), stage dp_tail_stage
+  double zero3_comm_s = 0;  // exposed ZeRO-3 parameter all-gathers / gradient reduce-scatters
+  double optimizer_s = 0;   // Adam update, memory bound, less the critical stage's lead over stage 0
+  double step_s = 0;        // sum of the above
 
   // Context for reports.
-  double dp_comm_total_s = 0;  // before overlap
+  double dp_comm_total_s = 0;      // before overlap
   std::int64_t dp_tail_stage = 0;  // the stage whose reduction and optimizer end the step
   double zero3_comm_total_s = 0;
   double stage_time_per_micro_batch_s = 0;  // heaviest stage, fwd+bwd of one micro-batch
@@ -78,4 +78,4 @@ struct Zero3LayerComm {
                                           const TrainingSpec& ts, const StageLayout& layout, const LayerTime& lt,
                                           const HeadTime& head, Explain* ex = nullptr);
 
-} // namespace planner
+}  // namespace planner

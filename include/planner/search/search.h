@@ -30,7 +30,7 @@ struct SearchProgress {
 };
 
 struct SearchSpec {
-  TrainingSpec training;       // GPUs, sequence length, global batch, dtype, ...
+  TrainingSpec training;  // GPUs, sequence length, global batch, dtype, ...
   SearchPins pins;
   std::size_t top_k = 10;
   std::int64_t max_micro_batch_size = 16;
@@ -45,8 +45,8 @@ struct SearchSpec {
 };
 
 struct SearchResult {
-  std::vector<Evaluation> top;   // best first
-  std::int64_t considered = 0;   // configurations enumerated
+  std::vector<Evaluation> top;  // best first
+  std::int64_t considered = 0;  // configurations enumerated
   std::int64_t feasible = 0;
   std::int64_t rejected = 0;
   std::array<std::int64_t, kNumReasons> rejections{};  // by first reason
@@ -61,4 +61,4 @@ struct SearchResult {
 // configuration itself (deterministic ties).
 [[nodiscard]] bool better(const Evaluation& a, const Evaluation& b);
 
-} // namespace planner
+}  // namespace planner

@@ -34,7 +34,7 @@ enum class OpKind : std::uint8_t { forward, recompute, backward, weight_grad };
 struct StageOp {
   OpKind kind = OpKind::forward;
   std::int32_t micro_batch = 0;
-  std::int32_t chunk = 0;   // virtual chunk on this stage (0..v-1); model chunk = chunk * p + stage
+  std::int32_t chunk = 0;  // virtual chunk on this stage (0..v-1); model chunk = chunk * p + stage
   bool operator==(const StageOp&) const = default;
 };
 
@@ -58,27 +58,27 @@ struct StageOp {
 // Each op's duration includes its exposed communication (listed separately
 // for attribution and drawing).
 struct ChunkCost {
-  double forward_s = 0;          // F: compute + exposed TP/CP + exposed ZeRO-3
-  double recompute_s = 0;        // R: recomputed forward + its exposed TP comm
-  double backward_s = 0;         // B: whole backward (input + weight gradient) when not split
-  double weight_grad_s = 0;      // of backward_s: the weight-gradient part (W when split)
+  double forward_s = 0;      // F: compute + exposed TP/CP + exposed ZeRO-3
+  double recompute_s = 0;    // R: recomputed forward + its exposed TP comm
+  double backward_s = 0;     // B: whole backward (input + weight gradient) when not split
+  double weight_grad_s = 0;  // of backward_s: the weight-gradient part (W when split)
   double forward_tp_cp_s = 0, backward_tp_cp_s = 0, recompute_tp_s = 0;  // exposed, inside the ops
-  double forward_zero3_s = 0, backward_zero3_s = 0;    // exposed ZeRO-3 gathers inside the ops
-  double zero3_forward_total_s = 0, zero3_backward_total_s = 0; // before overlap (DP stream)
-  std::int64_t layers = 0;       // transformer layers in the chunk (>= 1 for gather progress)
+  double forward_zero3_s = 0, backward_zero3_s = 0;                      // exposed ZeRO-3 gathers inside the ops
+  double zero3_forward_total_s = 0, zero3_backward_total_s = 0;          // before overlap (DP stream)
+  std::int64_t layers = 0;             // transformer layers in the chunk (>= 1 for gather progress)
   std::vector<double> grad_buckets_s;  // DP reduction of each gradient bucket, in backward order
-  double param_gather_s = 0;     // ZeRO-1/2: all-gather of the chunk's updated weights (start of step)
+  double param_gather_s = 0;           // ZeRO-1/2: all-gather of the chunk's updated weights (start of step)
 };
 
 struct PipelineProblem {
   SimSchedule schedule = SimSchedule::one_f_one_b;
   std::int64_t p = 1, v = 1, m = 1;
-  std::vector<ChunkCost> chunks;       // [stage * v + chunk]
-  std::vector<double> send_s;          // [stage]: one activation (or gradient) between stage and stage+1 (mod p)
-  bool overlap_p2p = false;            // sends on their own stream; otherwise they block the sender's compute
-  bool overlap_grad_reduce = true;     // buckets reduced during the backward; otherwise after it
-  bool overlap_param_gather = true;    // ZeRO-1/2 gathers prefetched at the step start; otherwise after the optimizer
-  std::vector<double> optimizer_s;     // [stage]
+  std::vector<ChunkCost> chunks;     // [stage * v + chunk]
+  std::vector<double> send_s;        // [stage]: one activation (or gradient) between stage and stage+1 (mod p)
+  bool overlap_p2p = false;          // sends on their own stream; otherwise they block the sender's compute
+  bool overlap_grad_reduce = true;   // buckets reduced during the backward; otherwise after it
+  bool overlap_param_gather = true;  // ZeRO-1/2 gathers prefetched at the step start; otherwise after the optimizer
+  std::vector<double> optimizer_s;   // [stage]
   [[nodiscard]] const ChunkCost& cost(std::int64_t stage, std::int64_t chunk) const {
     return chunks[std::size_t(stage * v + chunk)];
   }
@@ -89,11 +89,17 @@ inline constexpr int kNumStreams = 4;
 [[nodiscard]] const char* to_string(Stream s);
 
 enum class EventKind : std::uint8_t {
-  forward, recompute, backward, weight_grad,   // compute stream (match OpKind)
-  tp_cp_comm,                                  // exposed TP/CP part of an op (tp_cp stream)
-  send_activation, send_gradient,              // send stream
-  grad_reduce, param_gather, zero3_gather,     // dp stream
-  optimizer                                    // compute stream
+  forward,
+  recompute,
+  backward,
+  weight_grad,  // compute stream (match OpKind)
+  tp_cp_comm,   // exposed TP/CP part of an op (tp_cp stream)
+  send_activation,
+  send_gradient,  // send stream
+  grad_reduce,
+  param_gather,
+  zero3_gather,  // dp stream
+  optimizer      // compute stream
 };
 [[nodiscard]] const char* to_string(EventKind k);
 
@@ -104,30 +110,32 @@ struct SimEvent {
   EventKind kind = EventKind::forward;
   std::int32_t micro_batch = -1;  // -1: not per micro-batch
   std::int32_t chunk = -1;
-  std::int32_t index = -1;        // bucket index (grad_reduce)
-  bool blocking = false;          // send that held the sender's compute stream
+  std::int32_t index = -1;  // bucket index (grad_reduce)
+  bool blocking = false;    // send that held the sender's compute stream
   bool operator==(const SimEvent&) const = default;
 };
 
 struct StageStats {
-  double end_s = 0;               // optimizer end
-  double compute_s = 0;           // F/R/B/W kernels excluding their exposed comm
-  double recompute_s = 0;         // of compute_s
-  double tp_cp_s = 0;             // exposed TP/CP inside ops
-  double zero3_s = 0;             // exposed ZeRO-3 inside ops
-  double send_blocked_s = 0;      // compute stream held by blocking sends
-  double pipeline_wait_s = 0;     // idle waiting for activations / gradients (the bubble)
-  double dp_wait_s = 0;           // idle waiting for gradient buckets or parameter gathers
+  double end_s = 0;            // optimizer end
+  double compute_s = 0;        // F/R/B/W kernels excluding their exposed comm
+  double recompute_s = 0;      // of compute_s
+  double tp_cp_s = 0;          // exposed TP/CP inside ops
+  double zero3_s = 0;          // exposed ZeRO-3 inside ops
+  double send_blocked_s = 0;   // compute stream held by blocking sends
+  double pipeline_wait_s = 0;  // idle waiting for activations / gradients (the bubble)
+  double dp_wait_s = 0;        // idle waiting for gradient buckets or parameter gathers
   double optimizer_s = 0;
-  [[nodiscard]] double busy_fraction() const { return end_s > 0 ? (compute_s + tp_cp_s + zero3_s + optimizer_s) / end_s : 0.0; }
+  [[nodiscard]] double busy_fraction() const {
+    return end_s > 0 ? (compute_s + tp_cp_s + zero3_s + optimizer_s) / end_s : 0.0;
+  }
 };
 
 struct SimResult {
-  double step_s = 0;                 // last stage to finish its optimizer step
-  std::int64_t critical_stage = 0;   // that stage (lowest index on ties)
+  double step_s = 0;                // last stage to finish its optimizer step
+  std::int64_t critical_stage = 0;  // that stage (lowest index on ties)
   std::vector<StageStats> stages;
-  std::vector<SimEvent> events;      // in completion order (deterministic)
-  std::int64_t events_processed = 0; // queue pops
+  std::vector<SimEvent> events;       // in completion order (deterministic)
+  std::int64_t events_processed = 0;  // queue pops
   [[nodiscard]] const StageStats& critical() const { return stages[std::size_t(critical_stage)]; }
   [[nodiscard]] double bubble_fraction() const { return step_s > 0 ? critical().pipeline_wait_s / step_s : 0.0; }
 };
@@ -151,4 +159,4 @@ struct SimResult {
 // GPipe when asked, 1F1B otherwise.
 [[nodiscard]] SimSchedule default_sim_schedule(const ParallelConfig& pc);
 
-} // namespace planner
+}  // namespace planner

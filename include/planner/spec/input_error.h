@@ -19,4 +19,4 @@ class InputError : public std::runtime_error {
   std::string message_;
 };
 
-} // namespace planner
+}  // namespace planner

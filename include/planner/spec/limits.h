@@ -24,8 +24,8 @@ inline constexpr std::int64_t kMaxHeadDim = 65'536;
 inline constexpr std::int64_t kMaxVocab = 100'000'000;
 inline constexpr std::int64_t kMaxSeqLen = 100'000'000;  // also max_position_embeddings
 inline constexpr std::int64_t kMaxGlobalBatchSequences = 1'000'000'000;
-inline constexpr double kMaxParams = 1e15;               // the model's total parameter count
-inline constexpr double kMaxBytesPerParam = 64;          // weight, gradient and optimizer bytes
+inline constexpr double kMaxParams = 1e15;       // the model's total parameter count
+inline constexpr double kMaxBytesPerParam = 64;  // weight, gradient and optimizer bytes
 
 // Every size outside the bounds, as "field: expected ..., got ..." (JSON
 // field names for the model; TrainingSpec member names for a training run).
@@ -37,4 +37,4 @@ inline constexpr double kMaxBytesPerParam = 64;          // weight, gradient and
 void check_sizes(const ModelSpec& m, const std::string& origin);
 void check_sizes(const TrainingSpec& ts, const std::string& origin);
 
-} // namespace planner
+}  // namespace planner

@@ -17,27 +17,27 @@ enum class PositionKind { rope, learned };
 [[nodiscard]] constexpr bool is_gated(FfnKind k) { return k == FfnKind::swiglu || k == FfnKind::geglu; }
 
 struct ModelSpec {
-  std::string name;                 // canonical name, e.g. "llama3.1-405b"
-  std::vector<std::string> aliases; // e.g. {"llama405b"}
+  std::string name;                  // canonical name, e.g. "llama3.1-405b"
+  std::vector<std::string> aliases;  // e.g. {"llama405b"}
   std::string display_name;
-  std::string source;               // citation for the architecture
+  std::string source;  // citation for the architecture
   std::int64_t num_layers = 0;
   std::int64_t hidden_size = 0;
   std::int64_t ffn_hidden_size = 0;
   FfnKind ffn_kind = FfnKind::swiglu;
   std::int64_t num_heads = 0;
   std::int64_t num_kv_heads = 0;
-  std::int64_t head_dim = 0;        // 0 in JSON means hidden_size / num_heads
+  std::int64_t head_dim = 0;  // 0 in JSON means hidden_size / num_heads
   std::int64_t vocab_size = 0;
   bool tied_embeddings = false;
   NormKind norm = NormKind::rmsnorm;
-  bool bias = false;                // linear-layer biases (GPT: yes, Llama: no)
-  bool dropout = false;             // dropout layers present (stores masks)
+  bool bias = false;     // linear-layer biases (GPT: yes, Llama: no)
+  bool dropout = false;  // dropout layers present (stores masks)
   PositionKind position = PositionKind::rope;
-  std::int64_t max_position_embeddings = 0; // learned positions only
+  std::int64_t max_position_embeddings = 0;  // learned positions only
   std::int64_t default_seq_len = 0;
   std::int64_t default_global_batch_tokens = 0;
-  std::int64_t expected_params = 0; // published exact count; 0 if none
+  std::int64_t expected_params = 0;  // published exact count; 0 if none
   bool operator==(const ModelSpec&) const = default;
 };
 
@@ -69,8 +69,8 @@ struct InterconnectTier {
   // direction; scale-out: per NIC per direction.
   double bandwidth_nominal_bytes_per_s = 0;
   double bandwidth_achieved_bytes_per_s = 0;
-  std::int64_t nics_per_node = 0;        // scale-out only
-  std::int64_t gpus_per_node = 0;        // scale-out only: GPUs sharing those NICs
+  std::int64_t nics_per_node = 0;                                // scale-out only
+  std::int64_t gpus_per_node = 0;                                // scale-out only: GPUs sharing those NICs
   std::array<CollectiveFit, kNumCollectives> collective_fits{};  // switch tiers only; all unfitted by default
   bool operator==(const InterconnectTier&) const = default;
 };
@@ -83,9 +83,9 @@ struct ComputeEfficiency {
   // efficiency, eff(F) = gemm_max * F / (F + gemm_half_flops).
   std::array<double, kNumDTypes> gemm_max{0.0, 0.0};
   double gemm_half_flops = 0;
-  std::array<double, kNumDTypes> attention_max{0.0, 0.0}; // fused (flash) attention kernels
-  double unfused_attention_max = 0;   // batched GEMMs of the unfused attention core
-  double hbm_efficiency = 0;          // achieved / nominal HBM bandwidth, element-wise kernels
+  std::array<double, kNumDTypes> attention_max{0.0, 0.0};  // fused (flash) attention kernels
+  double unfused_attention_max = 0;                        // batched GEMMs of the unfused attention core
+  double hbm_efficiency = 0;                               // achieved / nominal HBM bandwidth, element-wise kernels
   // Wave quantisation: output tiles of gemm_tile_m x gemm_tile_n spread over
   // compute_units (SMs / MXUs); the last partial wave idles units. 0 = off.
   std::int64_t compute_units = 0;
@@ -98,18 +98,18 @@ struct HardwareProfile {
   std::vector<std::string> aliases;
   std::string display_name;
   std::string chip_name;
-  std::array<double, kNumDTypes> peak_flops_per_s{0.0, 0.0}; // 0 = unsupported dtype
+  std::array<double, kNumDTypes> peak_flops_per_s{0.0, 0.0};  // 0 = unsupported dtype
   double hbm_capacity_bytes = 0;
   double hbm_bandwidth_bytes_per_s = 0;
-  double memory_reserve_bytes = 0;      // CUDA context, NCCL buffers, fragmentation
-  double collective_base_latency_s = 0; // per collective launch (NCCL base latency)
+  double memory_reserve_bytes = 0;       // CUDA context, NCCL buffers, fragmentation
+  double collective_base_latency_s = 0;  // per collective launch (NCCL base latency)
   ComputeEfficiency efficiency;
   std::vector<InterconnectTier> tiers;  // 1 or 2 tiers
   bool operator==(const HardwareProfile&) const = default;
 };
 
 enum class Recompute { none, selective, full };
-enum class Schedule { one_f_one_b, gpipe, interleaved }; // interleaved iff virtual_stages > 1
+enum class Schedule { one_f_one_b, gpipe, interleaved };  // interleaved iff virtual_stages > 1
 
 struct ParallelConfig {
   std::int64_t tp = 1, cp = 1, pp = 1, dp = 1;
@@ -130,12 +130,12 @@ struct TrainingSpec {
   std::int64_t global_batch_sequences = 0;
   DType dtype = DType::bf16;
   AttentionKernel attention = AttentionKernel::flash;
-  double weight_bytes_per_param = 2;     // bf16 weights
-  double grad_bytes_per_param = 2;       // bf16 grads (Megatron fp32 main grads: 4)
-  double optimizer_bytes_per_param = 12; // fp32 master + Adam m, v (ZeRO paper)
-  bool overlap_grad_reduce = true;       // DP reduction in buckets during backward
-  bool overlap_p2p = false;              // PP send/recv hidden behind compute
+  double weight_bytes_per_param = 2;      // bf16 weights
+  double grad_bytes_per_param = 2;        // bf16 grads (Megatron fp32 main grads: 4)
+  double optimizer_bytes_per_param = 12;  // fp32 master + Adam m, v (ZeRO paper)
+  bool overlap_grad_reduce = true;        // DP reduction in buckets during backward
+  bool overlap_p2p = false;               // PP send/recv hidden behind compute
   bool operator==(const TrainingSpec&) const = default;
 };
 
-} // namespace planner
+}  // namespace planner

@@ -18,8 +18,8 @@ namespace planner {
 
 // How a row's TFLOP/s or MFU counts FLOPs (its `reported_flop_convention`).
 enum class FlopConvention {
-  none,             // times only
-  narayanan_eq3,    // 96·B·s·l·h²·(1 + s/6h + V/16lh): includes the recompute forward (Narayanan et al. 2021 Eq. 3)
+  none,           // times only
+  narayanan_eq3,  // 96·B·s·l·h²·(1 + s/6h + V/16lh): includes the recompute forward (Narayanan et al. 2021 Eq. 3)
   korthikanti_eq7,  // 72·B·L·s·h²·(1 + s/6h + V/12hL): model FLOPs (Korthikanti et al. 2022 Eq. 7)
   palm,             // (6·N_matmul + 12·L·H·Q·T) per token (PaLM App. B; NeMo, MaxText)
   palm_mha,         // the same with K/V counted as full multi-head attention (NeMo's GPT formula ignores GQA)
@@ -31,7 +31,8 @@ enum class FlopConvention {
 // Recognises the convention from the row's free text (see docs/published_runs.md).
 // A stated per-sequence FLOP count ("GBS=1 -> 4.74E+14") wins over a formula
 // name and is returned in *stated_flops_per_sequence.
-[[nodiscard]] FlopConvention parse_flop_convention(const std::string& text, double* stated_flops_per_sequence = nullptr);
+[[nodiscard]] FlopConvention parse_flop_convention(const std::string& text,
+                                                   double* stated_flops_per_sequence = nullptr);
 
 // FLOPs one training step counts under convention `c` (B sequences of length
 // seq_len); 0 for none/unknown. `m` is the row's own architecture.
@@ -44,15 +45,15 @@ enum class MeasurementScope { step, layer };  // layer: one transformer layer, f
 // One row mapped onto the planner's specs.
 struct MeasuredRun {
   std::string id, source, model_name, gpu_type;
-  ModelSpec model;                 // built from the row's architecture fields, not looked up by name
+  ModelSpec model;  // built from the row's architecture fields, not looked up by name
   TrainingSpec training;
-  SearchPins pins;                 // knobs the row states; the rest are the planner's best choice
-  std::vector<std::string> chosen; // knobs the row leaves unknown, e.g. "micro-batch size"
-  std::vector<std::string> assumptions; // inferred settings (software stack, architecture details)
+  SearchPins pins;                       // knobs the row states; the rest are the planner's best choice
+  std::vector<std::string> chosen;       // knobs the row leaves unknown, e.g. "micro-batch size"
+  std::vector<std::string> assumptions;  // inferred settings (software stack, architecture details)
   MeasurementScope scope = MeasurementScope::step;
   FlopConvention convention = FlopConvention::none;
   std::string convention_text;
-  double stated_flops_per_sequence = 0;  // FlopConvention::stated only
+  double stated_flops_per_sequence = 0;                    // FlopConvention::stated only
   std::optional<double> step_time_s, tflops_per_gpu, mfu;  // measured, as reported
   std::optional<std::string> hardware;  // explicit profile name from the row's optional `hardware` field
 };
@@ -72,4 +73,4 @@ struct RunRow {
 // Short label of a source for summaries: the text before the first ',', '(' or quote.
 [[nodiscard]] std::string source_label(const std::string& source);
 
-} // namespace planner
+}  // namespace planner

@@ -75,8 +75,8 @@ struct MetricDiff {
 };
 
 struct RegressReport {
-  std::size_t cases = 0;    // cases in the suite
-  std::size_t metrics = 0;  // metrics compared (suite side)
+  std::size_t cases = 0;                         // cases in the suite
+  std::size_t metrics = 0;                       // metrics compared (suite side)
   std::vector<std::string> missing_from_golden;  // suite cases the golden file lacks (suite order)
   std::vector<std::string> missing_from_suite;   // golden cases no longer in the suite (by name)
   std::vector<MetricDiff> differences;           // suite order, then metric order
@@ -121,4 +121,4 @@ struct RegressReport {
 // of the old golden file against the new predictions.
 [[nodiscard]] std::string render_update(const RegressReport& r);
 
-} // namespace planner
+}  // namespace planner

@@ -9,33 +9,33 @@
 #include <vector>
 
 #include "planner/model/evaluate.h"
-#include "planner/validate/published_runs.h"
 #include "planner/spec/specs.h"
+#include "planner/validate/published_runs.h"
 
 namespace planner {
 
 struct ValidatedRow {
   std::string id, source, model_name;
-  std::string skip_reason;           // non-empty: not evaluated, and why
-  std::string hardware;              // profile used
+  std::string skip_reason;  // non-empty: not evaluated, and why
+  std::string hardware;     // profile used
   MeasurementScope scope = MeasurementScope::step;
-  ParallelConfig config;             // evaluated (chosen knobs filled in)
-  std::vector<std::string> chosen;   // knobs chosen by the planner (row left them unknown)
+  ParallelConfig config;            // evaluated (chosen knobs filled in)
+  std::vector<std::string> chosen;  // knobs chosen by the planner (row left them unknown)
   std::vector<std::string> assumptions;
-  std::vector<std::string> warnings; // e.g. "planner predicts out of memory"
+  std::vector<std::string> warnings;  // e.g. "planner predicts out of memory"
   FlopConvention convention = FlopConvention::none;
   // Step (or layer) time. measured_step_s is the row's own, or implied from its
   // TFLOP/s or MFU through its FLOP convention (step_implied then says which).
   double predicted_step_s = 0, measured_step_s = 0, step_error = 0;
-  std::string step_implied;          // "", "TFLOP/s" or "MFU"
+  std::string step_implied;  // "", "TFLOP/s" or "MFU"
   std::optional<double> predicted_tflops, measured_tflops, tflops_error;
   std::optional<double> predicted_mfu, measured_mfu, mfu_error;
-  double predicted_palm_mfu = 0;     // the planner's own MFU (PaLM), for reference
+  double predicted_palm_mfu = 0;  // the planner's own MFU (PaLM), for reference
   [[nodiscard]] bool evaluated() const { return skip_reason.empty(); }
 };
 
 struct ErrorStats {
-  std::size_t rows = 0;              // evaluated rows
+  std::size_t rows = 0;  // evaluated rows
   double median_abs = 0, p90_abs = 0, max_abs = 0;
   double mean_signed = 0;
   std::string worst_id;
@@ -71,4 +71,4 @@ struct ValidateOptions {
 // A layout in the dataset's words, e.g. "tp8 cp1 pp16 dp128 mbs1 v4 sp z1".
 [[nodiscard]] std::string layout_text(const ParallelConfig& c);
 
-} // namespace planner
+}  // namespace planner

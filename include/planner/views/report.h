@@ -37,4 +37,4 @@ struct RunContext {  // what the user asked, echoed in every report
 // gpus. `into` keeps its other fields.
 void add_report_header(nlohmann::json& into, const RunContext& ctx);
 
-} // namespace planner
+}  // namespace planner

@@ -34,4 +34,4 @@ struct TimelineLabels {
 [[nodiscard]] std::string render_ascii_timeline(const SimResult& r, std::int64_t p, std::int64_t v, std::int64_t m,
                                                 int width = 120);
 
-} // namespace planner
+}  // namespace planner
