@@ -14,6 +14,7 @@
 #include "planner/io/atomic_write.h"
 #include "planner/spec/input_error.h"
 #include "planner/validate/regress.h"
+#include "planner/views/regress_report.h"
 #include "test_support.h"
 
 using namespace planner;

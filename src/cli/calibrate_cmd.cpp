@@ -16,6 +16,7 @@
 
 #include "commands.h"
 #include "planner/calibrate/calibration.h"
+#include "planner/views/calibration_report.h"
 #include "planner/calibrate/measurements.h"
 #include "planner/calibrate/nccl_tests_import.h"
 #include "planner/io/atomic_write.h"

@@ -14,6 +14,7 @@
 #include "planner/io/catalog.h"
 #include "planner/spec/input_error.h"
 #include "planner/validate/regress.h"
+#include "planner/views/regress_report.h"
 
 namespace planner::cli {
 

@@ -116,12 +116,15 @@ struct FitResult {
 // kept. Throws InputError when nothing can be fitted or the base is a torus.
 [[nodiscard]] FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasurements>& measurements,
                                     const FitOptions& opt = {});
-[[nodiscard]] std::string render_fit_report(const FitResult& r);
 // The new profile file: to_json(profile) with `base_sources` updated by the fit's sources.
 [[nodiscard]] std::string render_fitted_profile(const FitResult& r, const nlohmann::json& base_sources);
 
 // Predicts every measured point with collective_cost on `hw`.
 [[nodiscard]] CheckReport check_profile(const HardwareProfile& hw, const std::vector<NamedMeasurements>& measurements);
-[[nodiscard]] std::string render_check(const CheckReport& r);
+
+// "32 MiB", "1 GiB": a byte count in the largest binary unit that divides it.
+[[nodiscard]] std::string human_bytes(double b);
+// "2,4,8": group sizes as a list.
+[[nodiscard]] std::string join_sizes(const std::vector<std::int64_t>& v);
 
 }  // namespace planner

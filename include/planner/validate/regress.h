@@ -113,12 +113,4 @@ struct RegressReport {
 [[nodiscard]] RegressReport compare(const RegressResults& golden, const RegressResults& now,
                                     const RegressOptions& opt = {});
 
-// The differences as a table plus the summary line
-// "regress: N cases, M metrics, K differ".
-[[nodiscard]] std::string render_regress(const RegressReport& r);
-
-// After `--update`: what rewriting the golden file changed, given the report
-// of the old golden file against the new predictions.
-[[nodiscard]] std::string render_update(const RegressReport& r);
-
 }  // namespace planner
