@@ -1,5 +1,5 @@
-// collectives: group placement and alpha-beta costs (reference README §2-3).
-// Every expected number is the README's formula evaluated with the loaded
+// collectives: group placement and alpha-beta costs (Thakur, Rabenseifner & Gropp 2005; NCCL src/graph/tuning.cc).
+// Every expected number is the formula evaluated with the loaded
 // profile's alpha and bandwidth values, so retuning a profile does not break
 // these tests; only a change of formula does.
 #include <cmath>
@@ -76,7 +76,7 @@ TEST_CASE("ring bandwidth across nodes: the slower of NVLink and the group's NIC
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);
   const InterconnectTier& nv = hw.tiers.at(0);
   const InterconnectTier& ib = hw.tiers.at(1);
-  // DGX H100: one NIC per GPU (reference README §2).
+  // DGX H100: one NIC per GPU (NVIDIA DGX H100 User Guide).
   REQUIRE(ib.nics_per_node == ib.gpus_per_node);
 
   SECTION("one GPU per node gets one NIC") {
@@ -112,7 +112,7 @@ TEST_CASE("all-reduce across nodes: the cheaper of ring and double binary tree",
   const double B = ring_bandwidth_bytes_per_s(hw, g);
   // NCCL tuning.cc ring: 2(p-1) steps, 2(D-1) of them between nodes.
   const double ring_lat = a0 + double(2 * (p - 1) - 2 * (D - 1)) * a_nv + double(2 * (D - 1)) * a_ib;
-  // Tree: 2(lg D * alpha_inter + (k-1) * alpha_intra), 2n/B (reference README §3).
+  // Tree: 2(lg D * alpha_inter + (k-1) * alpha_intra), 2n/B (NCCL 2.4 double binary trees, NVIDIA developer blog).
   const double tree_lat = a0 + 2.0 * (std::log2(double(D)) * a_ib + double(k - 1) * a_nv);
 
   SECTION("small messages take the tree") {
@@ -220,7 +220,7 @@ TEST_CASE("TPU v5e torus: wrap-around axes and 2D all-reduce", "[collectives]") 
     CHECK(g.torus_wrap[0]);
     CHECK(g.torus_wrap[1]);
     const double p = 256;
-    const double dim_by_dim = (p - 1) / p * n / B;  // reference README §3
+    const double dim_by_dim = (p - 1) / p * n / B;  // JAX scaling book, part 3 (sharding)
     const CollectiveCost c = collective_cost(tpu, g, Collective::all_reduce, n);
     CHECK(c.bandwidth_s == Approx(dim_by_dim / 2.0).epsilon(kRel));
   }

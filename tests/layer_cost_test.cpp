@@ -1,5 +1,5 @@
-// layer_cost: activations kept per layer (Korthikanti et al. 2022 §4, reference
-// README §4), GEMM/attention FLOPs per layer, and the structure of the layer
+// layer_cost: activations kept per layer (Korthikanti et al. 2022,
+// arXiv:2205.05198, §4), GEMM/attention FLOPs per layer, and the structure of the layer
 // time (backward multiples, TP collectives, recomputation). Times are checked
 // against the formulas with the loaded profile's efficiencies, never against
 // printed numbers.

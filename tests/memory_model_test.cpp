@@ -1,5 +1,5 @@
 // memory_model: per-GPU memory by component. Model state is 2 + 2 + 12 = 16
-// bytes per parameter (mixed-precision Adam, ZeRO paper; reference README §4),
+// bytes per parameter (mixed-precision Adam: Rajbhandari et al. 2020, arXiv:1910.02054, §3.1),
 // sharded over DP x CP by ZeRO stage; activations are checked per layer in
 // layer_cost_test.cpp and here only as layers x micro-batches in flight.
 #include <cstdint>

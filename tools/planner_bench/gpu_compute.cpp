@@ -33,7 +33,7 @@ struct Shape {
   std::int64_t m, n, k;
 };
 
-// Llama 3.1 (reference README section 1): 8B with TP 1 (d 4096, F 14336, 32
+// Llama 3.1 (arXiv:2407.21783, Table 3): 8B with TP 1 (d 4096, F 14336, 32
 // heads, 8 KV heads, head dim 128) and 70B with TP 8 (d 8192, F 28672, 64
 // heads, 8 KV heads): QKV, attention output, gate+up (fused), down.
 constexpr std::int64_t kTokens = 8192;

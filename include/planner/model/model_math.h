@@ -26,9 +26,12 @@ struct ParamCounts {
 };
 
 // Dense transformer, per layer: h*H*hd (Q) + 2*h*KV*hd (K,V) + H*hd*h (O)
-// + (gated ? 3 : 2)*h*F + norms (+ biases); reference README §1 gives the
-// Llama form L(d*H*hd + 2d*KV*hd + H*hd*d + 3dF + 2d) + 2Vd + d and the GPT
-// form L(12h^2 + 13h) + Vh + sh (+2h final LayerNorm).
+// + (gated ? 3 : 2)*h*F + norms (+ biases). The Llama form
+// L(d*H*hd + 2d*KV*hd + H*hd*d + 3dF + 2d) + 2Vd + d follows the modules of
+// Hugging Face's LlamaForCausalLM (transformers, src/transformers/models/llama/
+// modeling_llama.py) and gives the Llama 3 paper's sizes (arXiv:2407.21783,
+// Table 3); the GPT form L(12h^2 + 13h) + Vh + sh (+2h final LayerNorm) is
+// Narayanan et al. 2021 (arXiv:2104.04473) §5.1 with biases and LayerNorms.
 [[nodiscard]] ParamCounts count_params(const ModelSpec& m);
 
 struct FlopsPerToken {
