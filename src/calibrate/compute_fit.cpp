@@ -1,0 +1,111 @@
+// Compute efficiencies from planner-bench's GEMM and HBM measurements
+// (docs/calibration.md, "Compute"): gemm_max and gemm_half_flops from a
+// weighted line of time against FLOPs, hbm_efficiency from copy bandwidth.
+#include "calibrate/compute_fit.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include <fmt/format.h>
+#include <Eigen/Dense>
+
+#include "calibrate/alpha_beta_fit.h"
+
+namespace planner::calibrate_detail {
+
+namespace {
+
+// time = a*F + b by least squares weighted by 1/time (relative error), over
+// (FLOPs, seconds) points; columns scaled to TFLOP and ms for conditioning.
+std::pair<double, double> fit_time_line(const std::vector<std::pair<double, double>>& pts) {
+  Eigen::MatrixXd X(Eigen::Index(pts.size()), 2);
+  Eigen::VectorXd y(static_cast<Eigen::Index>(pts.size()));
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const double w = 1.0 / pts[i].second;
+    X(Eigen::Index(i), 0) = w * pts[i].first / 1e12;
+    X(Eigen::Index(i), 1) = w * 1e-3;
+    y(Eigen::Index(i)) = w * pts[i].second;
+  }
+  const Eigen::VectorXd sol = X.colPivHouseholderQr().solve(y);
+  return {sol(0) / 1e12, sol(1) * 1e-3};
+}
+
+// GEMM: time = (F + half) / (peak * gemm_max) (docs/hardware_profiles.md,
+// wave quantisation not modelled here) = a*F + b, a weighted line in F.
+void fit_gemm(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, const std::string& files,
+              FitResult& out) {
+  HardwareProfile& hw = out.profile;
+  ComputeFitReport& rep = out.compute;
+  for (std::size_t d = 0; d < kNumDTypes; ++d) {
+    const char* name = d == 0 ? "bf16" : "fp8";
+    std::vector<std::pair<double, double>> pts;  // (flops, time)
+    for (const auto& m : ms)
+      for (const GemmMeasurement& g : m.set.gemm)
+        if (g.dtype == name) pts.emplace_back(2.0 * double(g.m) * double(g.n) * double(g.k), g.time_s);
+    if (pts.empty() || !(base.peak_flops_per_s[d] > 0)) continue;
+    std::set<double> distinct;
+    for (auto& p : pts) distinct.insert(p.first);
+    double a = 0, b = 0;
+    if (distinct.size() >= 2) std::tie(a, b) = fit_time_line(pts);
+    if (!(a > 0) || b < 0) {
+      // One shape (or a negative overhead): keep the base's half-efficiency size.
+      double s_f = 0, s_t = 0;
+      for (auto& p : pts) s_f += p.first + base.efficiency.gemm_half_flops, s_t += p.second;
+      a = s_t / s_f;
+      b = a * base.efficiency.gemm_half_flops;
+    } else if (d == 0 || !rep.half_flops_fitted) {
+      rep.half_flops_fitted = true;
+      rep.gemm_half_flops = b / a;
+      hw.efficiency.gemm_half_flops = b / a;
+    }
+    const double eff = std::clamp(1.0 / (a * base.peak_flops_per_s[d]), 1e-6, 1.0);
+    rep.gemm_fitted[d] = true;
+    rep.gemm_shapes[d] = pts.size();
+    rep.gemm_max[d] = eff;
+    hw.efficiency.gemm_max[d] = eff;
+    out.sources[fmt::format("efficiency.gemm_max.{}", name)] = fmt::format(
+        "fitted by planner calibrate fit to {} cuBLASLt {} GEMM shapes in {}: time = (F + gemm_half_flops) / (peak * "
+        "gemm_max), "
+        "weighted least squares in relative error",
+        pts.size(), name, files);
+  }
+  if (rep.half_flops_fitted)
+    out.sources["efficiency.gemm_half_flops"] = fmt::format(
+        "fitted by planner calibrate fit with efficiency.gemm_max (intercept / slope of time against FLOPs) from {}",
+        files);
+}
+
+// HBM: the median measured copy bandwidth over the nominal.
+void fit_hbm(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, const std::string& files,
+             FitResult& out) {
+  HardwareProfile& hw = out.profile;
+  ComputeFitReport& rep = out.compute;
+  std::vector<double> bws;
+  for (const auto& m : ms)
+    for (const HbmMeasurement& h : m.set.hbm) bws.push_back(h.bandwidth_bytes_per_s);
+  if (!bws.empty() && base.hbm_bandwidth_bytes_per_s > 0) {
+    rep.hbm_fitted = true;
+    rep.hbm_bandwidth_bytes_per_s = median_of(bws);
+    rep.hbm_efficiency = std::clamp(rep.hbm_bandwidth_bytes_per_s / base.hbm_bandwidth_bytes_per_s, 1e-6, 1.0);
+    hw.efficiency.hbm_efficiency = rep.hbm_efficiency;
+    out.sources["efficiency.hbm_efficiency"] = fmt::format(
+        "fitted by planner calibrate fit: median measured copy bandwidth {:.1f} GB/s (read + write) in {} over the "
+        "nominal {:.1f} GB/s",
+        rep.hbm_bandwidth_bytes_per_s / 1e9, files, base.hbm_bandwidth_bytes_per_s / 1e9);
+  }
+}
+
+}  // namespace
+
+void fit_compute(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, FitResult& out) {
+  std::string files;
+  for (const auto& m : ms)
+    if (!m.set.gemm.empty() || !m.set.hbm.empty()) files += (files.empty() ? "" : ", ") + m.origin;
+  fit_gemm(base, ms, files, out);
+  fit_hbm(base, ms, files, out);
+}
+
+}  // namespace planner::calibrate_detail
