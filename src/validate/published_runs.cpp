@@ -144,20 +144,9 @@ int source_year(const std::string& source) {
   return 0;
 }
 
-MeasuredRun map_row(const json& row) {
-  MeasuredRun r;
-  r.id = text(row, "id");
-  r.source = text(row, "source");
-  r.model_name = text(row, "model_name");
-  r.gpu_type = text(row, "gpu_type");
-  if (r.gpu_type.empty()) throw RowError{"gpu_type: missing"};
-  const std::string scope_text = lower(text(row, "measurement_scope"));
-  if (contains(scope_text, "one transformer layer") || contains(scope_text, "single transformer layer") ||
-      contains(scope_text, "per transformer layer"))
-    r.scope = MeasurementScope::layer;
-  const std::string notes = lower(text(row, "notes"));
-
-  // ---- architecture: from the row's own fields (not by model name) ----
+// The architecture, from the row's own fields (not by model name). Returns the
+// row's sequence length.
+std::int64_t map_model(const json& row, const std::string& notes, MeasuredRun& r) {
   const std::string ffn_text = text(row, "ffn_type");
   if (ffn_text.empty()) throw RowError{"ffn_type: missing"};
   const FfnKind ffn = parse_ffn(ffn_text);
@@ -205,8 +194,12 @@ MeasuredRun map_row(const json& row) {
   } catch (const InputError& e) {
     throw RowError{e.message()};
   }
+  return seq_len;
+}
 
-  // ---- the run ----
+// The run: GPUs, batch, precision and the software stack.
+void map_training(const json& row, const std::string& scope_text, const std::string& notes, std::int64_t seq_len,
+                  MeasuredRun& r) {
   TrainingSpec& ts = r.training;
   ts.num_gpus = required_positive(row, "num_gpus", std::int64_t(1) << 24);
   ts.seq_len = seq_len;
@@ -249,8 +242,11 @@ MeasuredRun map_row(const json& row) {
     if (!v->is_string()) throw RowError{fmt::format("hardware: expected a profile name, got {}", v->dump())};
     r.hardware = v->get<std::string>();
   }
+}
 
-  // ---- layout ----
+// The layout: the degrees the row gives, and the knobs it leaves to the planner.
+void map_layout(const json& row, MeasuredRun& r) {
+  const TrainingSpec& ts = r.training;
   SearchPins& p = r.pins;
   p.tp = integer(row, "tp").value_or(1);
   p.pp = integer(row, "pp").value_or(1);
@@ -305,8 +301,10 @@ MeasuredRun map_row(const json& row) {
     p.zero_stage = *z;
   else
     r.chosen.push_back("ZeRO stage");
+}
 
-  // ---- what was measured ----
+// What was measured, and the FLOP convention of its TFLOP/s or MFU.
+void map_measured(const json& row, MeasuredRun& r) {
   r.step_time_s = number(row, "step_time_s");
   r.tflops_per_gpu = number(row, "tflops_per_gpu");
   r.mfu = number(row, "mfu");
@@ -333,6 +331,25 @@ MeasuredRun map_row(const json& row) {
   if (!r.step_time_s && (r.convention == FlopConvention::none || r.convention == FlopConvention::unknown))
     throw RowError{fmt::format("no step_time_s, and the FLOP convention of its TFLOP/s or MFU is not recognised: '{}'",
                                r.convention_text)};
+}
+
+MeasuredRun map_row(const json& row) {
+  MeasuredRun r;
+  r.id = text(row, "id");
+  r.source = text(row, "source");
+  r.model_name = text(row, "model_name");
+  r.gpu_type = text(row, "gpu_type");
+  if (r.gpu_type.empty()) throw RowError{"gpu_type: missing"};
+  const std::string scope_text = lower(text(row, "measurement_scope"));
+  if (contains(scope_text, "one transformer layer") || contains(scope_text, "single transformer layer") ||
+      contains(scope_text, "per transformer layer"))
+    r.scope = MeasurementScope::layer;
+  const std::string notes = lower(text(row, "notes"));
+
+  const std::int64_t seq_len = map_model(row, notes, r);
+  map_training(row, scope_text, notes, seq_len, r);
+  map_layout(row, r);
+  map_measured(row, r);
   return r;
 }
 

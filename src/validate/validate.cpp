@@ -69,6 +69,60 @@ std::string reasons_text(const Evaluation& ev) {
   return join(r, "; ");
 }
 
+// The measured step time (the row's own, or implied from its TFLOP/s or MFU
+// through its FLOP convention), the errors against the prediction in `out`,
+// and warnings where the row disagrees with itself.
+void compare_with_measured(const MeasuredRun& run, const HardwareProfile& hw, ValidatedRow& out) {
+  const TrainingSpec& ts = run.training;
+  const double gpus = double(ts.num_gpus);
+  const double peak = hw.peak_flops_per_s[std::size_t(ts.dtype)];
+  const double flops = convention_flops_per_step(run.convention, run.model, ts.seq_len, ts.global_batch_sequences,
+                                                 run.stated_flops_per_sequence);
+  if (run.step_time_s) {
+    out.measured_step_s = *run.step_time_s;
+  } else if (run.tflops_per_gpu && flops > 0) {
+    out.measured_step_s = flops / (*run.tflops_per_gpu * 1e12 * gpus);
+    out.step_implied = "TFLOP/s";
+  } else if (run.mfu && flops > 0 && peak > 0) {
+    out.measured_step_s = flops / (*run.mfu * peak * gpus);
+    out.step_implied = "MFU";
+  }
+  if (!(out.measured_step_s > 0)) {
+    out.skip_reason = "no measured step time, and none can be implied from the reported figures";
+    return;
+  }
+  out.step_error = (out.predicted_step_s - out.measured_step_s) / out.measured_step_s;
+  // A row reporting both a time and a rate must agree with its own convention.
+  if (run.step_time_s && flops > 0 && run.scope == MeasurementScope::step) {
+    if (run.tflops_per_gpu) {
+      const double implied = flops / (*run.step_time_s * gpus) / 1e12;
+      if (std::abs(implied / *run.tflops_per_gpu - 1) > 0.03)
+        out.warnings.push_back(
+            fmt::format("reported {:.0f} TFLOP/s, but its step time and FLOP convention ({}) give {:.0f}",
+                        *run.tflops_per_gpu, to_string(run.convention), implied));
+    }
+    if (run.mfu && peak > 0) {
+      const double implied = flops / (*run.step_time_s * gpus * peak);
+      if (std::abs(implied / *run.mfu - 1) > 0.03)
+        out.warnings.push_back(
+            fmt::format("reported MFU {:.1f}%, but its step time and FLOP convention ({}) give {:.1f}%", 100 * *run.mfu,
+                        to_string(run.convention), 100 * implied));
+    }
+  }
+  if (flops > 0 && run.scope == MeasurementScope::step) {
+    if (run.tflops_per_gpu) {
+      out.measured_tflops = *run.tflops_per_gpu;
+      out.predicted_tflops = flops / (out.predicted_step_s * gpus) / 1e12;
+      out.tflops_error = (*out.predicted_tflops - *out.measured_tflops) / *out.measured_tflops;
+    }
+    if (run.mfu && peak > 0) {
+      out.measured_mfu = *run.mfu;
+      out.predicted_mfu = flops / (out.predicted_step_s * gpus * peak);
+      out.mfu_error = (*out.predicted_mfu - *out.measured_mfu) / *out.measured_mfu;
+    }
+  }
+}
+
 ValidatedRow evaluate_row(const MeasuredRun& run, const HardwareProfile& hw) {
   ValidatedRow out;
   out.id = run.id, out.source = run.source, out.model_name = run.model_name;
@@ -121,53 +175,7 @@ ValidatedRow evaluate_row(const MeasuredRun& run, const HardwareProfile& hw) {
     return out;
   }
 
-  const double gpus = double(ts.num_gpus);
-  const double peak = hw.peak_flops_per_s[std::size_t(ts.dtype)];
-  const double flops = convention_flops_per_step(run.convention, run.model, ts.seq_len, ts.global_batch_sequences,
-                                                 run.stated_flops_per_sequence);
-  if (run.step_time_s) {
-    out.measured_step_s = *run.step_time_s;
-  } else if (run.tflops_per_gpu && flops > 0) {
-    out.measured_step_s = flops / (*run.tflops_per_gpu * 1e12 * gpus);
-    out.step_implied = "TFLOP/s";
-  } else if (run.mfu && flops > 0 && peak > 0) {
-    out.measured_step_s = flops / (*run.mfu * peak * gpus);
-    out.step_implied = "MFU";
-  }
-  if (!(out.measured_step_s > 0)) {
-    out.skip_reason = "no measured step time, and none can be implied from the reported figures";
-    return out;
-  }
-  out.step_error = (out.predicted_step_s - out.measured_step_s) / out.measured_step_s;
-  // A row reporting both a time and a rate must agree with its own convention.
-  if (run.step_time_s && flops > 0 && run.scope == MeasurementScope::step) {
-    if (run.tflops_per_gpu) {
-      const double implied = flops / (*run.step_time_s * gpus) / 1e12;
-      if (std::abs(implied / *run.tflops_per_gpu - 1) > 0.03)
-        out.warnings.push_back(
-            fmt::format("reported {:.0f} TFLOP/s, but its step time and FLOP convention ({}) give {:.0f}",
-                        *run.tflops_per_gpu, to_string(run.convention), implied));
-    }
-    if (run.mfu && peak > 0) {
-      const double implied = flops / (*run.step_time_s * gpus * peak);
-      if (std::abs(implied / *run.mfu - 1) > 0.03)
-        out.warnings.push_back(
-            fmt::format("reported MFU {:.1f}%, but its step time and FLOP convention ({}) give {:.1f}%", 100 * *run.mfu,
-                        to_string(run.convention), 100 * implied));
-    }
-  }
-  if (flops > 0 && run.scope == MeasurementScope::step) {
-    if (run.tflops_per_gpu) {
-      out.measured_tflops = *run.tflops_per_gpu;
-      out.predicted_tflops = flops / (out.predicted_step_s * gpus) / 1e12;
-      out.tflops_error = (*out.predicted_tflops - *out.measured_tflops) / *out.measured_tflops;
-    }
-    if (run.mfu && peak > 0) {
-      out.measured_mfu = *run.mfu;
-      out.predicted_mfu = flops / (out.predicted_step_s * gpus * peak);
-      out.mfu_error = (*out.predicted_mfu - *out.measured_mfu) / *out.measured_mfu;
-    }
-  }
+  compare_with_measured(run, hw, out);
   return out;
 }
 

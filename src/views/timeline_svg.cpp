@@ -73,18 +73,17 @@ double nice_step(double span, int target) {
   return 10.0 * mag;
 }
 
-}  // namespace
-
-std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels) {
-  const int width = 1200, left = 150, right = 20;
-  const double plot_w = double(width - left - right);
-  const int compute_h = 16, thin_h = 5, stage_h = 42, top = 96;
-  const int stages = int(r.stages.size());
-  const int height = top + stages * stage_h + 50;
-  const double step_ms = std::max(r.step_s * 1e3, 1e-12);
-  auto x_of = [&](double t_s) { return double(left) + t_s * 1e3 / step_ms * plot_w; };
-  // Rows inside a stage block: compute, then send, TP/CP, DP.
-  auto row_y = [&](int stage, Stream s) {
+// The drawing's geometry: a lane per stage with four rows (compute, then
+// send, TP/CP, DP), time left to right over the whole step.
+struct Geometry {
+  static constexpr int width = 1200, left = 150, right = 20;
+  static constexpr int compute_h = 16, thin_h = 5, stage_h = 42, top = 96;
+  static constexpr double plot_w = double(width - left - right);
+  int stages = 0;
+  double step_ms = 0;
+  [[nodiscard]] int height() const { return top + stages * stage_h + 50; }
+  [[nodiscard]] double x_of(double t_s) const { return double(left) + t_s * 1e3 / step_ms * plot_w; }
+  [[nodiscard]] int row_y(int stage, Stream s) const {
     const int y0 = top + stage * stage_h;
     switch (s) {
       case Stream::compute:
@@ -97,25 +96,11 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
         return y0 + compute_h + 2 + 2 * (thin_h + 2);
     }
     return y0;
-  };
+  }
+};
 
-  std::string out;
-  out.reserve(256 + r.events.size() * 160);
-  out += fmt::format(
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
-      "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n",
-      width, height, width, height);
-  out += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", width, height);
-  out += fmt::format("<text x=\"10\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{}</text>\n", escape(labels.title));
-  const StageStats& crit = r.critical();
-  out += fmt::format(
-      "<text x=\"10\" y=\"36\">step {:.2f} ms; bubble {:.1f}% of the step on stage {} (the last to finish); "
-      "rows per stage: compute, PP send, TP/CP exposed, DP; odd virtual chunks lighter; numbers: micro-batch</text>\n",
-      r.step_s * 1e3, 100.0 * r.bubble_fraction(), r.critical_stage);
-  (void)crit;
-
-  // Legend.
+void draw_legend(std::string& out) {
+  constexpr int width = Geometry::width;
   struct Item {
     EventKind k;
     const char* text;
@@ -135,25 +120,32 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
         lx, ly, colour(it.k), lx + 16, ly + 9, it.text);
     lx += 108;
   }
+}
 
-  // Stage labels and background lanes.
-  for (int s = 0; s < stages; ++s) {
+// Stage labels and background lanes.
+void draw_lanes(std::string& out, const SimResult& r, const TimelineLabels& labels, const Geometry& g) {
+  constexpr int left = Geometry::left, compute_h = Geometry::compute_h;
+  constexpr double plot_w = Geometry::plot_w;
+  for (int s = 0; s < g.stages; ++s) {
     const std::string name =
         std::size_t(s) < labels.stage_names.size() ? labels.stage_names[std::size_t(s)] : "stage " + std::to_string(s);
-    const int y = row_y(s, Stream::compute);
+    const int y = g.row_y(s, Stream::compute);
     out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#f1f1f1\"/>\n", left, y, plot_w,
                        compute_h);
     out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", 6, y + 12, escape(name));
     out += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#666666\" font-size=\"9\">busy {:.0f}%</text>\n", 6, y + 25,
                        100.0 * r.stages[std::size_t(s)].busy_fraction());
   }
+}
 
-  // Events.
+// One rectangle per event, with a tooltip; micro-batch numbers where they fit.
+void draw_events(std::string& out, const SimResult& r, const Geometry& g) {
+  constexpr int compute_h = Geometry::compute_h, thin_h = Geometry::thin_h;
   for (const SimEvent& e : r.events) {
-    const double x0 = x_of(e.start_s), x1 = x_of(e.end_s);
+    const double x0 = g.x_of(e.start_s), x1 = g.x_of(e.end_s);
     const double w = std::max(x1 - x0, 0.3);
     const int h = e.stream == Stream::compute ? compute_h : thin_h;
-    const int y = row_y(e.stage, e.stream);
+    const int y = g.row_y(e.stage, e.stream);
     std::string tip = to_string(e.kind);
     if (e.micro_batch >= 0) tip += fmt::format(" micro-batch {}", e.micro_batch);
     if (e.chunk >= 0) tip += fmt::format(" chunk {}", e.chunk);
@@ -171,8 +163,14 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
             x0 + w / 2, y + 12, label);
     }
   }
+}
 
-  // Time axis.
+// The time axis: about ten ticks, in ms (or s once the step is longer than 10 s).
+void draw_time_axis(std::string& out, const Geometry& g) {
+  constexpr int left = Geometry::left, top = Geometry::top, stage_h = Geometry::stage_h;
+  constexpr double plot_w = Geometry::plot_w;
+  const int stages = g.stages;
+  const double step_ms = g.step_ms;
   const int axis_y = top + stages * stage_h + 4;
   out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#000000\"/>\n", left, axis_y,
                      double(left) + plot_w, axis_y);
@@ -190,6 +188,33 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
   }
   out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">time ({})</text>\n", double(left) + plot_w / 2,
                      axis_y + 33, seconds ? "s" : "ms");
+}
+
+}  // namespace
+
+std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels) {
+  Geometry g;
+  g.stages = int(r.stages.size());
+  g.step_ms = std::max(r.step_s * 1e3, 1e-12);
+  const int width = Geometry::width, height = g.height();
+  std::string out;
+  out.reserve(256 + r.events.size() * 160);
+  out += fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+      "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n",
+      width, height, width, height);
+  out += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", width, height);
+  out += fmt::format("<text x=\"10\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{}</text>\n", escape(labels.title));
+  out += fmt::format(
+      "<text x=\"10\" y=\"36\">step {:.2f} ms; bubble {:.1f}% of the step on stage {} (the last to finish); "
+      "rows per stage: compute, PP send, TP/CP exposed, DP; odd virtual chunks lighter; numbers: micro-batch</text>\n",
+      r.step_s * 1e3, 100.0 * r.bubble_fraction(), r.critical_stage);
+
+  draw_legend(out);
+  draw_lanes(out, r, labels, g);
+  draw_events(out, r, g);
+  draw_time_axis(out, g);
   out += "</svg>\n";
   return out;
 }
