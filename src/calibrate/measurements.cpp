@@ -160,6 +160,47 @@ std::string describe(const MeasuredSeries& s) {
                      s.group_size, s.ranks_per_node, s.nodes, s.nodes == 1 ? "" : "s");
 }
 
+namespace {
+
+// One GEMM timing of planner-bench (docs/calibration.md); its FLOP/s must be 2mnk / time.
+GemmMeasurement read_gemm(const json& j, const std::string& path, std::vector<std::string>& problems) {
+  FieldReader g(j, path, problems);
+  GemmMeasurement x;
+  x.name = g.string("name");
+  x.dtype = g.choice("dtype", kGemmDTypes, 0) == 0 ? "bf16" : "fp8";
+  x.m = g.integer_in("m", 1, 1 << 24, true, 1);
+  x.n = g.integer_in("n", 1, 1 << 24, true, 1);
+  x.k = g.integer_in("k", 1, 1 << 24, true, 1);
+  x.time_s = g.number("time_s", 0, 1e5);
+  x.time_min_s = g.number("time_min_s", 0, 1e5, false, 0);
+  x.flops_per_s = g.number("flops_per_s", 0, 1e18);
+  g.reject_unknown();
+  if (x.time_s > 0 && x.flops_per_s > 0) {
+    const double want = 2.0 * double(x.m) * double(x.n) * double(x.k) / x.time_s;
+    if (!close(want, x.flops_per_s))
+      g.problem("flops_per_s", fmt::format("expected 2*m*n*k / time_s = {:.9g}, got {:.9g}", want, x.flops_per_s));
+  }
+  return x;
+}
+
+// One HBM copy timing; its bandwidth counts the read and the write.
+HbmMeasurement read_hbm(const json& j, const std::string& path, std::vector<std::string>& problems) {
+  FieldReader h(j, path, problems);
+  HbmMeasurement x;
+  x.method = h.string("method");
+  x.bytes = h.number("bytes", 0, 1e15);
+  x.time_s = h.number("time_s", 0, 1e5);
+  x.time_min_s = h.number("time_min_s", 0, 1e5, false, 0);
+  x.bandwidth_bytes_per_s = h.number("bandwidth_bytes_per_s", 0, 1e18);
+  h.reject_unknown();
+  if (x.time_s > 0 && x.bandwidth_bytes_per_s > 0 && !close(2.0 * x.bytes / x.time_s, x.bandwidth_bytes_per_s))
+    h.problem("bandwidth_bytes_per_s", fmt::format("expected 2 * bytes / time_s = {:.9g}, got {:.9g}",
+                                                   2.0 * x.bytes / x.time_s, x.bandwidth_bytes_per_s));
+  return x;
+}
+
+}  // namespace
+
 MeasurementSet measurements_from_json(const json& j, const std::string& origin) {
   if (!j.is_object())
     throw InputError(origin, "expected a JSON object of collective measurements (docs/calibration.md)");
@@ -201,23 +242,7 @@ MeasurementSet measurements_from_json(const json& j, const std::string& origin) 
         problems.push_back(path + ": expected an object");
         continue;
       }
-      FieldReader g((*gs)[i], path, problems);
-      GemmMeasurement x;
-      x.name = g.string("name");
-      x.dtype = g.choice("dtype", kGemmDTypes, 0) == 0 ? "bf16" : "fp8";
-      x.m = g.integer_in("m", 1, 1 << 24, true, 1);
-      x.n = g.integer_in("n", 1, 1 << 24, true, 1);
-      x.k = g.integer_in("k", 1, 1 << 24, true, 1);
-      x.time_s = g.number("time_s", 0, 1e5);
-      x.time_min_s = g.number("time_min_s", 0, 1e5, false, 0);
-      x.flops_per_s = g.number("flops_per_s", 0, 1e18);
-      g.reject_unknown();
-      if (x.time_s > 0 && x.flops_per_s > 0) {
-        const double want = 2.0 * double(x.m) * double(x.n) * double(x.k) / x.time_s;
-        if (!close(want, x.flops_per_s))
-          g.problem("flops_per_s", fmt::format("expected 2*m*n*k / time_s = {:.9g}, got {:.9g}", want, x.flops_per_s));
-      }
-      m.gemm.push_back(x);
+      m.gemm.push_back(read_gemm((*gs)[i], path, problems));
     }
   }
   if (const json* hs = list_field(r, "hbm", false)) {
@@ -227,18 +252,7 @@ MeasurementSet measurements_from_json(const json& j, const std::string& origin) 
         problems.push_back(path + ": expected an object");
         continue;
       }
-      FieldReader h((*hs)[i], path, problems);
-      HbmMeasurement x;
-      x.method = h.string("method");
-      x.bytes = h.number("bytes", 0, 1e15);
-      x.time_s = h.number("time_s", 0, 1e5);
-      x.time_min_s = h.number("time_min_s", 0, 1e5, false, 0);
-      x.bandwidth_bytes_per_s = h.number("bandwidth_bytes_per_s", 0, 1e18);
-      h.reject_unknown();
-      if (x.time_s > 0 && x.bandwidth_bytes_per_s > 0 && !close(2.0 * x.bytes / x.time_s, x.bandwidth_bytes_per_s))
-        h.problem("bandwidth_bytes_per_s", fmt::format("expected 2 * bytes / time_s = {:.9g}, got {:.9g}",
-                                                       2.0 * x.bytes / x.time_s, x.bandwidth_bytes_per_s));
-      m.hbm.push_back(x);
+      m.hbm.push_back(read_hbm((*hs)[i], path, problems));
     }
   }
   if (problems.empty()) {
