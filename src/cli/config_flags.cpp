@@ -6,6 +6,7 @@
 
 #include "planner/spec/input_error.h"
 #include "planner/spec/limits.h"
+#include "planner/spec/names.h"
 
 namespace planner::cli {
 
@@ -41,16 +42,16 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
   app->add_option("--seq-len", f.seq_len, "sequence length (default: the model's)");
   app->add_option("--global-batch", f.global_batch, "global batch in sequences");
   app->add_option("--global-batch-tokens", f.global_batch_tokens, "global batch in tokens (default: the model's)");
-  app->add_option("--dtype", f.dtype, "bf16 or fp8")->check(CLI::IsMember({"bf16", "fp8"}));
+  app->add_option("--dtype", f.dtype, "bf16 or fp8")->check(CLI::IsMember(name_list<DType>()));
   app->add_option("--attention", f.attention, "flash or unfused attention kernels")
-      ->check(CLI::IsMember({"flash", "unfused"}));
+      ->check(CLI::IsMember(name_list<AttentionKernel>()));
   app->add_option("--grad-bytes", f.grad_bytes, "bytes per gradient element (2 bf16, 4 fp32 main grads)");
   app->add_option("--optimizer-bytes", f.optimizer_bytes,
                   "optimizer bytes per parameter (12: fp32 master + Adam m, v)");
   app->add_option("--weight-bytes", f.weight_bytes, "bytes per weight (2: bf16)");
   app->add_flag("--no-overlap-grad-reduce", f.no_overlap_grad_reduce, "DP gradient reduction after the backward pass");
   app->add_flag("--overlap-p2p", f.overlap_p2p, "pipeline send/recv overlapped with compute");
-  app->add_option("--format", f.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+  app->add_option("--format", f.format, "table, json or csv")->check(CLI::IsMember(name_list<Format>()));
 }
 
 void add_config(CLI::App* app, ConfigFlags& c) {
@@ -60,19 +61,15 @@ void add_config(CLI::App* app, ConfigFlags& c) {
   app->add_option("--dp", c.dp, "data-parallel degree");
   app->add_option("--mbs,--micro-batch-size", c.mbs, "micro-batch size (sequences)");
   app->add_option("--vpp,--virtual-stages", c.vpp, "virtual pipeline stages per GPU (interleaving)");
-  app->add_option("--recompute", c.recompute, "none, selective or full")
-      ->check(CLI::IsMember({"none", "selective", "full"}));
+  app->add_option("--recompute", c.recompute, "none, selective or full")->check(CLI::IsMember(name_list<Recompute>()));
   app->add_option("--zero", c.zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
   app->add_option("--sp", c.sp, "sequence parallelism (true/false)");
 }
 
-Format parse_format(const std::string& s) {
-  return s == "json" ? Format::json : s == "csv" ? Format::csv : Format::table;
-}
+// The flags' values were checked against the same tables (CLI::IsMember).
+Format parse_format(const std::string& s) { return parse_name<Format>(s).value_or(Format::table); }
 
-Recompute parse_recompute(const std::string& s) {
-  return s == "full" ? Recompute::full : s == "selective" ? Recompute::selective : Recompute::none;
-}
+Recompute parse_recompute(const std::string& s) { return parse_name<Recompute>(s).value_or(Recompute::none); }
 
 void require_positive(const char* flag, std::optional<std::int64_t> v) {
   if (v && *v < 1) throw InputError(flag, fmt::format("expected a positive integer, got {}", *v));
@@ -104,8 +101,8 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m) {
     throw InputError(
         f.global_batch ? "--global-batch" : "--global-batch-tokens",
         fmt::format("expected at most {} sequences, got {}", kMaxGlobalBatchSequences, ts.global_batch_sequences));
-  ts.dtype = f.dtype == "fp8" ? DType::fp8 : DType::bf16;
-  ts.attention = f.attention == "unfused" ? AttentionKernel::unfused : AttentionKernel::flash;
+  ts.dtype = parse_name<DType>(f.dtype).value_or(DType::bf16);
+  ts.attention = parse_name<AttentionKernel>(f.attention).value_or(AttentionKernel::flash);
   for (auto [flag, v] : {std::pair{"--grad-bytes", f.grad_bytes},
                          {"--optimizer-bytes", f.optimizer_bytes},
                          {"--weight-bytes", f.weight_bytes}})
@@ -147,7 +144,7 @@ ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts) {
   pc.recompute = parse_recompute(c.recompute.value_or("none"));
   pc.zero_stage = c.zero.value_or(0);
   pc.sequence_parallel = c.sp.value_or(pc.tp > 1);
-  pc.schedule = c.schedule == "gpipe" ? Schedule::gpipe : Schedule::one_f_one_b;
+  pc.schedule = parse_name<Schedule>(c.schedule).value_or(Schedule::one_f_one_b);
   return pc;
 }
 

@@ -95,12 +95,14 @@ int planner::cli::run_cli(int argc, char** argv) {
   std::string list_what, list_format = "table";
   auto* list = app.add_subcommand("list", "list stock models or hardware profiles");
   list->add_option("what", list_what, "models or hardware")->required()->check(CLI::IsMember({"models", "hardware"}));
-  list->add_option("--format", list_format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  list->add_option("--format", list_format, "table or json")
+      ->check(CLI::IsMember(name_list(names_for({Format::table, Format::json}))));
 
   std::string show_name, show_format = "table";
   auto* show = app.add_subcommand("show", "show one model or hardware profile (name, alias or JSON path)");
   show->add_option("name", show_name, "model or hardware name")->required();
-  show->add_option("--format", show_format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  show->add_option("--format", show_format, "table or json")
+      ->check(CLI::IsMember(name_list(names_for({Format::table, Format::json}))));
 
   CommonFlags ef;
   ConfigFlags ec;
@@ -109,7 +111,7 @@ int planner::cli::run_cli(int argc, char** argv) {
   add_common(eval, ef, true);
   add_config(eval, ec);
   eval->add_option("--schedule", ec.schedule, "1f1b or gpipe (interleaved when --vpp > 1)")
-      ->check(CLI::IsMember({"1f1b", "gpipe"}));
+      ->check(CLI::IsMember(name_list(names_for({Schedule::one_f_one_b, Schedule::gpipe}))));
   eval->add_flag("--explain", explain, "print every formula with its inputs and output");
 
   CommonFlags sf;
