@@ -117,33 +117,40 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m) {
   return ts;
 }
 
-ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts) {
+SearchPins pins_from(const ConfigFlags& c) {
   for (auto [flag, v] :
        {std::pair{"--tp", c.tp}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}, {"--mbs", c.mbs}, {"--vpp", c.vpp}})
     require_positive(flag, v);
-  ParallelConfig pc;
-  pc.tp = c.tp.value_or(1);
-  pc.cp = c.cp.value_or(1);
-  pc.pp = c.pp.value_or(1);
-  for (auto [flag, v] : {std::pair{"--tp", pc.tp}, {"--cp", pc.cp}, {"--pp", pc.pp}})
+  SearchPins pins;
+  pins.tp = c.tp;
+  pins.cp = c.cp;
+  pins.pp = c.pp;
+  pins.dp = c.dp;
+  pins.micro_batch_size = c.mbs;
+  pins.virtual_stages = c.vpp;
+  if (c.recompute) pins.recompute = parse_recompute(*c.recompute);
+  pins.zero_stage = c.zero;
+  pins.sequence_parallel = c.sp;
+  return pins;
+}
+
+ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts) {
+  SearchPins pins = pins_from(c);
+  const std::int64_t tp = pins.tp.value_or(1), cp = pins.cp.value_or(1), pp = pins.pp.value_or(1);
+  for (auto [flag, v] : {std::pair{"--tp", tp}, {"--cp", cp}, {"--pp", pp}})
     if (v > ts.num_gpus)
       throw InputError(flag, fmt::format("expected at most the GPU count {}, got {}", ts.num_gpus, v));
   // Each factor is at most the GPU count, but their product may not fit in
   // 64 bits (2^24 cubed): divide instead of multiplying.
   const std::int64_t N = ts.num_gpus;
-  if (c.dp)
-    pc.dp = *c.dp;
-  else if (N % pc.tp == 0 && (N / pc.tp) % pc.cp == 0 && (N / pc.tp / pc.cp) % pc.pp == 0)
-    pc.dp = N / pc.tp / pc.cp / pc.pp;
-  else
-    throw InputError("--gpus",
-                     fmt::format("{} GPUs are not divisible by tp*cp*pp = {}*{}*{}; give --dp or change the layout", N,
-                                 pc.tp, pc.cp, pc.pp));
-  pc.micro_batch_size = c.mbs.value_or(1);
-  pc.virtual_stages = c.vpp.value_or(1);
-  pc.recompute = parse_recompute(c.recompute.value_or("none"));
-  pc.zero_stage = c.zero.value_or(0);
-  pc.sequence_parallel = c.sp.value_or(pc.tp > 1);
+  if (!pins.dp) {
+    if (N % tp != 0 || (N / tp) % cp != 0 || (N / tp / cp) % pp != 0)
+      throw InputError(
+          "--gpus", fmt::format("{} GPUs are not divisible by tp*cp*pp = {}*{}*{}; give --dp or change the layout", N,
+                                tp, cp, pp));
+    pins.dp = N / tp / cp / pp;
+  }
+  ParallelConfig pc = pinned_config(pins);
   pc.schedule = parse_name<Schedule>(c.schedule).value_or(Schedule::one_f_one_b);
   return pc;
 }

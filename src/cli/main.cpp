@@ -45,20 +45,8 @@ int run_search(const CommonFlags& f, const ConfigFlags& c, std::size_t top, std:
   const HardwareProfile hw = find_hardware(f.hardware);
   SearchSpec spec;
   spec.training = training_from(f, m);
-  for (auto [flag, v] :
-       {std::pair{"--tp", c.tp}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}, {"--mbs", c.mbs}, {"--vpp", c.vpp}})
-    require_positive(flag, v);
+  spec.pins = pins_from(c);
   if (top < 1 || top > 10000) throw InputError("--top", fmt::format("expected 1 to 10000, got {}", top));
-  spec.top_k = top;
-  spec.pins.tp = c.tp;
-  spec.pins.cp = c.cp;
-  spec.pins.pp = c.pp;
-  spec.pins.dp = c.dp;
-  spec.pins.micro_batch_size = c.mbs;
-  spec.pins.virtual_stages = c.vpp;
-  if (c.recompute) spec.pins.recompute = parse_recompute(*c.recompute);
-  spec.pins.zero_stage = c.zero;
-  spec.pins.sequence_parallel = c.sp;
   if (simulate_k > 10000) throw InputError("--simulate-top", fmt::format("expected 0 to 10000, got {}", simulate_k));
   spec.top_k = std::max(top, simulate_k);
   ProgressLine progress(std::cerr, ProgressLine::stderr_is_terminal(), "searched");
