@@ -39,7 +39,7 @@ void BM_Simulate405B_TP8_PP16_m64_v4(benchmark::State& state) {
   const Flagship f;
   std::size_t events = 0;
   for (auto _ : state) {
-    const auto pr = planner::pipeline_problem(f.model, f.hw, f.pc, f.ts, f.ev, planner::SimSchedule::interleaved);
+    const auto pr = planner::pipeline_problem(f.model, f.hw, f.pc, f.ts, f.ev, planner::Schedule::interleaved);
     const planner::SimResult r = planner::simulate(pr);
     events = r.events.size();
     benchmark::DoNotOptimize(r.step_s);
@@ -50,14 +50,14 @@ BENCHMARK(BM_Simulate405B_TP8_PP16_m64_v4)->Unit(benchmark::kMillisecond);
 
 void BM_Simulate405B_EventsOnly(benchmark::State& state) {
   const Flagship f;
-  const auto pr = planner::pipeline_problem(f.model, f.hw, f.pc, f.ts, f.ev, planner::SimSchedule::interleaved);
+  const auto pr = planner::pipeline_problem(f.model, f.hw, f.pc, f.ts, f.ev, planner::Schedule::interleaved);
   for (auto _ : state) benchmark::DoNotOptimize(planner::simulate(pr).step_s);
 }
 BENCHMARK(BM_Simulate405B_EventsOnly)->Unit(benchmark::kMillisecond);
 
 void BM_Simulate405B_Svg(benchmark::State& state) {
   const Flagship f;
-  const auto pr = planner::pipeline_problem(f.model, f.hw, f.pc, f.ts, f.ev, planner::SimSchedule::interleaved);
+  const auto pr = planner::pipeline_problem(f.model, f.hw, f.pc, f.ts, f.ev, planner::Schedule::interleaved);
   const planner::SimResult r = planner::simulate(pr);
   for (auto _ : state) benchmark::DoNotOptimize(planner::render_svg_timeline(r, {}).size());
 }

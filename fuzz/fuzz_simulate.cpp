@@ -26,11 +26,11 @@ struct Bytes {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   Bytes b{data, size};
   PipelineProblem pr;
-  pr.schedule = SimSchedule(b.next() % 4);
+  pr.schedule = Schedule(b.next() % 4);
   pr.p = 1 + b.next() % 8;
-  pr.v = pr.schedule == SimSchedule::interleaved ? 1 + b.next() % 4 : 1;
+  pr.v = pr.schedule == Schedule::interleaved ? 1 + b.next() % 4 : 1;
   pr.m = 1 + b.next() % 24;
-  if (pr.schedule == SimSchedule::interleaved) pr.m = pr.p * (1 + pr.m % 6);  // Megatron's rule
+  if (pr.schedule == Schedule::interleaved) pr.m = pr.p * (1 + pr.m % 6);  // Megatron's rule
   const std::uint8_t flags = b.next();
   pr.overlap_p2p = flags & 1;
   pr.overlap_grad_reduce = flags & 2;

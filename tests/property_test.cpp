@@ -25,6 +25,7 @@
 #include "planner/io/catalog.h"
 #include "planner/io/json_io.h"
 #include "planner/model/evaluate.h"
+#include "planner/model/labels.h"
 #include "planner/model/memory_model.h"
 #include "planner/model/model_math.h"
 #include "planner/model/pipeline.h"
@@ -199,12 +200,10 @@ std::string describe_case(const Case& c) {
   const ParallelConfig& p = c.pc;
   return fmt::format(
       "model L={} h={} H={} KV={} hd={} F={} V={} {} | hw {} ({} tiers, domain {}) | N={} seq={} gbs={} {} {} | "
-      "tp={} cp={} pp={} dp={} mbs={} v={} rec={} zero={} sp={} sched={} | grad_bytes={} overlap_grad={} "
-      "overlap_p2p={}",
+      "{} schedule={} | grad_bytes={} overlap_grad={} overlap_p2p={}",
       c.model.num_layers, c.model.hidden_size, c.model.num_heads, c.model.num_kv_heads, c.model.head_dim,
       c.model.ffn_hidden_size, c.model.vocab_size, c.model.name, c.hw.name, c.hw.tiers.size(), c.hw.tiers[0].size,
-      c.ts.num_gpus, c.ts.seq_len, c.ts.global_batch_sequences, to_string(c.ts.dtype), to_string(c.ts.attention), p.tp,
-      p.cp, p.pp, p.dp, p.micro_batch_size, p.virtual_stages, to_string(p.recompute), p.zero_stage, p.sequence_parallel,
+      c.ts.num_gpus, c.ts.seq_len, c.ts.global_batch_sequences, to_string(c.ts.dtype), to_string(c.ts.attention), p,
       to_string(p.schedule), c.ts.grad_bytes_per_param, c.ts.overlap_grad_reduce, c.ts.overlap_p2p);
 }
 

@@ -141,3 +141,27 @@ TEST_CASE("zero GPUs is bad input, not an empty search", "[search]") {
   const ModelSpec m = find_model("llama8b", kDir);
   CHECK_THROWS_WITH(search(m, hw, spec_for(m, 0, 5)), "search: num_gpus: expected at least 1, got 0");
 }
+
+TEST_CASE("pinned_config: pins as given, the rest at their defaults", "[search]") {
+  SearchPins pins;
+  CHECK(pinned_config(pins) == ParallelConfig{});
+  pins.tp = 8, pins.pp = 4, pins.dp = 2, pins.virtual_stages = 3;
+  pins.recompute = Recompute::full;
+  ParallelConfig pc = pinned_config(pins);
+  CHECK(pc.tp == 8);
+  CHECK(pc.cp == 1);
+  CHECK(pc.pp == 4);
+  CHECK(pc.dp == 2);
+  CHECK(pc.micro_batch_size == 1);
+  CHECK(pc.virtual_stages == 3);
+  CHECK(pc.recompute == Recompute::full);
+  CHECK(pc.zero_stage == 0);
+  CHECK(pc.sequence_parallel);  // on when TP > 1, unless pinned
+  CHECK(pc.schedule == Schedule::one_f_one_b);
+  pins.sequence_parallel = false, pins.zero_stage = 3, pins.micro_batch_size = 4, pins.cp = 2;
+  pc = pinned_config(pins);
+  CHECK(!pc.sequence_parallel);
+  CHECK(pc.zero_stage == 3);
+  CHECK(pc.micro_batch_size == 4);
+  CHECK(pc.cp == 2);
+}

@@ -24,7 +24,7 @@ namespace {
 // Uniform stages, no communication, no optimizer: the textbook pipeline.
 // F, B (whole backward) and W (its weight-gradient part) per micro-batch per
 // stage, divided evenly over v chunks.
-PipelineProblem ideal(SimSchedule s, std::int64_t p, std::int64_t v, std::int64_t m, double f = 1.0, double b = 2.0,
+PipelineProblem ideal(Schedule s, std::int64_t p, std::int64_t v, std::int64_t m, double f = 1.0, double b = 2.0,
                       double w = 1.0) {
   PipelineProblem pr;
   pr.schedule = s;
@@ -71,7 +71,7 @@ ParallelConfig layout(std::int64_t tp, std::int64_t pp, std::int64_t dp, std::in
 }  // namespace
 
 TEST_CASE("GPipe and 1F1B bubbles equal (p-1)/(m+p-1) on an ideal pipeline", "[simulate]") {
-  for (SimSchedule s : {SimSchedule::gpipe, SimSchedule::one_f_one_b})
+  for (Schedule s : {Schedule::gpipe, Schedule::one_f_one_b})
     for (auto [p, m] :
          std::vector<std::pair<int, int>>{{2, 1}, {2, 8}, {4, 4}, {4, 8}, {4, 13}, {8, 32}, {16, 64}, {3, 2}}) {
       INFO(to_string(s) << " p=" << p << " m=" << m);
@@ -86,7 +86,7 @@ TEST_CASE("interleaved bubble equals (p-1)/v over m + (p-1)/v exactly", "[simula
   for (auto [p, v, m] : std::vector<std::tuple<int, int, int>>{
            {2, 2, 2}, {4, 2, 4}, {4, 2, 8}, {4, 3, 12}, {8, 4, 32}, {8, 2, 16}, {16, 4, 64}}) {
     INFO("p=" << p << " v=" << v << " m=" << m);
-    const SimResult r = simulate(ideal(SimSchedule::interleaved, p, v, m));
+    const SimResult r = simulate(ideal(Schedule::interleaved, p, v, m));
     const double bubble_units = double(p - 1) / double(v);
     CHECK(r.step_s == Approx((double(m) + bubble_units) * 3.0).epsilon(1e-12));
     CHECK(r.bubble_fraction() == Approx(bubble_fraction(p, v, m)).epsilon(1e-12));
@@ -97,8 +97,8 @@ TEST_CASE("ZB-H1 cuts 1F1B's bubble from (p-1)(F+B+W) to (p-1)(F+B-W)", "[simula
   // Qi et al. 2023 §3.1: with T_F = T_B = T_W the ZB-H1 bubble is a third of 1F1B's.
   for (auto [p, m] : std::vector<std::pair<int, int>>{{2, 4}, {4, 8}, {4, 16}, {8, 16}, {8, 64}}) {
     INFO("p=" << p << " m=" << m);
-    const SimResult one = simulate(ideal(SimSchedule::one_f_one_b, p, 1, m));
-    const SimResult zb = simulate(ideal(SimSchedule::zb_h1, p, 1, m));
+    const SimResult one = simulate(ideal(Schedule::one_f_one_b, p, 1, m));
+    const SimResult zb = simulate(ideal(Schedule::zb_h1, p, 1, m));
     const double work = 3.0 * m;
     CHECK(one.step_s - work == Approx(3.0 * (p - 1)));
     CHECK(zb.step_s - work == Approx(1.0 * (p - 1)));
@@ -107,12 +107,12 @@ TEST_CASE("ZB-H1 cuts 1F1B's bubble from (p-1)(F+B+W) to (p-1)(F+B-W)", "[simula
   }
   // Unequal passes (T_W <= T_F): still (p-1)(T_F + T_B - T_W).
   const double f = 1.0, b_in = 1.3, w = 0.7;
-  const SimResult zb = simulate(ideal(SimSchedule::zb_h1, 4, 1, 12, f, b_in + w, w));
+  const SimResult zb = simulate(ideal(Schedule::zb_h1, 4, 1, 12, f, b_in + w, w));
   CHECK(zb.step_s - 12 * (f + b_in + w) == Approx(3 * (f + b_in - w)));
 }
 
 TEST_CASE("every second of every stage is accounted for", "[simulate]") {
-  PipelineProblem pr = ideal(SimSchedule::interleaved, 4, 2, 8);
+  PipelineProblem pr = ideal(Schedule::interleaved, 4, 2, 8);
   pr.send_s = {0.01, 0.01, 0.01, 0.05};
   for (std::size_t k = 0; k < pr.chunks.size(); ++k) {
     pr.chunks[k].forward_tp_cp_s = 0.05;
@@ -149,7 +149,7 @@ TEST_CASE("every second of every stage is accounted for", "[simulate]") {
 }
 
 TEST_CASE("forward passes follow the pipeline: stage s+1 starts a micro-batch after stage s sent it", "[simulate]") {
-  PipelineProblem pr = ideal(SimSchedule::interleaved, 4, 2, 8);
+  PipelineProblem pr = ideal(Schedule::interleaved, 4, 2, 8);
   pr.send_s = {0.1, 0.1, 0.1, 0.3};
   const SimResult r = simulate(pr);
   auto find = [&](int stage, EventKind k, int mb, int chunk) {
@@ -169,7 +169,7 @@ TEST_CASE("forward passes follow the pipeline: stage s+1 starts a micro-batch af
 }
 
 TEST_CASE("event order is deterministic across runs", "[simulate]") {
-  PipelineProblem pr = ideal(SimSchedule::interleaved, 8, 4, 32);
+  PipelineProblem pr = ideal(Schedule::interleaved, 8, 4, 32);
   pr.send_s.assign(8, 0.01);
   pr.overlap_p2p = true;
   for (ChunkCost& c : pr.chunks) c.grad_buckets_s = {0.02, 0.02};
@@ -180,8 +180,8 @@ TEST_CASE("event order is deterministic across runs", "[simulate]") {
 }
 
 TEST_CASE("the op orders hold every op exactly once", "[simulate]") {
-  for (SimSchedule s : {SimSchedule::gpipe, SimSchedule::one_f_one_b, SimSchedule::zb_h1, SimSchedule::interleaved}) {
-    const std::int64_t v = s == SimSchedule::interleaved ? 3 : 1;
+  for (Schedule s : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::zb_h1, Schedule::interleaved}) {
+    const std::int64_t v = s == Schedule::interleaved ? 3 : 1;
     const auto orders = stage_op_order(s, 4, v, 8, true);
     for (const auto& ops : orders) {
       std::vector<int> count(4 * 8 * 3, 0);
@@ -189,7 +189,7 @@ TEST_CASE("the op orders hold every op exactly once", "[simulate]") {
       for (int k = 0; k < 4; ++k)
         for (int mb = 0; mb < 8; ++mb)
           for (int c = 0; c < v; ++c) {
-            const int expected = k == int(OpKind::weight_grad) ? (s == SimSchedule::zb_h1 ? 1 : 0) : 1;
+            const int expected = k == int(OpKind::weight_grad) ? (s == Schedule::zb_h1 ? 1 : 0) : 1;
             CHECK(count[std::size_t((k * 8 + mb) * 3 + c)] == expected);
           }
       // Recompute comes right before its backward.
@@ -203,18 +203,18 @@ TEST_CASE("the op orders hold every op exactly once", "[simulate]") {
 }
 
 TEST_CASE("bad problems and deadlocking orders are errors, not hangs", "[simulate]") {
-  PipelineProblem pr = ideal(SimSchedule::one_f_one_b, 4, 1, 8);
+  PipelineProblem pr = ideal(Schedule::one_f_one_b, 4, 1, 8);
   pr.chunks[3].forward_s = std::nan("");
   CHECK_THROWS_AS(simulate(pr), InputError);
-  pr = ideal(SimSchedule::one_f_one_b, 4, 2, 8);  // v > 1 needs interleaved
+  pr = ideal(Schedule::one_f_one_b, 4, 2, 8);  // v > 1 needs interleaved
   CHECK_THROWS_AS(simulate(pr), InputError);
-  pr = ideal(SimSchedule::one_f_one_b, 4, 1, 8);
+  pr = ideal(Schedule::one_f_one_b, 4, 1, 8);
   pr.send_s.pop_back();
   CHECK_THROWS_AS(simulate(pr), InputError);
   // Megatron-LM's interleaved order with m not a multiple of p can deadlock
   // (why it refuses such counts): the simulator says so.
   try {
-    (void)simulate(ideal(SimSchedule::interleaved, 4, 3, 5));
+    (void)simulate(ideal(Schedule::interleaved, 4, 3, 5));
     FAIL("expected a deadlock");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("deadlocked") != std::string::npos);
@@ -228,7 +228,7 @@ TEST_CASE("the problem is the analytical engine's costs cut into chunks", "[simu
   const ParallelConfig pc = layout(4, 4, 4, 2, Recompute::selective);
   const Evaluation ev = evaluate(m, hw, pc, ts);
   REQUIRE(ev.reasons == (ev.reasons & (1u << unsigned(Reason::out_of_memory))));
-  const PipelineProblem pr = pipeline_problem(m, hw, pc, ts, ev, SimSchedule::interleaved);
+  const PipelineProblem pr = pipeline_problem(m, hw, pc, ts, ev, Schedule::interleaved);
   CHECK(pr.m == 16);
   const LayerTime lt = layer_time(m, hw, normalized(pc), ts);
   const HeadTime head = head_time(m, hw, normalized(pc), ts);
@@ -292,7 +292,7 @@ TEST_CASE("an uneven pipeline idles less than the closed form's fill-and-drain",
   // m * 4.5 + (sum of the other stages) = 36 + 9; the heaviest stage's own
   // warm-up forwards overlap part of the downstream round trip, so the real
   // critical path is 3 shorter: 42 (1F1B, per-micro-batch F = 1/3 of F+B).
-  PipelineProblem pr = ideal(SimSchedule::one_f_one_b, 4, 1, 8);
+  PipelineProblem pr = ideal(Schedule::one_f_one_b, 4, 1, 8);
   pr.chunks[1].forward_s = 1.5;
   pr.chunks[1].backward_s = 3.0;
   const SimResult r = simulate(pr);

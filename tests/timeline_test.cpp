@@ -15,7 +15,7 @@ using namespace planner;
 
 namespace {
 
-SimResult small_run(SimSchedule s = SimSchedule::interleaved, std::int64_t v = 2) {
+SimResult small_run(Schedule s = Schedule::interleaved, std::int64_t v = 2) {
   PipelineProblem pr;
   pr.schedule = s;
   pr.p = 4;
@@ -108,8 +108,8 @@ TEST_CASE("the Chrome trace parses and every event has ph, ts, dur, pid, tid", "
 }
 
 TEST_CASE("the SVG timeline is well-formed XML with a legend and an axis", "[timeline]") {
-  for (SimSchedule s : {SimSchedule::interleaved, SimSchedule::zb_h1}) {
-    const SimResult r = small_run(s, s == SimSchedule::interleaved ? 2 : 1);
+  for (Schedule s : {Schedule::interleaved, Schedule::zb_h1}) {
+    const SimResult r = small_run(s, s == Schedule::interleaved ? 2 : 1);
     const std::string svg = render_svg_timeline(r, {"title with <angle> & amp", {}, ""});
     CHECK(xml_problem(svg).empty());
     CHECK(svg.find("<svg") != std::string::npos);
@@ -123,7 +123,7 @@ TEST_CASE("the SVG timeline is well-formed XML with a legend and an axis", "[tim
 }
 
 TEST_CASE("the text timeline shows every stage and refuses large cases", "[timeline]") {
-  const SimResult r = small_run(SimSchedule::one_f_one_b, 1);
+  const SimResult r = small_run(Schedule::one_f_one_b, 1);
   const std::string text = render_ascii_timeline(r, 4, 1, 8, 100);
   for (const char* row : {"stage  0 |", "stage  1 |", "stage  2 |", "stage  3 |"})
     CHECK(text.find(row) != std::string::npos);

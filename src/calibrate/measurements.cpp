@@ -20,15 +20,9 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::pair<const char*, GroupKind> kGroupNames[] = {
-    {"world", GroupKind::world}, {"intra_node", GroupKind::intra_node}, {"inter_node", GroupKind::inter_node}};
-constexpr std::pair<const char*, Collective> kCollectiveNames[] = {{"all_reduce", Collective::all_reduce},
-                                                                   {"all_gather", Collective::all_gather},
-                                                                   {"reduce_scatter", Collective::reduce_scatter},
-                                                                   {"all_to_all", Collective::all_to_all},
-                                                                   {"send_recv", Collective::send_recv}};
-constexpr std::pair<const char*, int> kStatistics[] = {{"median", 0}, {"mean", 1}};
-constexpr std::pair<const char*, int> kGemmDTypes[] = {{"bf16", 0}, {"fp8", 1}};
+constexpr EnumName<GroupKind> kGroupNames[] = {
+    {GroupKind::world, "world"}, {GroupKind::intra_node, "intra_node"}, {GroupKind::inter_node, "inter_node"}};
+constexpr EnumName<int> kStatistics[] = {{0, "median"}, {1, "mean"}};
 
 // Relative tolerance for algbw/busbw against bytes/time: the writers compute
 // them from the same doubles, nccl-tests prints 2 decimals (import recomputes).
@@ -49,7 +43,7 @@ MeasuredSeries read_series(const json& sj, const std::string& path, std::vector<
   MeasuredSeries s;
   FieldReader r(sj, path, problems);
   const std::size_t before = problems.size();
-  s.collective = r.choice("collective", kCollectiveNames, Collective::all_reduce);
+  s.collective = r.choice("collective", kCollectiveKeyNames, Collective::all_reduce);
   s.group = r.choice("group", kGroupNames, GroupKind::world);
   s.group_size = r.integer_in("group_size", 2, 1 << 24, true, 2);
   s.ranks_per_node = r.integer_in("ranks_per_node", 1, 1 << 24, true, 1);
@@ -150,8 +144,8 @@ MeasuredPoint make_point(Collective c, std::int64_t group_size, double bytes, do
 }
 
 const char* to_string(GroupKind g) {
-  for (const auto& [name, value] : kGroupNames)
-    if (value == g) return name;
+  for (const auto& n : kGroupNames)
+    if (n.value == g) return n.name.data();  // string literals: null-terminated
   return "?";
 }
 
@@ -167,7 +161,7 @@ GemmMeasurement read_gemm(const json& j, const std::string& path, std::vector<st
   FieldReader g(j, path, problems);
   GemmMeasurement x;
   x.name = g.string("name");
-  x.dtype = g.choice("dtype", kGemmDTypes, 0) == 0 ? "bf16" : "fp8";
+  x.dtype = std::string(to_string(g.choice("dtype", kDTypeNames, DType::bf16)));
   x.m = g.integer_in("m", 1, 1 << 24, true, 1);
   x.n = g.integer_in("n", 1, 1 << 24, true, 1);
   x.k = g.integer_in("k", 1, 1 << 24, true, 1);

@@ -16,13 +16,13 @@
 
 #include "commands.h"
 #include "planner/calibrate/calibration.h"
-#include "planner/views/calibration_report.h"
 #include "planner/calibrate/measurements.h"
 #include "planner/calibrate/nccl_tests_import.h"
 #include "planner/io/atomic_write.h"
 #include "planner/io/catalog.h"
 #include "planner/io/json_io.h"
 #include "planner/spec/input_error.h"
+#include "planner/views/calibration_report.h"
 
 namespace planner::cli {
 
@@ -45,10 +45,6 @@ std::vector<NamedMeasurements> load_all(const std::vector<std::string>& paths) {
   std::vector<NamedMeasurements> out;
   for (const auto& p : paths) out.push_back({p, load_measurements_file(p)});
   return out;
-}
-
-bool looks_like_path(const std::string& s) {
-  return s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".json");
 }
 
 int run_import(const CalibrateFlags& f) {

@@ -6,6 +6,7 @@
 
 #include "planner/spec/input_error.h"
 #include "planner/spec/limits.h"
+#include "planner/spec/names.h"
 
 namespace planner::cli {
 
@@ -41,16 +42,16 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
   app->add_option("--seq-len", f.seq_len, "sequence length (default: the model's)");
   app->add_option("--global-batch", f.global_batch, "global batch in sequences");
   app->add_option("--global-batch-tokens", f.global_batch_tokens, "global batch in tokens (default: the model's)");
-  app->add_option("--dtype", f.dtype, "bf16 or fp8")->check(CLI::IsMember({"bf16", "fp8"}));
+  app->add_option("--dtype", f.dtype, "bf16 or fp8")->check(CLI::IsMember(name_list<DType>()));
   app->add_option("--attention", f.attention, "flash or unfused attention kernels")
-      ->check(CLI::IsMember({"flash", "unfused"}));
+      ->check(CLI::IsMember(name_list<AttentionKernel>()));
   app->add_option("--grad-bytes", f.grad_bytes, "bytes per gradient element (2 bf16, 4 fp32 main grads)");
   app->add_option("--optimizer-bytes", f.optimizer_bytes,
                   "optimizer bytes per parameter (12: fp32 master + Adam m, v)");
   app->add_option("--weight-bytes", f.weight_bytes, "bytes per weight (2: bf16)");
   app->add_flag("--no-overlap-grad-reduce", f.no_overlap_grad_reduce, "DP gradient reduction after the backward pass");
   app->add_flag("--overlap-p2p", f.overlap_p2p, "pipeline send/recv overlapped with compute");
-  app->add_option("--format", f.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+  app->add_option("--format", f.format, "table, json or csv")->check(CLI::IsMember(name_list<Format>()));
 }
 
 void add_config(CLI::App* app, ConfigFlags& c) {
@@ -60,19 +61,15 @@ void add_config(CLI::App* app, ConfigFlags& c) {
   app->add_option("--dp", c.dp, "data-parallel degree");
   app->add_option("--mbs,--micro-batch-size", c.mbs, "micro-batch size (sequences)");
   app->add_option("--vpp,--virtual-stages", c.vpp, "virtual pipeline stages per GPU (interleaving)");
-  app->add_option("--recompute", c.recompute, "none, selective or full")
-      ->check(CLI::IsMember({"none", "selective", "full"}));
+  app->add_option("--recompute", c.recompute, "none, selective or full")->check(CLI::IsMember(name_list<Recompute>()));
   app->add_option("--zero", c.zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
   app->add_option("--sp", c.sp, "sequence parallelism (true/false)");
 }
 
-Format parse_format(const std::string& s) {
-  return s == "json" ? Format::json : s == "csv" ? Format::csv : Format::table;
-}
+// The flags' values were checked against the same tables (CLI::IsMember).
+Format parse_format(const std::string& s) { return parse_name<Format>(s).value_or(Format::table); }
 
-Recompute parse_recompute(const std::string& s) {
-  return s == "full" ? Recompute::full : s == "selective" ? Recompute::selective : Recompute::none;
-}
+Recompute parse_recompute(const std::string& s) { return parse_name<Recompute>(s).value_or(Recompute::none); }
 
 void require_positive(const char* flag, std::optional<std::int64_t> v) {
   if (v && *v < 1) throw InputError(flag, fmt::format("expected a positive integer, got {}", *v));
@@ -104,8 +101,8 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m) {
     throw InputError(
         f.global_batch ? "--global-batch" : "--global-batch-tokens",
         fmt::format("expected at most {} sequences, got {}", kMaxGlobalBatchSequences, ts.global_batch_sequences));
-  ts.dtype = f.dtype == "fp8" ? DType::fp8 : DType::bf16;
-  ts.attention = f.attention == "unfused" ? AttentionKernel::unfused : AttentionKernel::flash;
+  ts.dtype = parse_name<DType>(f.dtype).value_or(DType::bf16);
+  ts.attention = parse_name<AttentionKernel>(f.attention).value_or(AttentionKernel::flash);
   for (auto [flag, v] : {std::pair{"--grad-bytes", f.grad_bytes},
                          {"--optimizer-bytes", f.optimizer_bytes},
                          {"--weight-bytes", f.weight_bytes}})
@@ -120,34 +117,41 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m) {
   return ts;
 }
 
-ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts) {
+SearchPins pins_from(const ConfigFlags& c) {
   for (auto [flag, v] :
        {std::pair{"--tp", c.tp}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}, {"--mbs", c.mbs}, {"--vpp", c.vpp}})
     require_positive(flag, v);
-  ParallelConfig pc;
-  pc.tp = c.tp.value_or(1);
-  pc.cp = c.cp.value_or(1);
-  pc.pp = c.pp.value_or(1);
-  for (auto [flag, v] : {std::pair{"--tp", pc.tp}, {"--cp", pc.cp}, {"--pp", pc.pp}})
+  SearchPins pins;
+  pins.tp = c.tp;
+  pins.cp = c.cp;
+  pins.pp = c.pp;
+  pins.dp = c.dp;
+  pins.micro_batch_size = c.mbs;
+  pins.virtual_stages = c.vpp;
+  if (c.recompute) pins.recompute = parse_recompute(*c.recompute);
+  pins.zero_stage = c.zero;
+  pins.sequence_parallel = c.sp;
+  return pins;
+}
+
+ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts) {
+  SearchPins pins = pins_from(c);
+  const std::int64_t tp = pins.tp.value_or(1), cp = pins.cp.value_or(1), pp = pins.pp.value_or(1);
+  for (auto [flag, v] : {std::pair{"--tp", tp}, {"--cp", cp}, {"--pp", pp}})
     if (v > ts.num_gpus)
       throw InputError(flag, fmt::format("expected at most the GPU count {}, got {}", ts.num_gpus, v));
   // Each factor is at most the GPU count, but their product may not fit in
   // 64 bits (2^24 cubed): divide instead of multiplying.
   const std::int64_t N = ts.num_gpus;
-  if (c.dp)
-    pc.dp = *c.dp;
-  else if (N % pc.tp == 0 && (N / pc.tp) % pc.cp == 0 && (N / pc.tp / pc.cp) % pc.pp == 0)
-    pc.dp = N / pc.tp / pc.cp / pc.pp;
-  else
-    throw InputError("--gpus",
-                     fmt::format("{} GPUs are not divisible by tp*cp*pp = {}*{}*{}; give --dp or change the layout", N,
-                                 pc.tp, pc.cp, pc.pp));
-  pc.micro_batch_size = c.mbs.value_or(1);
-  pc.virtual_stages = c.vpp.value_or(1);
-  pc.recompute = parse_recompute(c.recompute.value_or("none"));
-  pc.zero_stage = c.zero.value_or(0);
-  pc.sequence_parallel = c.sp.value_or(pc.tp > 1);
-  pc.schedule = c.schedule == "gpipe" ? Schedule::gpipe : Schedule::one_f_one_b;
+  if (!pins.dp) {
+    if (N % tp != 0 || (N / tp) % cp != 0 || (N / tp / cp) % pp != 0)
+      throw InputError(
+          "--gpus", fmt::format("{} GPUs are not divisible by tp*cp*pp = {}*{}*{}; give --dp or change the layout", N,
+                                tp, cp, pp));
+    pins.dp = N / tp / cp / pp;
+  }
+  ParallelConfig pc = pinned_config(pins);
+  pc.schedule = parse_name<Schedule>(c.schedule).value_or(Schedule::one_f_one_b);
   return pc;
 }
 

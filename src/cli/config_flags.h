@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "planner/search/search.h"
 #include "planner/spec/specs.h"
 #include "planner/views/report.h"
 
@@ -40,7 +41,10 @@ Format parse_format(const std::string& s);
 Recompute parse_recompute(const std::string& s);
 void require_positive(const char* flag, std::optional<std::int64_t> v);
 TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m);
-// The layout the flags give (tp, cp, pp default 1; dp fills the GPU count).
+// The knobs the flags fix (search pins); each given degree must be positive.
+SearchPins pins_from(const ConfigFlags& c);
+// The layout the flags give: pinned_config() of their pins, with dp filling
+// the GPU count unless given.
 ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts);
 
 }  // namespace planner::cli

@@ -45,20 +45,8 @@ int run_search(const CommonFlags& f, const ConfigFlags& c, std::size_t top, std:
   const HardwareProfile hw = find_hardware(f.hardware);
   SearchSpec spec;
   spec.training = training_from(f, m);
-  for (auto [flag, v] :
-       {std::pair{"--tp", c.tp}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}, {"--mbs", c.mbs}, {"--vpp", c.vpp}})
-    require_positive(flag, v);
+  spec.pins = pins_from(c);
   if (top < 1 || top > 10000) throw InputError("--top", fmt::format("expected 1 to 10000, got {}", top));
-  spec.top_k = top;
-  spec.pins.tp = c.tp;
-  spec.pins.cp = c.cp;
-  spec.pins.pp = c.pp;
-  spec.pins.dp = c.dp;
-  spec.pins.micro_batch_size = c.mbs;
-  spec.pins.virtual_stages = c.vpp;
-  if (c.recompute) spec.pins.recompute = parse_recompute(*c.recompute);
-  spec.pins.zero_stage = c.zero;
-  spec.pins.sequence_parallel = c.sp;
   if (simulate_k > 10000) throw InputError("--simulate-top", fmt::format("expected 0 to 10000, got {}", simulate_k));
   spec.top_k = std::max(top, simulate_k);
   ProgressLine progress(std::cerr, ProgressLine::stderr_is_terminal(), "searched");
@@ -95,12 +83,14 @@ int planner::cli::run_cli(int argc, char** argv) {
   std::string list_what, list_format = "table";
   auto* list = app.add_subcommand("list", "list stock models or hardware profiles");
   list->add_option("what", list_what, "models or hardware")->required()->check(CLI::IsMember({"models", "hardware"}));
-  list->add_option("--format", list_format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  list->add_option("--format", list_format, "table or json")
+      ->check(CLI::IsMember(name_list(names_for({Format::table, Format::json}))));
 
   std::string show_name, show_format = "table";
   auto* show = app.add_subcommand("show", "show one model or hardware profile (name, alias or JSON path)");
   show->add_option("name", show_name, "model or hardware name")->required();
-  show->add_option("--format", show_format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  show->add_option("--format", show_format, "table or json")
+      ->check(CLI::IsMember(name_list(names_for({Format::table, Format::json}))));
 
   CommonFlags ef;
   ConfigFlags ec;
@@ -109,7 +99,7 @@ int planner::cli::run_cli(int argc, char** argv) {
   add_common(eval, ef, true);
   add_config(eval, ec);
   eval->add_option("--schedule", ec.schedule, "1f1b or gpipe (interleaved when --vpp > 1)")
-      ->check(CLI::IsMember({"1f1b", "gpipe"}));
+      ->check(CLI::IsMember(name_list(names_for({Schedule::one_f_one_b, Schedule::gpipe}))));
   eval->add_flag("--explain", explain, "print every formula with its inputs and output");
 
   CommonFlags sf;

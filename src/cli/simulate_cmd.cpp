@@ -42,15 +42,14 @@ int run(const SimulateFlags& f) {
   const HardwareProfile hw = find_hardware(f.common.hardware);
   const TrainingSpec ts = training_from(f.common, m);
   ParallelConfig pc = config_from(f.config, ts);
-  const SimSchedule schedule = f.schedule.empty()
-                                   ? (pc.virtual_stages > 1 ? SimSchedule::interleaved : SimSchedule::one_f_one_b)
-                                   : parse_sim_schedule(f.schedule);
-  if (schedule == SimSchedule::interleaved && pc.virtual_stages < 2)
+  const Schedule schedule = f.schedule.empty() ? (pc.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b)
+                                               : parse_name<Schedule>(f.schedule).value_or(Schedule::one_f_one_b);
+  if (schedule == Schedule::interleaved && pc.virtual_stages < 2)
     throw InputError("--schedule", "interleaved needs --vpp 2 or more (virtual stages per GPU)");
-  if (schedule != SimSchedule::interleaved && pc.virtual_stages > 1)
+  if (schedule != Schedule::interleaved && pc.virtual_stages > 1)
     throw InputError("--schedule", fmt::format("{} runs one chunk per stage; --vpp {} needs --schedule interleaved",
                                                to_string(schedule), pc.virtual_stages));
-  pc.schedule = schedule == SimSchedule::gpipe ? Schedule::gpipe : Schedule::one_f_one_b;
+  pc.schedule = schedule == Schedule::gpipe ? Schedule::gpipe : Schedule::one_f_one_b;
   const Evaluation ev = evaluate(m, hw, pc, ts);
   const std::uint32_t structural = ev.reasons & ~(1u << unsigned(Reason::out_of_memory));
   if (structural) {
@@ -102,7 +101,7 @@ Runner add_simulate_command(CLI::App& app) {
   add_config(cmd, f->config);
   cmd->add_option("--schedule", f->schedule,
                   "gpipe, 1f1b, interleaved or zb-h1 (default: interleaved when --vpp > 1, else 1f1b)")
-      ->check(CLI::IsMember({"gpipe", "1f1b", "interleaved", "zb-h1"}));
+      ->check(CLI::IsMember(name_list<Schedule>()));
   cmd->add_option("--trace", f->trace, "write a Chrome trace (JSON; Perfetto, chrome://tracing)");
   cmd->add_option("--svg", f->svg, "write an SVG timeline picture");
   cmd->add_flag("--ascii", f->ascii, "print a text timeline (small cases: p <= 16, m*v <= 64)");

@@ -34,7 +34,7 @@ Runner add_validate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("validate", "compare predictions with measured runs (docs/published_runs.md)");
   cmd->add_option("--runs", flags->runs, "dataset of measured runs (JSON list, format of published_runs.json)")
       ->required();
-  cmd->add_option("--format", flags->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+  cmd->add_option("--format", flags->format, "table, json or csv")->check(CLI::IsMember(name_list<Format>()));
   cmd->add_option("--hardware", flags->hardware,
                   "PATTERN=PROFILE: rows whose gpu_type contains PATTERN use PROFILE (name, alias or JSON path); "
                   "repeatable, tried before the stock profiles");
@@ -54,7 +54,7 @@ Runner add_validate_command(CLI::App& app) {
     }
     const auto rows = read_published_runs(read_json_file(flags->runs), flags->runs);
     const ValidationReport rep = validate_runs(rows, opt);
-    const Format f = flags->format == "json" ? Format::json : flags->format == "csv" ? Format::csv : Format::table;
+    const Format f = parse_name<Format>(flags->format).value_or(Format::table);
     std::cout << render_validation(rep, f);
     int rc = 0;
     auto check = [&](double bound, double value, const char* what) {

@@ -40,10 +40,6 @@ std::vector<std::string> json_files(const std::string& dir) {
   return out;
 }
 
-bool looks_like_path(const std::string& s) {
-  return s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".json");
-}
-
 // Levenshtein distance, for "did you mean".
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -77,6 +73,10 @@ Spec find(const std::string& key, const std::vector<Spec>& all, const char* what
 }
 
 }  // namespace
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".json");
+}
 
 std::vector<ModelSpec> list_models(const std::string& dir) {
   std::vector<ModelSpec> out;

@@ -118,17 +118,18 @@ class FieldReader {
     return out;
   }
 
-  template <typename Enum, std::size_t N>
-  Enum choice(const std::string& key, const std::pair<const char*, Enum> (&table)[N], Enum fallback,
-              bool required = true) {
+  // One of the names of `table` (a name table of planner/spec/names.h, or a
+  // subset of one from names_for), as its enum value.
+  template <typename Table, typename Enum>
+  Enum choice(const std::string& key, const Table& table, Enum fallback, bool required = true) {
     std::string names;
-    for (const auto& [name, value] : table) names += (names.empty() ? "" : " | ") + std::string(name);
+    for (const auto& n : table) names += (names.empty() ? "" : " | ") + std::string(n.name);
     std::string expected = "one of " + names;
     const json* v = get(key, required, expected.c_str());
     if (!v) return fallback;
     if (v->is_string()) {
-      for (const auto& [name, value] : table)
-        if (v->get<std::string>() == name) return value;
+      for (const auto& n : table)
+        if (v->get<std::string>() == n.name) return n.value;
     }
     problem(key, fmt::format("expected {}, got {}", expected, describe(*v)));
     return fallback;

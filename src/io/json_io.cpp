@@ -17,6 +17,7 @@
 #include "planner/model/collectives.h"
 #include "planner/spec/input_error.h"
 #include "planner/spec/limits.h"
+#include "planner/spec/names.h"
 
 namespace planner {
 
@@ -31,25 +32,6 @@ void check_schema_version(FieldReader& r) {
   std::int64_t v = r.integer("schema_version", 1);
   if (v != 0 && v != kSpecSchemaVersion)
     r.problem("schema_version", fmt::format("expected {}, got {}", kSpecSchemaVersion, v));
-}
-
-constexpr std::pair<const char*, FfnKind> kFfnNames[] = {{"swiglu", FfnKind::swiglu},
-                                                         {"geglu", FfnKind::geglu},
-                                                         {"gelu", FfnKind::gelu},
-                                                         {"relu", FfnKind::relu},
-                                                         {"squared_relu", FfnKind::squared_relu}};
-constexpr std::pair<const char*, NormKind> kNormNames[] = {{"rmsnorm", NormKind::rmsnorm},
-                                                           {"layernorm", NormKind::layernorm}};
-constexpr std::pair<const char*, PositionKind> kPositionNames[] = {{"rope", PositionKind::rope},
-                                                                   {"learned", PositionKind::learned}};
-constexpr std::pair<const char*, Topology> kTopologyNames[] = {{"switch", Topology::switched},
-                                                               {"torus", Topology::torus}};
-
-template <typename Enum, std::size_t N>
-std::string_view name_of(const std::pair<const char*, Enum> (&table)[N], Enum e) {
-  for (const auto& [name, value] : table)
-    if (value == e) return name;
-  return "?";
 }
 
 std::array<double, kNumDTypes> per_dtype(FieldReader& parent, const std::string& key,
@@ -92,35 +74,6 @@ void read_collective_fits(const json& obj, const std::string& path, std::vector<
 
 }  // namespace
 
-std::string_view to_string(FfnKind k) { return name_of(kFfnNames, k); }
-std::string_view to_string(NormKind k) { return name_of(kNormNames, k); }
-std::string_view to_string(PositionKind k) { return name_of(kPositionNames, k); }
-std::string_view to_string(Topology t) { return name_of(kTopologyNames, t); }
-std::string_view to_string(DType d) { return d == DType::bf16 ? "bf16" : "fp8"; }
-std::string_view to_string(Recompute r) {
-  switch (r) {
-    case Recompute::none:
-      return "none";
-    case Recompute::selective:
-      return "selective";
-    case Recompute::full:
-      return "full";
-  }
-  return "?";
-}
-std::string_view to_string(Schedule s) {
-  switch (s) {
-    case Schedule::one_f_one_b:
-      return "1f1b";
-    case Schedule::gpipe:
-      return "gpipe";
-    case Schedule::interleaved:
-      return "interleaved";
-  }
-  return "?";
-}
-std::string_view to_string(AttentionKernel a) { return a == AttentionKernel::flash ? "flash" : "unfused"; }
-
 ModelSpec model_from_json(const json& j, const std::string& origin) {
   std::vector<std::string> problems;
   if (!j.is_object()) throw InputError(origin, "expected a JSON object describing a model");
@@ -135,16 +88,16 @@ ModelSpec model_from_json(const json& j, const std::string& origin) {
   m.num_layers = r.integer("num_layers", 1);
   m.hidden_size = r.integer("hidden_size", 1);
   m.ffn_hidden_size = r.integer("ffn_hidden_size", 1);
-  m.ffn_kind = r.choice("ffn_type", kFfnNames, FfnKind::swiglu);
+  m.ffn_kind = r.choice("ffn_type", kFfnKindNames, FfnKind::swiglu);
   m.num_heads = r.integer("num_attention_heads", 1);
   m.num_kv_heads = r.integer("num_kv_heads", 1);
   m.head_dim = r.integer("head_dim", 1, false, 0);
   m.vocab_size = r.integer("vocab_size", 1);
   m.tied_embeddings = r.boolean("tied_embeddings");
-  m.norm = r.choice("norm", kNormNames, NormKind::rmsnorm);
+  m.norm = r.choice("norm", kNormKindNames, NormKind::rmsnorm);
   m.bias = r.boolean("bias");
   m.dropout = r.boolean("dropout");
-  m.position = r.choice("position_embedding", kPositionNames, PositionKind::rope);
+  m.position = r.choice("position_embedding", kPositionKindNames, PositionKind::rope);
   m.max_position_embeddings = r.integer("max_position_embeddings", 1, m.position == PositionKind::learned, 0);
   m.default_seq_len = r.integer("default_seq_len", 1);
   m.default_global_batch_tokens = r.integer("default_global_batch_tokens", 1);

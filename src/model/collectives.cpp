@@ -22,27 +22,10 @@ const char* to_string(Collective c) {
   return "?";
 }
 
-const char* collective_key(Collective c) {
-  switch (c) {
-    case Collective::all_reduce:
-      return "all_reduce";
-    case Collective::all_gather:
-      return "all_gather";
-    case Collective::reduce_scatter:
-      return "reduce_scatter";
-    case Collective::all_to_all:
-      return "all_to_all";
-    case Collective::send_recv:
-      return "send_recv";
-  }
-  return "?";
-}
+// The table's names are string literals, so data() is null-terminated.
+const char* collective_key(Collective c) { return name_of(c).data(); }
 
-std::optional<Collective> collective_from_key(std::string_view key) {
-  for (Collective c : kAllCollectives)
-    if (key == collective_key(c)) return c;
-  return std::nullopt;
-}
+std::optional<Collective> collective_from_key(std::string_view key) { return parse_name<Collective>(key); }
 
 const char* to_string(Algorithm a) {
   switch (a) {

@@ -44,11 +44,6 @@ Dims dims(const ModelSpec& m, const ParallelConfig& pc, const TrainingSpec& ts) 
   return d;
 }
 
-void note(Explain* ex, const char* name, const char* formula, const char* cite,
-          std::vector<std::pair<std::string, double>> inputs, double out, const char* unit) {
-  if (ex) ex->add({name, formula, cite, std::move(inputs), out, unit});
-}
-
 }  // namespace
 
 double wave_efficiency(const HardwareProfile& hw, double M, double N) {
@@ -100,12 +95,13 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
     lt.gemm_bwd_s += gemm_time_s(hw, dt, g.M, g.K, g.N) + gemm_time_s(hw, dt, g.K, g.N, g.M);
   }
   if (ex)
-    note(ex, "layer GEMMs (fwd)",
-         "sum over QKV, O, FFN-in, FFN-out of (2MNK/q + F_half)/(peak*gemm_max), q = wave efficiency; bwd = dgrad + "
-         "wgrad GEMMs",
-         "Shoeybi et al. 2019 (Megatron TP shapes); Narayanan et al. 2021 §3 (bwd = 2x fwd)",
-         {{"tokens_per_gpu", d.n}, {"hidden", d.h}, {"ffn", d.F}, {"tp", d.t}, {"flops", lt.gemm_flops_fwd}},
-         lt.gemm_fwd_s, "s");
+    note_step(
+        ex, "layer GEMMs (fwd)",
+        "sum over QKV, O, FFN-in, FFN-out of (2MNK/q + F_half)/(peak*gemm_max), q = wave efficiency; bwd = dgrad + "
+        "wgrad GEMMs",
+        "Shoeybi et al. 2019 (Megatron TP shapes); Narayanan et al. 2021 §3 (bwd = 2x fwd)",
+        {{"tokens_per_gpu", d.n}, {"hidden", d.h}, {"ffn", d.F}, {"tp", d.t}, {"flops", lt.gemm_flops_fwd}},
+        lt.gemm_fwd_s, "s");
 
   // --- Attention core: QK^T and AV, 4*b*(H/t)*s_local*s*hd FLOPs forward.
   const double heads_local = d.H / d.t;
@@ -129,12 +125,13 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
     lt.attention_bwd_s = 2.0 * lt.attention_fwd_s;
   }
   if (ex)
-    note(ex, "attention core (fwd)",
-         ts.attention == AttentionKernel::flash
-             ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*attention_max); bwd 2.5x"
-             : "4*b*(H/t)*s_local*s*hd / (peak*unfused_max) + softmax bytes/HBM; bwd 2x",
-         "PaLM App. B (attention FLOPs); Dao 2023 (FlashAttention-2)",
-         {{"score_elements", scores}, {"head_dim", d.hd}, {"flops", lt.attention_flops_fwd}}, lt.attention_fwd_s, "s");
+    note_step(ex, "attention core (fwd)",
+              ts.attention == AttentionKernel::flash
+                  ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*attention_max); bwd 2.5x"
+                  : "4*b*(H/t)*s_local*s*hd / (peak*unfused_max) + softmax bytes/HBM; bwd 2x",
+              "PaLM App. B (attention FLOPs); Dao 2023 (FlashAttention-2)",
+              {{"score_elements", scores}, {"head_dim", d.hd}, {"flops", lt.attention_flops_fwd}}, lt.attention_fwd_s,
+              "s");
 
   // --- Element-wise kernels (memory bound): bytes read + written per element.
   // Two norms (read+write), two residual adds (read 2, write 1; fused bias-
@@ -166,21 +163,21 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
   const double accum_bytes = layer_params * (kAct + 2.0 * ts.grad_bytes_per_param);
   lt.grad_accumulate_s = accum_bytes / hbm_bw(hw);
   if (ex)
-    note(ex, "gradient accumulation (per layer, per micro-batch)",
-         "params/t * (2 + 2*grad_bytes) / (HBM bw * hbm_efficiency)",
-         "Megatron-LM main_grad accumulation (fp32 when grad_bytes = 4)",
-         {{"params_local", layer_params}, {"bytes", accum_bytes}}, lt.grad_accumulate_s, "s");
+    note_step(ex, "gradient accumulation (per layer, per micro-batch)",
+              "params/t * (2 + 2*grad_bytes) / (HBM bw * hbm_efficiency)",
+              "Megatron-LM main_grad accumulation (fp32 when grad_bytes = 4)",
+              {{"params_local", layer_params}, {"bytes", accum_bytes}}, lt.grad_accumulate_s, "s");
   if (ex)
-    note(ex, "element-wise kernels (fwd)",
-         "bytes(norms, residual/dropout, activation, RoPE [+ fp8 cast/transpose of GEMM inputs]) / (HBM bw * "
-         "hbm_efficiency); bwd 2x [+ fp8 cast/transpose of output gradients]",
-         "roofline (Williams et al. 2009); tensor sizes from Korthikanti et al. 2022 §4; Transformer Engine "
-         "fp8_cast_transpose_fused",
-         {{"bytes", ew_bytes},
-          {"fp8_cast_bytes_fwd", fp8_fwd_bytes},
-          {"fp8_cast_bytes_bwd", fp8_bwd_bytes},
-          {"hbm_bytes_per_s", hbm_bw(hw)}},
-         lt.elementwise_fwd_s, "s");
+    note_step(ex, "element-wise kernels (fwd)",
+              "bytes(norms, residual/dropout, activation, RoPE [+ fp8 cast/transpose of GEMM inputs]) / (HBM bw * "
+              "hbm_efficiency); bwd 2x [+ fp8 cast/transpose of output gradients]",
+              "roofline (Williams et al. 2009); tensor sizes from Korthikanti et al. 2022 §4; Transformer Engine "
+              "fp8_cast_transpose_fused",
+              {{"bytes", ew_bytes},
+               {"fp8_cast_bytes_fwd", fp8_fwd_bytes},
+               {"fp8_cast_bytes_bwd", fp8_bwd_bytes},
+               {"hbm_bytes_per_s", hbm_bw(hw)}},
+              lt.elementwise_fwd_s, "s");
 
   // --- Tensor parallelism: per layer 2 all-reduces forward and 2 backward of
   // the n*h activation; with SP each becomes all-gather + reduce-scatter of the
@@ -206,11 +203,11 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
     }
     if (pc.recompute == Recompute::full) lt.tp_comm_recompute_s = 2.0 * per_pair;
     if (ex)
-      note(ex, "TP communication per layer (fwd)",
-           pc.sequence_parallel ? "2 x (all-gather + reduce-scatter) of b*s/cp*h*2 bytes"
-                                : "2 x all-reduce of b*s/cp*h*2 bytes",
-           "Korthikanti et al. 2022 §4.2; cost: collective_cost", {{"bytes", bytes}, {"tp", d.t}}, lt.tp_comm_fwd_s,
-           "s");
+      note_step(ex, "TP communication per layer (fwd)",
+                pc.sequence_parallel ? "2 x (all-gather + reduce-scatter) of b*s/cp*h*2 bytes"
+                                     : "2 x all-reduce of b*s/cp*h*2 bytes",
+                "Korthikanti et al. 2022 §4.2; cost: collective_cost", {{"bytes", bytes}, {"tp", d.t}},
+                lt.tp_comm_fwd_s, "s");
   }
 
   // --- Context parallelism: ring attention passes each rank's K and V around
@@ -230,9 +227,9 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
     lt.cp_comm_fwd_s = std::max(0.0, fwd - lt.attention_fwd_s);
     lt.cp_comm_bwd_s = std::max(0.0, 2.0 * fwd - lt.attention_bwd_s);
     if (ex)
-      note(ex, "CP K/V ring exchange (fwd)", "max(0, (cp-1) * send(2*b*s/cp*KV*hd/t*2 bytes) - attention_fwd)",
-           "Liu et al. 2023 (Ring Attention)",
-           {{"kv_bytes", kv_bytes}, {"cp", d.cp}, {"attention_fwd_s", lt.attention_fwd_s}}, lt.cp_comm_fwd_s, "s");
+      note_step(ex, "CP K/V ring exchange (fwd)", "max(0, (cp-1) * send(2*b*s/cp*KV*hd/t*2 bytes) - attention_fwd)",
+                "Liu et al. 2023 (Ring Attention)",
+                {{"kv_bytes", kv_bytes}, {"cp", d.cp}, {"attention_fwd_s", lt.attention_fwd_s}}, lt.cp_comm_fwd_s, "s");
   }
 
   // --- Recomputation: full re-runs the forward (and its TP/CP traffic);
@@ -275,9 +272,9 @@ HeadTime head_time(const ModelSpec& m, const HardwareProfile& hw, const Parallel
   ht.embedding_fwd_s = 2.0 * kAct * d.n * d.h / hbm_bw(hw);
   ht.embedding_bwd_s = 2.0 * ht.embedding_fwd_s;
   if (ex)
-    note(ex, "output layer (fwd)", "(2*n*h*V/t + F_half)/(peak*gemm_max) + 38 bytes * n*V/t / HBM (bwd: 14 bytes)",
-         "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron fp32 vocab-parallel cross-entropy, pass by pass",
-         {{"tokens_per_gpu", d.n}, {"vocab", V}, {"tp", d.t}}, ht.output_fwd_s, "s");
+    note_step(ex, "output layer (fwd)", "(2*n*h*V/t + F_half)/(peak*gemm_max) + 38 bytes * n*V/t / HBM (bwd: 14 bytes)",
+              "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron fp32 vocab-parallel cross-entropy, pass by pass",
+              {{"tokens_per_gpu", d.n}, {"vocab", V}, {"tp", d.t}}, ht.output_fwd_s, "s");
   return ht;
 }
 

@@ -186,6 +186,7 @@ double micro_batches_in_flight(Schedule s, std::int64_t p, std::int64_t v, std::
     case Schedule::gpipe:
       return md;
     case Schedule::one_f_one_b:
+    case Schedule::zb_h1:  // ZB-H1 holds 1F1B's activations (Qi et al. 2023 §3)
       return std::min(md, double(p - stage));
     case Schedule::interleaved: {
       const double chunks = std::min(md * double(v), double(2 * (p - stage - 1) + (v - 1) * p + 1));

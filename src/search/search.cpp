@@ -37,6 +37,20 @@ auto key(const ParallelConfig& c) {
 
 }  // namespace
 
+ParallelConfig pinned_config(const SearchPins& pins) {
+  ParallelConfig pc;
+  pc.tp = pins.tp.value_or(1);
+  pc.cp = pins.cp.value_or(1);
+  pc.pp = pins.pp.value_or(1);
+  pc.dp = pins.dp.value_or(1);
+  pc.micro_batch_size = pins.micro_batch_size.value_or(1);
+  pc.virtual_stages = pins.virtual_stages.value_or(1);
+  pc.recompute = pins.recompute.value_or(Recompute::none);
+  pc.zero_stage = pins.zero_stage.value_or(0);
+  pc.sequence_parallel = pins.sequence_parallel.value_or(pc.tp > 1);
+  return pc;
+}
+
 bool better(const Evaluation& a, const Evaluation& b) {
   if (a.time.step_s != b.time.step_s) return a.time.step_s < b.time.step_s;
   if (a.memory.total_bytes != b.memory.total_bytes) return a.memory.total_bytes < b.memory.total_bytes;

@@ -96,7 +96,7 @@ void check_problem(const PipelineProblem& pr) {
         fmt::format("p*v*m = {}*{}*{} chunk-micro-batches is more than the simulator handles (2^20 = 1048576); "
                     "simulate fewer micro-batches (--global-batch) or stages",
                     pr.p, pr.v, pr.m));
-  if (pr.v > 1 && pr.schedule != SimSchedule::interleaved)
+  if (pr.v > 1 && pr.schedule != Schedule::interleaved)
     bad(fmt::format("{} runs one chunk per stage; v = {} needs the interleaved schedule", to_string(pr.schedule),
                     pr.v));
   if (pr.chunks.size() != std::size_t(pr.p * pr.v)) bad("chunk costs: expected p*v entries");
@@ -121,7 +121,7 @@ void check_problem(const PipelineProblem& pr) {
 class Engine {
  public:
   explicit Engine(const PipelineProblem& pr)
-      : pr_(pr), p_(pr.p), v_(pr.v), m_(pr.m), split_(pr.schedule == SimSchedule::zb_h1) {
+      : pr_(pr), p_(pr.p), v_(pr.v), m_(pr.m), split_(pr.schedule == Schedule::zb_h1) {
     bool recompute = false;
     for (const ChunkCost& c : pr.chunks) recompute = recompute || c.recompute_s > 0;
     orders_ = stage_op_order(pr.schedule, p_, v_, m_, recompute);

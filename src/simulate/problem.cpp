@@ -13,9 +13,9 @@
 
 namespace planner {
 
-SimSchedule default_sim_schedule(const ParallelConfig& pc) {
-  if (pc.virtual_stages > 1) return SimSchedule::interleaved;
-  return pc.schedule == Schedule::gpipe ? SimSchedule::gpipe : SimSchedule::one_f_one_b;
+Schedule default_sim_schedule(const ParallelConfig& pc) {
+  if (pc.virtual_stages > 1) return Schedule::interleaved;
+  return pc.schedule == Schedule::gpipe ? Schedule::gpipe : Schedule::one_f_one_b;
 }
 
 namespace {
@@ -29,7 +29,7 @@ GroupPlacement hop_placement(const HardwareProfile& hw, const ParallelConfig& pc
 }  // namespace
 
 PipelineProblem pipeline_problem(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc_in,
-                                 const TrainingSpec& ts, const Evaluation& ev, SimSchedule schedule) {
+                                 const TrainingSpec& ts, const Evaluation& ev, Schedule schedule) {
   const ParallelConfig pc = normalized(pc_in);
   const LayerTime lt = layer_time(m, hw, pc, ts);
   const HeadTime head = head_time(m, hw, pc, ts);

@@ -7,28 +7,6 @@
 
 namespace planner {
 
-const char* to_string(SimSchedule s) {
-  switch (s) {
-    case SimSchedule::gpipe:
-      return "gpipe";
-    case SimSchedule::one_f_one_b:
-      return "1f1b";
-    case SimSchedule::interleaved:
-      return "interleaved";
-    case SimSchedule::zb_h1:
-      return "zb-h1";
-  }
-  return "?";
-}
-
-SimSchedule parse_sim_schedule(const std::string& s) {
-  if (s == "gpipe") return SimSchedule::gpipe;
-  if (s == "1f1b") return SimSchedule::one_f_one_b;
-  if (s == "interleaved") return SimSchedule::interleaved;
-  if (s == "zb-h1" || s == "zbh1") return SimSchedule::zb_h1;
-  throw InputError("--schedule", "expected gpipe, 1f1b, interleaved or zb-h1, got '" + s + "'");
-}
-
 namespace {
 
 struct OrderBuilder {
@@ -63,26 +41,26 @@ std::vector<std::pair<std::int64_t, std::int64_t>> interleaved_sequence(std::int
 
 }  // namespace
 
-std::vector<std::vector<StageOp>> stage_op_order(SimSchedule s, std::int64_t p, std::int64_t v, std::int64_t m,
+std::vector<std::vector<StageOp>> stage_op_order(Schedule s, std::int64_t p, std::int64_t v, std::int64_t m,
                                                  bool with_recompute) {
   std::vector<std::vector<StageOp>> orders(static_cast<std::size_t>(p));
   for (std::int64_t i = 0; i < p; ++i) {
     auto& ops = orders[std::size_t(i)];
-    ops.reserve(std::size_t(m * v * (with_recompute ? 3 : 2) + (s == SimSchedule::zb_h1 ? m : 0)));
+    ops.reserve(std::size_t(m * v * (with_recompute ? 3 : 2) + (s == Schedule::zb_h1 ? m : 0)));
     OrderBuilder b{ops, with_recompute};
     switch (s) {
-      case SimSchedule::gpipe:
+      case Schedule::gpipe:
         for (std::int64_t mb = 0; mb < m; ++mb) b.forward(mb, 0);
         for (std::int64_t mb = m - 1; mb >= 0; --mb) b.backward(mb, 0);
         break;
-      case SimSchedule::one_f_one_b: {
+      case Schedule::one_f_one_b: {
         const std::int64_t warm = std::min(p - i - 1, m);
         for (std::int64_t mb = 0; mb < warm; ++mb) b.forward(mb, 0);
         for (std::int64_t k = 0; k < m - warm; ++k) b.forward(warm + k, 0), b.backward(k, 0);
         for (std::int64_t mb = m - warm; mb < m; ++mb) b.backward(mb, 0);
         break;
       }
-      case SimSchedule::interleaved: {
+      case Schedule::interleaved: {
         const auto fwd = interleaved_sequence(p, v, m, false);
         const auto bwd = interleaved_sequence(p, v, m, true);
         const std::int64_t total = m * v;
@@ -96,7 +74,7 @@ std::vector<std::vector<StageOp>> stage_op_order(SimSchedule s, std::int64_t p, 
           b.backward(bwd[std::size_t(k)].first, bwd[std::size_t(k)].second);
         break;
       }
-      case SimSchedule::zb_h1: {
+      case Schedule::zb_h1: {
         // 1F1B's F/B order; W of micro-batch k runs after B of micro-batch
         // k + i: stage i defers i weight-gradient passes (the last stage p-1,
         // the first none), so no stage holds more than p micro-batches of

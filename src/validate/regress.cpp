@@ -18,6 +18,8 @@
 #include "planner/io/json_io.h"
 #include "planner/model/evaluate.h"
 #include "planner/spec/input_error.h"
+#include "planner/spec/limits.h"
+#include "planner/spec/names.h"
 
 namespace planner {
 
@@ -28,16 +30,9 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::pair<const char*, DType> kDTypeNames[] = {{"bf16", DType::bf16}, {"fp8", DType::fp8}};
-constexpr std::pair<const char*, AttentionKernel> kAttentionNames[] = {{"flash", AttentionKernel::flash},
-                                                                       {"unfused", AttentionKernel::unfused}};
-constexpr std::pair<const char*, Recompute> kRecomputeNames[] = {
-    {"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}};
-constexpr std::pair<const char*, Schedule> kScheduleNames[] = {{"1f1b", Schedule::one_f_one_b},
-                                                               {"gpipe", Schedule::gpipe}};
-
-// Same bounds as the CLI flags of `evaluate` (src/cli/main.cpp).
-constexpr std::int64_t kMaxGpus = std::int64_t(1) << 24;
+// A suite case names the schedule the closed form prices when v == 1
+// (interleaved follows from vpp > 1; the closed form prices ZB-H1 as 1F1B).
+constexpr auto kSuiteSchedules = names_for({Schedule::one_f_one_b, Schedule::gpipe});
 
 // Model and hardware lookups, each catalog read once per suite.
 class Catalog {
@@ -92,13 +87,14 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
 
   TrainingSpec& ts = c.training;
   ts.num_gpus = r.integer_in("gpus", 1, kMaxGpus, true, 1);
-  ts.seq_len = r.integer_in("seq_len", 1, 100'000'000, true, 1);
-  ts.global_batch_sequences = r.integer_in("global_batch", 1, 1'000'000'000, true, 1);
+  ts.seq_len = r.integer_in("seq_len", 1, kMaxSeqLen, true, 1);
+  ts.global_batch_sequences = r.integer_in("global_batch", 1, kMaxGlobalBatchSequences, true, 1);
   ts.dtype = r.choice("dtype", kDTypeNames, DType::bf16, false);
-  ts.attention = r.choice("attention", kAttentionNames, AttentionKernel::flash, false);
-  ts.grad_bytes_per_param = r.number("grad_bytes", 0, 64, false, ts.grad_bytes_per_param, false);
-  ts.optimizer_bytes_per_param = r.number("optimizer_bytes", 0, 64, false, ts.optimizer_bytes_per_param, false);
-  ts.weight_bytes_per_param = r.number("weight_bytes", 0, 64, false, ts.weight_bytes_per_param, false);
+  ts.attention = r.choice("attention", kAttentionKernelNames, AttentionKernel::flash, false);
+  ts.grad_bytes_per_param = r.number("grad_bytes", 0, kMaxBytesPerParam, false, ts.grad_bytes_per_param, false);
+  ts.optimizer_bytes_per_param =
+      r.number("optimizer_bytes", 0, kMaxBytesPerParam, false, ts.optimizer_bytes_per_param, false);
+  ts.weight_bytes_per_param = r.number("weight_bytes", 0, kMaxBytesPerParam, false, ts.weight_bytes_per_param, false);
   ts.overlap_grad_reduce = r.boolean("overlap_grad_reduce", false, ts.overlap_grad_reduce);
   ts.overlap_p2p = r.boolean("overlap_p2p", false, ts.overlap_p2p);
 
@@ -107,12 +103,13 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   pc.cp = r.integer_in("cp", 1, kMaxGpus, false, 1);
   pc.pp = r.integer_in("pp", 1, kMaxGpus, true, 1);
   pc.dp = r.integer_in("dp", 1, kMaxGpus, true, 1);
-  pc.micro_batch_size = r.integer_in("mbs", 1, 1'000'000'000, false, 1);
-  pc.virtual_stages = r.integer_in("vpp", 1, 100'000, false, 1);
+  // A micro-batch is at most the global batch; virtual stages at most the layers.
+  pc.micro_batch_size = r.integer_in("mbs", 1, kMaxGlobalBatchSequences, false, 1);
+  pc.virtual_stages = r.integer_in("vpp", 1, kMaxLayers, false, 1);
   pc.recompute = r.choice("recompute", kRecomputeNames, Recompute::none, false);
-  pc.zero_stage = int(r.integer_in("zero", 0, 3, false, 0));
+  pc.zero_stage = int(r.integer_in("zero", 0, kMaxZeroStage, false, 0));
   pc.sequence_parallel = r.boolean("sp", false, pc.tp > 1);  // as `planner evaluate`: on when TP > 1
-  pc.schedule = r.choice("schedule", kScheduleNames, Schedule::one_f_one_b, false);
+  pc.schedule = r.choice("schedule", kSuiteSchedules, Schedule::one_f_one_b, false);
   r.allow("note");
   r.reject_unknown();
   if (problems.size() != problems_before) return std::nullopt;

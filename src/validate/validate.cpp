@@ -17,6 +17,7 @@
 
 #include "planner/io/catalog.h"
 #include "planner/io/json_io.h"
+#include "planner/model/labels.h"
 #include "planner/search/search.h"
 #include "planner/spec/input_error.h"
 
@@ -55,18 +56,6 @@ std::optional<int> memory_gb(const std::string& s) {
 double median_of_sorted(const std::vector<double>& v) {
   const std::size_t n = v.size();
   return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
-std::string reasons_text(const Evaluation& ev) {
-  std::vector<std::string> r;
-  for (Reason x : ev.reason_list()) r.push_back(describe(x));
-  return join(r, "; ");
 }
 
 // The measured step time (the row's own, or implied from its TFLOP/s or MFU
@@ -134,13 +123,7 @@ ValidatedRow evaluate_row(const MeasuredRun& run, const HardwareProfile& hw) {
   const TrainingSpec& ts = run.training;
   const SearchPins& p = run.pins;
 
-  ParallelConfig pc;
-  pc.tp = *p.tp, pc.cp = *p.cp, pc.pp = *p.pp, pc.dp = *p.dp;
-  pc.micro_batch_size = p.micro_batch_size.value_or(1);
-  pc.virtual_stages = p.virtual_stages.value_or(1);
-  pc.recompute = p.recompute.value_or(Recompute::none);
-  pc.zero_stage = p.zero_stage.value_or(0);
-  pc.sequence_parallel = p.sequence_parallel.value_or(pc.tp > 1);
+  const ParallelConfig pc = pinned_config(p);  // a row always states tp, cp, pp and dp
   Evaluation ev;
   if (run.chosen.empty()) {
     ev = evaluate(run.model, hw, normalized(pc), ts);
@@ -160,8 +143,7 @@ ValidatedRow evaluate_row(const MeasuredRun& run, const HardwareProfile& hw) {
   out.config = ev.config;
   const std::uint32_t oom = 1u << unsigned(Reason::out_of_memory);
   if ((ev.reasons & ~oom) != 0) {
-    out.skip_reason =
-        fmt::format("layout {} is not valid for the planner: {}", layout_text(ev.config), reasons_text(ev));
+    out.skip_reason = fmt::format("layout {:c} is not valid for the planner: {}", ev.config, ReasonSet{ev.reasons});
     return out;
   }
   if (ev.has(Reason::out_of_memory) && run.scope == MeasurementScope::step)
@@ -268,15 +250,6 @@ ValidationReport validate_runs(const std::vector<RunRow>& rows, const ValidateOp
   }
   rep.overall = error_stats(all);
   return rep;
-}
-
-std::string layout_text(const ParallelConfig& c) {
-  std::string s = fmt::format("tp{} cp{} pp{} dp{} mbs{}", c.tp, c.cp, c.pp, c.dp, c.micro_batch_size);
-  if (c.virtual_stages > 1) s += fmt::format(" v{}", c.virtual_stages);
-  if (c.sequence_parallel) s += " sp";
-  if (c.recompute != Recompute::none) s += c.recompute == Recompute::full ? " rc-full" : " rc-sel";
-  if (c.zero_stage) s += fmt::format(" z{}", c.zero_stage);
-  return s;
 }
 
 }  // namespace planner

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "planner/model/evaluate.h"
+#include "planner/model/labels.h"
 
 namespace planner {
 
@@ -16,12 +17,7 @@ namespace {
 std::string reasons_text(double bits) {
   if (!(bits >= 0) || bits >= double(1u << kNumReasons)) return fmt::format("{:g} (unknown bits)", bits);
   const auto mask = std::uint32_t(bits);
-  if (mask == 0) return "none";
-  std::string out;
-  for (std::size_t i = 0; i < kNumReasons; ++i)
-    if ((mask >> i) & 1u) out += (out.empty() ? "" : "; ") + std::string(describe(Reason(i)));
-  if (mask >> kNumReasons) out += "; unknown bits";
-  return out;
+  return mask == 0 ? "none" : fmt::format("{}", ReasonSet{mask});
 }
 
 std::string format_value(const std::optional<double>& v) { return v ? fmt::format("{:.9g}", *v) : "-"; }

@@ -7,6 +7,7 @@
 
 #include "planner/io/json_io.h"
 #include "planner/model/collectives.h"
+#include "planner/model/labels.h"
 #include "planner/model/model_math.h"
 
 namespace planner {
@@ -21,12 +22,6 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 double round_to(double x, int digits) {
   const double s = std::pow(10.0, digits);
   return std::round(x * s) / s;
-}
-
-std::string config_label(const ParallelConfig& c) {
-  return fmt::format("tp={} cp={} pp={} dp={} mbs={} vpp={} recompute={} zero={} sp={}", c.tp, c.cp, c.pp, c.dp,
-                     c.micro_batch_size, c.virtual_stages, to_string(c.recompute), c.zero_stage,
-                     c.sequence_parallel ? "on" : "off");
 }
 
 std::string context_line(const RunContext& ctx) {
@@ -151,7 +146,7 @@ std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Forma
   }
   std::string out;
   out += context_line(ctx) + "\n";
-  out += "config: " + config_label(ev.config) + fmt::format(" schedule={}\n", to_string(ev.config.schedule));
+  out += fmt::format("config: {} schedule={}\n", ev.config, to_string(ev.config.schedule));
   if (priced) {
     const MemoryBreakdown& m = ev.memory;
     out += fmt::format("layout: {}\n\n", layout_text(ev.layout));

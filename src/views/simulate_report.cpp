@@ -77,7 +77,7 @@ SimComparison compare_with_closed_form(const Evaluation& ev, const PipelineProbl
         "2(mv+p-1) = {} sends ({:.4f} s); the simulation waits {:.4f} s for activations and gradients on stage {}{}",
         d_pipe, t.pp_bubble_s, 2 * (pr.m * pr.v + pr.p - 1), t.pp_p2p_s, s.pipeline_wait_s, crit,
         pr.overlap_p2p ? "" : fmt::format(" and is held {:.4f} s by its own blocking sends", s.send_blocked_s));
-    if (pr.schedule == SimSchedule::zb_h1)
+    if (pr.schedule == Schedule::zb_h1)
       text +=
           "; ZB-H1 fills the drain with deferred weight-gradient passes (ideal bubble (p-1)(T_F+T_B-T_W) against "
           "1F1B's (p-1)(T_F+T_B+T_W)), the closed form prices 1F1B";

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "planner/model/labels.h"
+
 namespace planner {
 
 namespace {
@@ -64,7 +66,7 @@ std::string render_json(const ValidationReport& rep) {
         {"model", r.model_name},
         {"hardware", r.hardware},
         {"scope", r.scope == MeasurementScope::layer ? "layer" : "step"},
-        {"layout", layout_text(r.config)},
+        {"layout", fmt::format("{:c}", r.config)},
         {"chosen_by_planner", r.chosen},
         {"assumptions", r.assumptions},
         {"warnings", r.warnings},
@@ -107,9 +109,9 @@ std::string render_csv(const ValidationReport& rep) {
                        csv_field(r.model_name), csv_field(r.skip_reason));
       continue;
     }
-    s += fmt::format("{},{},{},{},{},{},{},{:.6g},{:.6g},{},{:.6f},{},{},{},{},{},\n", csv_field(r.id),
+    s += fmt::format("{},{},{},{},{},{:c},{},{:.6g},{:.6g},{},{:.6f},{},{},{},{},{},\n", csv_field(r.id),
                      csv_field(source_label(r.source)), csv_field(r.model_name), r.hardware,
-                     r.scope == MeasurementScope::layer ? "layer" : "step", layout_text(r.config),
+                     r.scope == MeasurementScope::layer ? "layer" : "step", r.config,
                      csv_field(join_text(r.chosen, "; ")), r.predicted_step_s, r.measured_step_s, r.step_implied,
                      r.step_error, o(r.predicted_tflops), o(r.measured_tflops), o(r.predicted_mfu), o(r.measured_mfu),
                      csv_field(join_text(r.warnings, "; ")));
@@ -129,8 +131,9 @@ std::string render_table(const ValidationReport& rep) {
         r.measured_mfu ? fmt::format("{:.1f}/{:.1f}", 100 * *r.measured_mfu, 100 * *r.predicted_mfu) : std::string("-");
     std::string model = r.model_name.size() > 22 ? r.model_name.substr(0, 21) + "~" : r.model_name;
     s += fmt::format("{:<6} {:<22} {:<14} {:<34} {:>9} {:>9} {:>7}  {:>13} {:>7}  {:>11} {:>7}  {}\n", r.id, model,
-                     r.hardware, layout_text(r.config), step_text(r.measured_step_s), step_text(r.predicted_step_s),
-                     pct(r.step_error), tf, pct(r.tflops_error), mfu, pct(r.mfu_error), marks(r));
+                     r.hardware, fmt::format("{:c}", r.config), step_text(r.measured_step_s),
+                     step_text(r.predicted_step_s), pct(r.step_error), tf, pct(r.tflops_error), mfu, pct(r.mfu_error),
+                     marks(r));
   }
   s += "times in seconds (per step; per layer fwd+bwd for 'l' rows). marks: c = knobs the row leaves unknown were "
        "chosen "

@@ -18,6 +18,10 @@ namespace planner {
 [[nodiscard]] std::vector<ModelSpec> list_models(const std::string& dir = data_dir());
 [[nodiscard]] std::vector<HardwareProfile> list_hardware(const std::string& dir = data_dir());
 
+// Whether a name_or_path below is a path to a JSON file (it has a '/' or
+// ends in ".json") rather than a name or alias.
+[[nodiscard]] bool looks_like_path(const std::string& name_or_path);
+
 // `name_or_path`: a canonical name, an alias, or a path to a .json file.
 // Unknown names throw InputError listing the known names.
 [[nodiscard]] ModelSpec find_model(const std::string& name_or_path, const std::string& dir = data_dir());

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "planner/spec/names.h"  // to_string of the spec enums
 #include "planner/spec/specs.h"
 
 namespace planner {
@@ -28,14 +29,5 @@ inline constexpr int kSpecSchemaVersion = 1;
 [[nodiscard]] nlohmann::json read_json_file(const std::string& path);
 [[nodiscard]] ModelSpec load_model_file(const std::string& path);
 [[nodiscard]] HardwareProfile load_hardware_file(const std::string& path);
-
-[[nodiscard]] std::string_view to_string(FfnKind k);
-[[nodiscard]] std::string_view to_string(NormKind k);
-[[nodiscard]] std::string_view to_string(PositionKind k);
-[[nodiscard]] std::string_view to_string(Topology t);
-[[nodiscard]] std::string_view to_string(DType d);
-[[nodiscard]] std::string_view to_string(Recompute r);
-[[nodiscard]] std::string_view to_string(Schedule s);
-[[nodiscard]] std::string_view to_string(AttentionKernel a);
 
 }  // namespace planner

@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <string_view>
 
+#include "planner/spec/names.h"
 #include "planner/spec/specs.h"
 
 namespace planner {
@@ -21,6 +23,14 @@ inline constexpr Collective kAllCollectives[] = {Collective::all_reduce, Collect
                                                  Collective::reduce_scatter, Collective::all_to_all,
                                                  Collective::send_recv};
 static_assert(std::size(kAllCollectives) == kNumCollectives);
+// The identifier of each collective in files (hardware profiles, measurement
+// files); to_string(Collective) is the text for people ("all-reduce").
+inline constexpr EnumName<Collective> kCollectiveKeyNames[] = {{Collective::all_reduce, "all_reduce"},
+                                                               {Collective::all_gather, "all_gather"},
+                                                               {Collective::reduce_scatter, "reduce_scatter"},
+                                                               {Collective::all_to_all, "all_to_all"},
+                                                               {Collective::send_recv, "send_recv"}};
+constexpr std::span<const EnumName<Collective>> name_table(Collective) { return kCollectiveKeyNames; }
 
 struct GroupPlacement {
   std::int64_t size = 1;
@@ -53,8 +63,8 @@ struct CollectiveCost {
 [[nodiscard]] double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacement& g);
 
 [[nodiscard]] const char* to_string(Collective c);
-// The identifier used in files (hardware profiles, measurement files):
-// all_reduce, all_gather, reduce_scatter, all_to_all, send_recv.
+// The identifier used in files (kCollectiveKeyNames): all_reduce, all_gather,
+// reduce_scatter, all_to_all, send_recv.
 [[nodiscard]] const char* collective_key(Collective c);
 [[nodiscard]] std::optional<Collective> collective_from_key(std::string_view key);
 [[nodiscard]] const char* to_string(Algorithm a);

@@ -27,4 +27,11 @@ class Explain {
   std::vector<ExplainStep> steps_;
 };
 
+// Records one step in `ex` when there is one (cost functions call this
+// unconditionally; nullptr records nothing).
+inline void note_step(Explain* ex, const char* name, const char* formula, const char* citation,
+                      std::vector<std::pair<std::string, double>> inputs, double output, const char* unit = "s") {
+  if (ex) ex->add({name, formula, citation, std::move(inputs), output, unit});
+}
+
 }  // namespace planner

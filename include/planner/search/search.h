@@ -22,6 +22,11 @@ struct SearchPins {
   std::optional<bool> sequence_parallel;
 };
 
+// The layout the pins give, each knob not pinned at its default: degrees 1,
+// micro-batch 1, one virtual stage, no recompute, ZeRO 0, sequence parallelism
+// on when TP > 1 (as `planner evaluate`), schedule 1F1B.
+[[nodiscard]] ParallelConfig pinned_config(const SearchPins& pins);
+
 // How far a running search is: configurations enumerated so far out of all
 // it will enumerate (SearchResult::considered at the end).
 struct SearchProgress {

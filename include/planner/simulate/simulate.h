@@ -19,15 +19,10 @@
 #include <vector>
 
 #include "planner/model/evaluate.h"
+#include "planner/spec/names.h"  // to_string(Schedule)
 #include "planner/spec/specs.h"
 
 namespace planner {
-
-enum class SimSchedule { gpipe, one_f_one_b, interleaved, zb_h1 };
-
-[[nodiscard]] const char* to_string(SimSchedule s);
-// "gpipe", "1f1b", "interleaved", "zb-h1"; throws InputError("--schedule", ...) otherwise.
-[[nodiscard]] SimSchedule parse_sim_schedule(const std::string& s);
 
 enum class OpKind : std::uint8_t { forward, recompute, backward, weight_grad };
 
@@ -51,7 +46,7 @@ struct StageOp {
 //   i defers i W passes, which fill the drain: bubble (p-1)(T_F + T_B - T_W)
 //   against 1F1B's (p-1)(T_F + T_B + T_W), at 1F1B's peak activation memory.
 // Recompute ops R precede each B when `with_recompute`.
-[[nodiscard]] std::vector<std::vector<StageOp>> stage_op_order(SimSchedule s, std::int64_t p, std::int64_t v,
+[[nodiscard]] std::vector<std::vector<StageOp>> stage_op_order(Schedule s, std::int64_t p, std::int64_t v,
                                                                std::int64_t m, bool with_recompute);
 
 // Cost of one micro-batch through one virtual chunk of one stage, seconds.
@@ -71,7 +66,7 @@ struct ChunkCost {
 };
 
 struct PipelineProblem {
-  SimSchedule schedule = SimSchedule::one_f_one_b;
+  Schedule schedule = Schedule::one_f_one_b;
   std::int64_t p = 1, v = 1, m = 1;
   std::vector<ChunkCost> chunks;     // [stage * v + chunk]
   std::vector<double> send_s;        // [stage]: one activation (or gradient) between stage and stage+1 (mod p)
@@ -153,10 +148,10 @@ struct SimResult {
 // uniformly over its duration; ZeRO-3 exposure per op follows the closed
 // form's per-layer prefetch rule.
 [[nodiscard]] PipelineProblem pipeline_problem(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
-                                               const TrainingSpec& ts, const Evaluation& ev, SimSchedule schedule);
+                                               const TrainingSpec& ts, const Evaluation& ev, Schedule schedule);
 
 // The schedule a configuration runs in evaluate(): interleaved when v > 1,
 // GPipe when asked, 1F1B otherwise.
-[[nodiscard]] SimSchedule default_sim_schedule(const ParallelConfig& pc);
+[[nodiscard]] Schedule default_sim_schedule(const ParallelConfig& pc);
 
 }  // namespace planner

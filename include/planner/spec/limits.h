@@ -26,6 +26,7 @@ inline constexpr std::int64_t kMaxSeqLen = 100'000'000;  // also max_position_em
 inline constexpr std::int64_t kMaxGlobalBatchSequences = 1'000'000'000;
 inline constexpr double kMaxParams = 1e15;       // the model's total parameter count
 inline constexpr double kMaxBytesPerParam = 64;  // weight, gradient and optimizer bytes
+inline constexpr int kMaxZeroStage = 3;          // ZeRO stages 0 to 3 (Rajbhandari et al. 2020)
 
 // Every size outside the bounds, as "field: expected ..., got ..." (JSON
 // field names for the model; TrainingSpec member names for a training run).

@@ -109,7 +109,10 @@ struct HardwareProfile {
 };
 
 enum class Recompute { none, selective, full };
-enum class Schedule { one_f_one_b, gpipe, interleaved };  // interleaved iff virtual_stages > 1
+// Pipeline schedules. The closed form prices gpipe, 1f1b and interleaved
+// (interleaved iff virtual_stages > 1) and prices zb_h1 as 1f1b; the simulator
+// runs all four (simulate.h cites each).
+enum class Schedule { one_f_one_b, gpipe, interleaved, zb_h1 };
 
 struct ParallelConfig {
   std::int64_t tp = 1, cp = 1, pp = 1, dp = 1;

@@ -68,7 +68,4 @@ struct ValidateOptions {
 
 [[nodiscard]] ValidationReport validate_runs(const std::vector<RunRow>& rows, const ValidateOptions& opt = {});
 
-// A layout in the dataset's words, e.g. "tp8 cp1 pp16 dp128 mbs1 v4 sp z1".
-[[nodiscard]] std::string layout_text(const ParallelConfig& c);
-
 }  // namespace planner

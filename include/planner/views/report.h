@@ -2,6 +2,7 @@
 // Pure string rendering; the CLI prints what these return.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -10,11 +11,15 @@
 #include "planner/model/evaluate.h"
 #include "planner/model/explain.h"
 #include "planner/search/search.h"
+#include "planner/spec/names.h"
 #include "planner/spec/specs.h"
 
 namespace planner {
 
 enum class Format { table, json, csv };
+inline constexpr EnumName<Format> kFormatNames[] = {
+    {Format::table, "table"}, {Format::json, "json"}, {Format::csv, "csv"}};
+constexpr std::span<const EnumName<Format>> name_table(Format) { return kFormatNames; }
 inline constexpr int kReportSchemaVersion = 1;
 
 struct RunContext {  // what the user asked, echoed in every report

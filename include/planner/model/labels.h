@@ -1,0 +1,55 @@
+// Text labels of a parallel layout and of a set of infeasibility reasons, as
+// fmt formatters, so every report, error and title writes them one way.
+//   fmt::format("{}", pc)    tp=4 cp=1 pp=4 dp=4 mbs=1 vpp=2 recompute=none zero=0 sp=on
+//   fmt::format("{:c}", pc)  tp4 cp1 pp4 dp4 mbs1 v2 sp rc-full z1   (compact: knobs at
+//                            their defaults left out; validate's layout column)
+//   fmt::format("{:d}", pc)  TP4 CP1 PP4 DP4                         (the degrees alone)
+//   fmt::format("{}", ReasonSet{ev.reasons})  "reason; reason" in Reason order
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "planner/model/evaluate.h"
+#include "planner/spec/specs.h"
+
+namespace planner {
+
+// A bit set of Reason (Evaluation::reasons), for formatting.
+struct ReasonSet {
+  std::uint32_t bits = 0;
+  [[nodiscard]] ReasonSet without(Reason r) const { return {bits & ~(1u << unsigned(r))}; }
+};
+
+// style: 'f' (full), 'c' (compact) or 'd' (degrees), as above.
+[[nodiscard]] std::string config_label(const ParallelConfig& c, char style = 'f');
+[[nodiscard]] std::string reasons_label(ReasonSet r);
+
+}  // namespace planner
+
+template <>
+struct fmt::formatter<planner::ParallelConfig> {
+  char style = 'f';
+  constexpr auto parse(fmt::format_parse_context& ctx) -> decltype(ctx.begin()) {
+    auto it = ctx.begin();
+    if (it != ctx.end() && (*it == 'c' || *it == 'd')) style = *it++;
+    if (it != ctx.end() && *it != '}') throw fmt::format_error("ParallelConfig: expected {}, {:c} or {:d}");
+    return it;
+  }
+  template <typename FormatContext>
+  auto format(const planner::ParallelConfig& c, FormatContext& ctx) const -> decltype(ctx.out()) {
+    const std::string s = planner::config_label(c, style);
+    return std::copy(s.begin(), s.end(), ctx.out());
+  }
+};
+
+template <>
+struct fmt::formatter<planner::ReasonSet> : fmt::formatter<fmt::string_view> {
+  template <typename FormatContext>
+  auto format(planner::ReasonSet r, FormatContext& ctx) const -> decltype(ctx.out()) {
+    const std::string s = planner::reasons_label(r);
+    return fmt::formatter<fmt::string_view>::format(fmt::string_view(s), ctx);
+  }
+};

@@ -1,0 +1,104 @@
+// The names of every enum of the specs, one constexpr table per enum: the
+// text JSON files, CLI flags and reports use for each value. to_string()
+// and parse_name() read these tables, so each name is written once.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "planner/spec/specs.h"
+
+namespace planner {
+
+template <typename Enum>
+struct EnumName {
+  Enum value;
+  std::string_view name;
+};
+
+inline constexpr EnumName<FfnKind> kFfnKindNames[] = {{FfnKind::swiglu, "swiglu"},
+                                                      {FfnKind::geglu, "geglu"},
+                                                      {FfnKind::gelu, "gelu"},
+                                                      {FfnKind::relu, "relu"},
+                                                      {FfnKind::squared_relu, "squared_relu"}};
+inline constexpr EnumName<NormKind> kNormKindNames[] = {{NormKind::rmsnorm, "rmsnorm"},
+                                                        {NormKind::layernorm, "layernorm"}};
+inline constexpr EnumName<PositionKind> kPositionKindNames[] = {{PositionKind::rope, "rope"},
+                                                                {PositionKind::learned, "learned"}};
+inline constexpr EnumName<Topology> kTopologyNames[] = {{Topology::switched, "switch"}, {Topology::torus, "torus"}};
+inline constexpr EnumName<DType> kDTypeNames[] = {{DType::bf16, "bf16"}, {DType::fp8, "fp8"}};
+inline constexpr EnumName<AttentionKernel> kAttentionKernelNames[] = {{AttentionKernel::flash, "flash"},
+                                                                      {AttentionKernel::unfused, "unfused"}};
+inline constexpr EnumName<Recompute> kRecomputeNames[] = {
+    {Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}};
+// In the order they were published (`planner simulate --schedule` lists them so).
+inline constexpr EnumName<Schedule> kScheduleNames[] = {{Schedule::gpipe, "gpipe"},
+                                                        {Schedule::one_f_one_b, "1f1b"},
+                                                        {Schedule::interleaved, "interleaved"},
+                                                        {Schedule::zb_h1, "zb-h1"}};
+
+// The table of each enum, found by overload (name_table(Enum{})), so the
+// helpers below work for any enum that has one, including those of higher
+// layers (views' Format).
+constexpr std::span<const EnumName<FfnKind>> name_table(FfnKind) { return kFfnKindNames; }
+constexpr std::span<const EnumName<NormKind>> name_table(NormKind) { return kNormKindNames; }
+constexpr std::span<const EnumName<PositionKind>> name_table(PositionKind) { return kPositionKindNames; }
+constexpr std::span<const EnumName<Topology>> name_table(Topology) { return kTopologyNames; }
+constexpr std::span<const EnumName<DType>> name_table(DType) { return kDTypeNames; }
+constexpr std::span<const EnumName<AttentionKernel>> name_table(AttentionKernel) { return kAttentionKernelNames; }
+constexpr std::span<const EnumName<Recompute>> name_table(Recompute) { return kRecomputeNames; }
+constexpr std::span<const EnumName<Schedule>> name_table(Schedule) { return kScheduleNames; }
+
+// The name of `e`; "?" for a value outside the enum.
+template <typename Enum>
+[[nodiscard]] constexpr std::string_view name_of(Enum e) {
+  for (const auto& n : name_table(Enum{}))
+    if (n.value == e) return n.name;
+  return "?";
+}
+
+// The value named `s` (exact match), or nullopt.
+template <typename Enum>
+[[nodiscard]] constexpr std::optional<Enum> parse_name(std::string_view s) {
+  for (const auto& n : name_table(Enum{}))
+    if (n.name == s) return n.value;
+  return std::nullopt;
+}
+
+// The table's entries for `values`, in that order: a flag or field that
+// accepts only some values lists them from the one table.
+template <typename Enum, std::size_t N>
+[[nodiscard]] constexpr std::array<EnumName<Enum>, N> names_for(const Enum (&values)[N]) {
+  std::array<EnumName<Enum>, N> out{};
+  for (std::size_t i = 0; i < N; ++i) out[i] = {values[i], name_of(values[i])};
+  return out;
+}
+
+// Every name of a table (or of a subset from names_for), in order: what a
+// CLI flag accepts, say.
+template <typename Table>
+[[nodiscard]] std::vector<std::string> name_list(const Table& table) {
+  std::vector<std::string> out;
+  for (const auto& n : table) out.emplace_back(n.name);
+  return out;
+}
+template <typename Enum>
+[[nodiscard]] std::vector<std::string> name_list() {
+  return name_list(name_table(Enum{}));
+}
+
+[[nodiscard]] constexpr std::string_view to_string(FfnKind k) { return name_of(k); }
+[[nodiscard]] constexpr std::string_view to_string(NormKind k) { return name_of(k); }
+[[nodiscard]] constexpr std::string_view to_string(PositionKind k) { return name_of(k); }
+[[nodiscard]] constexpr std::string_view to_string(Topology t) { return name_of(t); }
+[[nodiscard]] constexpr std::string_view to_string(DType d) { return name_of(d); }
+[[nodiscard]] constexpr std::string_view to_string(AttentionKernel a) { return name_of(a); }
+[[nodiscard]] constexpr std::string_view to_string(Recompute r) { return name_of(r); }
+[[nodiscard]] constexpr std::string_view to_string(Schedule s) { return name_of(s); }
+
+}  // namespace planner

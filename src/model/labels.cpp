@@ -1,0 +1,30 @@
+// The labels of labels.h.
+#include "planner/model/labels.h"
+
+#include "planner/spec/names.h"
+
+namespace planner {
+
+std::string config_label(const ParallelConfig& c, char style) {
+  if (style == 'd') return fmt::format("TP{} CP{} PP{} DP{}", c.tp, c.cp, c.pp, c.dp);
+  if (style == 'c') {
+    std::string s = fmt::format("tp{} cp{} pp{} dp{} mbs{}", c.tp, c.cp, c.pp, c.dp, c.micro_batch_size);
+    if (c.virtual_stages > 1) s += fmt::format(" v{}", c.virtual_stages);
+    if (c.sequence_parallel) s += " sp";
+    if (c.recompute != Recompute::none) s += c.recompute == Recompute::full ? " rc-full" : " rc-sel";
+    if (c.zero_stage) s += fmt::format(" z{}", c.zero_stage);
+    return s;
+  }
+  return fmt::format("tp={} cp={} pp={} dp={} mbs={} vpp={} recompute={} zero={} sp={}", c.tp, c.cp, c.pp, c.dp,
+                     c.micro_batch_size, c.virtual_stages, to_string(c.recompute), c.zero_stage,
+                     c.sequence_parallel ? "on" : "off");
+}
+
+std::string reasons_label(ReasonSet r) {
+  std::string out;
+  for (std::size_t i = 0; i < kNumReasons; ++i)
+    if ((r.bits >> i) & 1u) out += (out.empty() ? "" : "; ") + std::string(describe(Reason(i)));
+  return out;
+}
+
+}  // namespace planner
