@@ -29,7 +29,7 @@ struct ParamCounts {
 // + (gated ? 3 : 2)*h*F + norms (+ biases); reference README §1 gives the
 // Llama form L(d*H*hd + 2d*KV*hd + H*hd*d + 3dF + 2d) + 2Vd + d and the GPT
 // form L(12h^2 + 13h) + Vh + sh (+2h final LayerNorm).
-[[nodiscard]] ParamCounts count_params(const ModelSpec& m);
+[[nodiscard]] ParamCounts count_params(const ModelSpec& model);
 
 struct FlopsPerToken {
   double matmul_params = 0;  // N
@@ -44,6 +44,6 @@ struct FlopsPerToken {
 // Recompute (HFU only): full recompute re-runs each layer's forward,
 // 2*N_layers + 4*L*H*Q*T per token; selective re-runs the attention core only,
 // 4*L*H*Q*T (Korthikanti et al. 2022 §5).
-[[nodiscard]] FlopsPerToken flops_per_token(const ModelSpec& m, std::int64_t seq_len, Recompute r);
+[[nodiscard]] FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Recompute r);
 
 }  // namespace planner
