@@ -27,6 +27,11 @@ inline constexpr std::int64_t kMaxGlobalBatchSequences = 1'000'000'000;
 inline constexpr double kMaxParams = 1e15;       // the model's total parameter count
 inline constexpr double kMaxBytesPerParam = 64;  // weight, gradient and optimizer bytes
 
+// A duration far below any the cost model prices: the floor of a time that is
+// divided by, so that a zero-cost layer or step gives finite ratios (layer-
+// equivalents, fractions of the step), not inf or NaN.
+inline constexpr double kTinyTime_s = 1e-30;
+
 // Every size outside the bounds, as "field: expected ..., got ..." (JSON
 // field names for the model; TrainingSpec member names for a training run).
 // Empty when all are within.
