@@ -15,8 +15,10 @@
 #include "planner/model/memory_model.h"
 #include "planner/model/model_math.h"
 #include "planner/model/step_time.h"
+#include "test_support.h"
 
 using namespace planner;
+using planner::testing::plan_on;
 
 namespace {
 const std::string kDir = PLANNER_SOURCE_DIR;
@@ -289,15 +291,16 @@ TEST_CASE("the DP and optimizer tail is the latest over the stages, each less it
   for (const bool slow : {false, true}) {
     hw.tiers[1].bandwidth_nominal_bytes_per_s = nic.bandwidth_nominal_bytes_per_s / (slow ? 1000 : 1);
     hw.tiers[1].bandwidth_achieved_bytes_per_s = nic.bandwidth_achieved_bytes_per_s / (slow ? 1000 : 1);
-    const LayerTime lt = layer_time(m, hw, pc, ts);
-    const HeadTime head = head_time(m, hw, pc, ts);
-    const StepTimeBreakdown st = step_time(m, hw, pc, ts, sl, lt, head);
+    const PricedPlan plan = plan_on(m, hw, pc, ts, sl);
+    const LayerTime& lt = plan.layer;
+    const HeadTime& head = plan.head;
+    const StepTimeBreakdown st = step_time(m, hw, pc, ts, plan);
     const GroupPlacement dp_group = weight_sharing_group(hw, pc);
     REQUIRE(dp_group.domains == 4);
     double expect = 0;
     std::int64_t stage = -1, before = 0;
     for (std::int64_t r = 0; r < sl.stages; ++r) {
-      const double params = stage_params(m, sl, r) / double(pc.tp);
+      const double params = plan.stage_params(r) / double(pc.tp);
       const double reduce =
           collective_cost(hw, dp_group, Collective::all_reduce, params * ts.grad_bytes_per_param).total_s();
       const double lead = r == 0 ? 0.0 : double(before) * lt.bwd_s() + head.embedding_bwd_s;

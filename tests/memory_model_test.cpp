@@ -28,24 +28,6 @@ TrainingSpec training(std::int64_t gpus, std::int64_t seq, std::int64_t batch) {
 }
 }  // namespace
 
-TEST_CASE("stage parameters: layers plus the embedding / output layer", "[memory_model]") {
-  const ModelSpec m = find_model("llama8b", kDir);
-  // Llama 3.1 8B: 218,112,000 per layer, V*h = 525,336,576, final norm 4096.
-  const StageLayout two = balance_layers(32, 2, 1, 0.0, 0.0);
-  REQUIRE(two.first == 16);
-  CHECK(stage_params(m, two, 0) == 16.0 * 218'112'000 + 525'336'576);
-  CHECK(stage_params(m, two, 1) == 16.0 * 218'112'000 + 525'336'576 + 4'096);
-  const StageLayout one = balance_layers(32, 1, 1, 0.0, 0.0);
-  CHECK(stage_params(m, one, 0) == 8'030'261'248.0);
-
-  // Tied embeddings with PP > 1: the last stage keeps its own copy for the output layer.
-  const ModelSpec g = find_model("gpt3-175b", kDir);
-  const ParamCounts gp = count_params(g);
-  const StageLayout gl = balance_layers(96, 2, 1, 0.0, 0.0);
-  CHECK(stage_params(g, gl, 1) == 48.0 * double(gp.per_layer) + double(gp.embedding + gp.final_norm));
-  CHECK(stage_params(g, gl, 0) == 48.0 * double(gp.per_layer) + double(gp.embedding + gp.position));
-}
-
 TEST_CASE("model state is 16 bytes per parameter, sharded over dp*cp by ZeRO stage", "[memory_model]") {
   const ModelSpec m = find_model("llama8b", kDir);
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);
@@ -63,7 +45,7 @@ TEST_CASE("model state is 16 bytes per parameter, sharded over dp*cp by ZeRO sta
       const Evaluation ev = evaluate(m, hw, pc, ts);
       REQUIRE(ev.reason_list() == std::vector<Reason>{});
       const MemoryBreakdown& mem = ev.memory;
-      const double params = stage_params(m, ev.layout, mem.peak_stage) / 2.0;  // /tp
+      const double params = ev.plan.stage_params(mem.peak_stage) / 2.0;  // /tp
       CHECK(mem.weights_bytes == Approx(params * 2.0 / r.w_div).epsilon(kRel));
       CHECK(mem.gradients_bytes == Approx(params * 2.0 / r.g_div).epsilon(kRel));
       CHECK(mem.optimizer_bytes == Approx(params * 12.0 / r.o_div).epsilon(kRel));

@@ -17,7 +17,7 @@ std::int64_t total_layers(const StageLayout& l) {
 }
 }  // namespace
 
-TEST_CASE("bubble fraction", "[pipeline]") {
+TEST_CASE("ideal bubble fraction", "[pipeline]") {
   struct Row {
     std::int64_t p, v, m;
     double expected;
@@ -35,10 +35,11 @@ TEST_CASE("bubble fraction", "[pipeline]") {
   };
   for (const Row& r : rows) {
     INFO("p " << r.p << " v " << r.v << " m " << r.m);
-    CHECK(bubble_fraction(r.p, r.v, r.m) == Approx(r.expected).epsilon(1e-12));
-    if (r.v == 1) CHECK(bubble_fraction(r.p, 1, r.m) == Approx(double(r.p - 1) / double(r.m + r.p - 1)).epsilon(1e-12));
+    CHECK(ideal_bubble_fraction(r.p, r.v, r.m) == Approx(r.expected).epsilon(1e-12));
+    if (r.v == 1)
+      CHECK(ideal_bubble_fraction(r.p, 1, r.m) == Approx(double(r.p - 1) / double(r.m + r.p - 1)).epsilon(1e-12));
     const double b = double(r.p - 1) / double(r.v);
-    CHECK(bubble_fraction(r.p, r.v, r.m) == Approx(b / (double(r.m) + b)).epsilon(1e-12));
+    CHECK(ideal_bubble_fraction(r.p, r.v, r.m) == Approx(b / (double(r.m) + b)).epsilon(1e-12));
   }
 }
 

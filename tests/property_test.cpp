@@ -16,6 +16,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -31,8 +32,10 @@
 #include "planner/model/pipeline.h"
 #include "planner/search/search.h"
 #include "planner/views/report.h"
+#include "test_support.h"
 
 using namespace planner;
+using planner::testing::plan_on;
 
 namespace {
 
@@ -322,7 +325,8 @@ TEST_CASE("property: memory per GPU does not increase with a higher ZeRO stage",
       CHECK(ev[z].memory.total_bytes <= ev[z - 1].memory.total_bytes * (1 + kSlack));
     }
     const ParallelConfig z3 = ev[3].config;
-    const MemoryBreakdown fixed = memory_per_gpu(c.model, c.hw, z3, c.ts, ev[2].layout);
+    const MemoryBreakdown fixed =
+        memory_per_gpu(c.model, c.hw, z3, c.ts, plan_on(c.model, c.hw, z3, c.ts, ev[2].layout));
     const double buffer = zero3_buffer_bytes(c.model, z3, c.ts);
     INFO("ZeRO 3: " << ev[3].memory.total_bytes << " bytes (" << fixed.total_bytes
                     << " on ZeRO-2's layout, gather buffer " << buffer << "), ZeRO 2: " << ev[2].memory.total_bytes);
@@ -357,7 +361,8 @@ TEST_CASE("property: memory per GPU does not increase with more recomputation", 
       REQUIRE(priced(ev.back()));
     }
     for (std::size_t k = 1; k < ev.size(); ++k) {
-      const MemoryBreakdown fixed = memory_per_gpu(c.model, c.hw, ev[k].config, c.ts, ev[k - 1].layout);
+      const MemoryBreakdown fixed = memory_per_gpu(c.model, c.hw, ev[k].config, c.ts,
+                                                   plan_on(c.model, c.hw, ev[k].config, c.ts, ev[k - 1].layout));
       INFO("recompute " << to_string(ev[k].config.recompute) << ": " << ev[k].memory.total_bytes << " bytes ("
                         << fixed.total_bytes << " on the previous layout), " << to_string(ev[k - 1].config.recompute)
                         << ": " << ev[k - 1].memory.total_bytes);
@@ -384,18 +389,14 @@ struct PricingChoices {
 
 PricingChoices pricing_choices(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
                                const TrainingSpec& ts, const StageLayout& layout) {
-  const LayerTime lt = layer_time(m, hw, pc, ts);
-  const HeadTime head = head_time(m, hw, pc, ts);
-  const double layer_s = layer_step_s(lt, zero3_layer_comm(m, hw, pc, ts, lt));
-  const double head_first = head.embedding_fwd_s + head.embedding_bwd_s;
-  const double head_last = head.output_fwd_s + head.output_bwd_s + head.output_tp_comm_s;
-  const std::int64_t p = pc.pp;
   PricingChoices c;
   if (pc.virtual_stages > 1) {
-    const double per_layer = std::max(layer_s, 1e-30);
-    for (std::int64_t r : {std::int64_t(0), std::int64_t(1), p - 2, p - 1})
-      if (r >= 0 && r < p)
-        c.chunks.push_back(chunk_layers(layout, r, pc.virtual_stages, head_first / per_layer, head_last / per_layer));
+    const PricedPlan plan = plan_on(m, hw, pc, ts, layout);
+    for (std::int64_t r : layout.distinct_stages()) {
+      std::vector<std::int64_t> layers;
+      for (const ChunkPlan& chunk : plan.chunks(r)) layers.push_back(chunk.layers);
+      c.chunks.push_back(std::move(layers));
+    }
   }
   return c;
 }
@@ -416,8 +417,7 @@ void check_step_monotonicity(std::uint64_t case_seed, MonotonicityCounts& n) {
   const PricingChoices choices = pricing_choices(c.model, c.hw, pc, c.ts, base.layout);
   auto check_faster = [&](const HardwareProfile& fast) {
     const Evaluation ev = evaluate(c.model, fast, pc, c.ts);
-    const StepTimeBreakdown fixed = step_time(c.model, fast, pc, c.ts, base.layout, layer_time(c.model, fast, pc, c.ts),
-                                              head_time(c.model, fast, pc, c.ts));
+    const StepTimeBreakdown fixed = step_time(c.model, fast, pc, c.ts, plan_on(c.model, fast, pc, c.ts, base.layout));
     INFO("step " << ev.time.step_s << " s (" << fixed.step_s << " s on the old layout), before " << base.time.step_s
                  << " s");
     const bool slower = fixed.step_s > base.time.step_s * (1 + kSlack);

@@ -76,7 +76,7 @@ TEST_CASE("GPipe and 1F1B bubbles equal (p-1)/(m+p-1) on an ideal pipeline", "[s
          std::vector<std::pair<int, int>>{{2, 1}, {2, 8}, {4, 4}, {4, 8}, {4, 13}, {8, 32}, {16, 64}, {3, 2}}) {
       INFO(to_string(s) << " p=" << p << " m=" << m);
       const SimResult r = simulate(ideal(s, p, 1, m));
-      CHECK(r.bubble_fraction() == Approx(double(p - 1) / double(m + p - 1)).epsilon(1e-12));
+      CHECK(r.critical_wait_fraction() == Approx(double(p - 1) / double(m + p - 1)).epsilon(1e-12));
       CHECK(r.step_s == Approx(double(m + p - 1) * 3.0).epsilon(1e-12));
       for (const StageStats& st : r.stages) CHECK(st.compute_s == Approx(3.0 * m));
     }
@@ -89,7 +89,7 @@ TEST_CASE("interleaved bubble equals (p-1)/v over m + (p-1)/v exactly", "[simula
     const SimResult r = simulate(ideal(Schedule::interleaved, p, v, m));
     const double bubble_units = double(p - 1) / double(v);
     CHECK(r.step_s == Approx((double(m) + bubble_units) * 3.0).epsilon(1e-12));
-    CHECK(r.bubble_fraction() == Approx(bubble_fraction(p, v, m)).epsilon(1e-12));
+    CHECK(r.critical_wait_fraction() == Approx(ideal_bubble_fraction(p, v, m)).epsilon(1e-12));
   }
 }
 
@@ -103,7 +103,7 @@ TEST_CASE("ZB-H1 cuts 1F1B's bubble from (p-1)(F+B+W) to (p-1)(F+B-W)", "[simula
     CHECK(one.step_s - work == Approx(3.0 * (p - 1)));
     CHECK(zb.step_s - work == Approx(1.0 * (p - 1)));
     CHECK(one.step_s - zb.step_s == Approx(2.0 * (p - 1)));  // 2 (p-1) T_W
-    CHECK(zb.bubble_fraction() == Approx(double(p - 1) / (3.0 * m + double(p - 1))));
+    CHECK(zb.critical_wait_fraction() == Approx(double(p - 1) / (3.0 * m + double(p - 1))));
   }
   // Unequal passes (T_W <= T_F): still (p-1)(T_F + T_B - T_W).
   const double f = 1.0, b_in = 1.3, w = 0.7;

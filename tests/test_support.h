@@ -1,5 +1,5 @@
-// Helpers shared by the unit tests: the message of an expected InputError and
-// a scratch directory.
+// Helpers shared by the unit tests: the message of an expected InputError, a
+// scratch directory, and the PricedPlan of a configuration on a given layout.
 #pragma once
 
 #include <cstdlib>
@@ -7,6 +7,9 @@
 #include <functional>
 #include <string>
 
+#include "planner/model/evaluate.h"
+#include "planner/model/layer_cost.h"
+#include "planner/model/priced_plan.h"
 #include "planner/spec/input_error.h"
 
 namespace planner::testing {
@@ -38,5 +41,13 @@ struct TempDir {
     std::filesystem::remove_all(path, ec);
   }
 };
+
+// The plan of `pc` (normalised) priced as evaluate() prices it, but on
+// `layout` instead of the balanced one: cost functions on a layout held fixed.
+inline PricedPlan plan_on(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc_in,
+                          const TrainingSpec& ts, const StageLayout& layout) {
+  const ParallelConfig pc = normalized(pc_in);
+  return price_plan(model, hw, pc, ts, layer_time(model, hw, pc, ts), head_time(model, hw, pc, ts), layout);
+}
 
 }  // namespace planner::testing

@@ -1,8 +1,7 @@
 #include "planner/model/evaluate.h"
 
-#include <algorithm>
-
 #include "planner/model/layer_cost.h"
+#include "planner/model/priced_plan.h"
 #include "planner/spec/limits.h"
 
 namespace planner {
@@ -48,7 +47,7 @@ std::vector<Reason> Evaluation::reason_list() const {
   return out;
 }
 
-std::uint32_t structural_reasons(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+std::uint32_t structural_reasons(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                  const TrainingSpec& ts) {
   std::uint32_t r = 0;
   auto set = [&](Reason x) { r |= 1u << unsigned(x); };
@@ -65,8 +64,8 @@ std::uint32_t structural_reasons(const ModelSpec& m, const HardwareProfile& hw, 
     set(Reason::gpu_count_mismatch);
   const std::int64_t domain = hw.tiers.empty() ? 1 : hw.tiers[0].size;
   if (pc.tp > domain) set(Reason::tp_exceeds_scale_up);
-  if (m.num_heads % pc.tp != 0 || m.num_kv_heads % pc.tp != 0) set(Reason::tp_not_dividing_heads);
-  if (m.ffn_hidden_size % pc.tp != 0) set(Reason::tp_not_dividing_ffn);
+  if (model.num_heads % pc.tp != 0 || model.num_kv_heads % pc.tp != 0) set(Reason::tp_not_dividing_heads);
+  if (model.ffn_hidden_size % pc.tp != 0) set(Reason::tp_not_dividing_ffn);
   // The sequence splits into 2*cp chunks: seq % (2*cp) == 0.
   if (pc.cp > ts.seq_len || (pc.cp > 1 && (ts.seq_len % 2 != 0 || (ts.seq_len / 2) % pc.cp != 0)))
     set(Reason::cp_not_dividing_seq);
@@ -74,7 +73,7 @@ std::uint32_t structural_reasons(const ModelSpec& m, const HardwareProfile& hw, 
   const std::int64_t gbs = ts.global_batch_sequences;
   if (gbs < 1 || gbs % pc.dp != 0 || (gbs / pc.dp) % pc.micro_batch_size != 0) set(Reason::batch_not_divisible);
   // pp * v <= layers.
-  if (pc.pp > m.num_layers || pc.virtual_stages > m.num_layers / pc.pp) set(Reason::too_few_layers);
+  if (pc.pp > model.num_layers || pc.virtual_stages > model.num_layers / pc.pp) set(Reason::too_few_layers);
   if (pc.virtual_stages > 1 && pc.pp == 1) set(Reason::vpp_needs_pp);
   // Megatron-LM's interleaved schedule needs a multiple of pp micro-batches
   // (schedules.py, forward_backward_pipelining_with_interleaving raises
@@ -100,33 +99,29 @@ ParallelConfig normalized(ParallelConfig pc) {
   return pc;
 }
 
-Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc_in, const TrainingSpec& ts,
-                    Explain* ex) {
-  check_sizes(m, "model " + m.name);
+Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc_in,
+                    const TrainingSpec& ts, Explain* ex) {
+  check_sizes(model, "model " + model.name);
   check_sizes(ts, "training run");
   const ParallelConfig pc = normalized(pc_in);
-  if (std::uint32_t r = structural_reasons(m, hw, pc, ts)) {
+  if (std::uint32_t r = structural_reasons(model, hw, pc, ts)) {
     Evaluation ev;
     ev.config = pc;
     ev.reasons = r;
     return ev;
   }
-  return evaluate(m, hw, pc, ts, layer_time(m, hw, pc, ts, ex), head_time(m, hw, pc, ts, ex), ex);
+  return evaluate(model, hw, pc, ts, layer_time(model, hw, pc, ts, ex), head_time(model, hw, pc, ts, ex), ex);
 }
 
-Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc_in, const TrainingSpec& ts,
-                    const LayerTime& lt, const HeadTime& head, Explain* ex) {
+Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc_in,
+                    const TrainingSpec& ts, const LayerTime& lt, const HeadTime& head, Explain* ex) {
   Evaluation ev;
   const ParallelConfig pc = normalized(pc_in);
   ev.config = pc;
-  ev.reasons = structural_reasons(m, hw, pc, ts);
+  ev.reasons = structural_reasons(model, hw, pc, ts);
   if (ev.reasons) return ev;
-  // Balance layers over stages counting the embedding and output layer in
-  // layer-equivalents of time.
-  const double per_layer = std::max(layer_step_s(lt, zero3_layer_comm(m, hw, pc, ts, lt)), 1e-30);
-  const double extra_first = (head.embedding_fwd_s + head.embedding_bwd_s) / per_layer;
-  const double extra_last = (head.output_fwd_s + head.output_bwd_s + head.output_tp_comm_s) / per_layer;
-  ev.layout = balance_layers(m.num_layers, pc.pp, pc.virtual_stages, extra_first, extra_last);
+  ev.plan = price_plan(model, hw, pc, ts, lt, head);
+  ev.layout = ev.plan.layout;
   if (!ev.layout.feasible) {
     ev.reasons |= 1u << unsigned(Reason::too_few_layers);
     return ev;
@@ -135,16 +130,16 @@ Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const Paralle
     ex->add({"pipeline stage layout",
              "minimise max(layers_r + extra_r) over stages; extras in layer-equivalents",
              "Llama 3 paper §3.3.2 (uneven first/last stages)",
-             {{"layers", double(m.num_layers)},
+             {{"layers", double(model.num_layers)},
               {"pp", double(pc.pp)},
-              {"extra_first", extra_first},
-              {"extra_last", extra_last},
+              {"extra_first", ev.plan.extra_first},
+              {"extra_last", ev.plan.extra_last},
               {"first", double(ev.layout.first)},
               {"last", double(ev.layout.last)}},
              double(ev.layout.middle_hi),
              "layers (middle)"});
-  ev.memory = memory_per_gpu(m, hw, pc, ts, ev.layout, ex);
-  ev.time = step_time(m, hw, pc, ts, ev.layout, lt, head, ex);
+  ev.memory = memory_per_gpu(model, hw, pc, ts, ev.plan, ex);
+  ev.time = step_time(model, hw, pc, ts, ev.plan, ex);
   if (!ev.memory.fits()) ev.reasons |= 1u << unsigned(Reason::out_of_memory);
   return ev;
 }

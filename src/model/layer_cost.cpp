@@ -22,25 +22,25 @@ struct Dims {
   bool gated, dropout, rope;
 };
 
-Dims dims(const ModelSpec& m, const ParallelConfig& pc, const TrainingSpec& ts) {
+Dims dims(const ModelSpec& model, const ParallelConfig& pc, const TrainingSpec& ts) {
   Dims d{};
   d.b = double(pc.micro_batch_size);
   d.s = double(ts.seq_len);
   d.cp = double(pc.cp);
   d.s_local = d.s / d.cp;
   d.n = d.b * d.s_local;  // tokens of the micro-batch this GPU holds
-  d.h = double(m.hidden_size);
-  d.H = double(m.num_heads);
-  d.KV = double(m.num_kv_heads);
-  d.hd = double(m.head_dim);
-  d.F = double(m.ffn_hidden_size);
+  d.h = double(model.hidden_size);
+  d.H = double(model.num_heads);
+  d.KV = double(model.num_kv_heads);
+  d.hd = double(model.head_dim);
+  d.F = double(model.ffn_hidden_size);
   d.t = double(pc.tp);
   // Sequence parallelism splits the norm/dropout/residual regions over TP
   // (Korthikanti et al. 2022 §4.2.2); without it they are replicated.
   d.sp_div = pc.sequence_parallel ? d.t : 1.0;
-  d.gated = is_gated(m.ffn_kind);
-  d.dropout = m.dropout;
-  d.rope = m.position == PositionKind::rope;
+  d.gated = is_gated(model.ffn_kind);
+  d.dropout = model.dropout;
+  d.rope = model.position == PositionKind::rope;
   return d;
 }
 
@@ -72,9 +72,9 @@ double gemm_time_s(const HardwareProfile& hw, DType dt, double M, double N, doub
   return std::max((flops / wave_efficiency(hw, M, N) + hw.efficiency.gemm_half_flops) / eff_peak, bytes / hbm_bw(hw));
 }
 
-LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
-                     Explain* ex) {
-  const Dims d = dims(m, pc, ts);
+LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
+                     const TrainingSpec& ts, Explain* ex) {
+  const Dims d = dims(model, pc, ts);
   const DType dt = ts.dtype;
   LayerTime lt;
 
@@ -159,7 +159,7 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
   // Gradient accumulation across micro-batches: each micro-batch's bf16
   // weight gradient is added into the accumulator (Megatron: fp32 main_grad):
   // read 2 + read and write grad_bytes per local parameter. Memory bound.
-  const double layer_params = double(count_params(m).per_layer) / d.t;
+  const double layer_params = double(count_params(model).per_layer) / d.t;
   const double accum_bytes = layer_params * (kAct + 2.0 * ts.grad_bytes_per_param);
   lt.grad_accumulate_s = accum_bytes / hbm_bw(hw);
   if (ex)
@@ -242,11 +242,11 @@ LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const Parall
   return lt;
 }
 
-HeadTime head_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
+HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                    Explain* ex) {
-  const Dims d = dims(m, pc, ts);
+  const Dims d = dims(model, pc, ts);
   HeadTime ht;
-  const double V = double(m.vocab_size);
+  const double V = double(model.vocab_size);
   // Vocabulary-parallel output projection: 2*n*h*V/t FLOPs, bwd 2x. The
   // logits then go through Megatron's unfused fp32 vocab-parallel cross-entropy
   // (megatron/core/tensor_parallel/cross_entropy.py), one memory-bound pass per
@@ -278,8 +278,9 @@ HeadTime head_time(const ModelSpec& m, const HardwareProfile& hw, const Parallel
   return ht;
 }
 
-LayerActivations layer_activations(const ModelSpec& m, const ParallelConfig& pc, const TrainingSpec& ts, Explain* ex) {
-  const Dims d = dims(m, pc, ts);
+LayerActivations layer_activations(const ModelSpec& model, const ParallelConfig& pc, const TrainingSpec& ts,
+                                   Explain* ex) {
+  const Dims d = dims(model, pc, ts);
   LayerActivations a;
   const double nh_sp = d.n * d.h / d.sp_div;  // regions split only by SP
   const double mask = d.dropout ? 1.0 : 0.0;  // 1-byte dropout masks

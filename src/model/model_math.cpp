@@ -2,28 +2,30 @@
 
 namespace planner {
 
-ParamCounts count_params(const ModelSpec& m) {
+ParamCounts count_params(const ModelSpec& model) {
   ParamCounts p;
-  const std::int64_t h = m.hidden_size, H = m.num_heads, KV = m.num_kv_heads, hd = m.head_dim, F = m.ffn_hidden_size;
+  const std::int64_t h = model.hidden_size, H = model.num_heads, KV = model.num_kv_heads, hd = model.head_dim,
+                     F = model.ffn_hidden_size;
   p.attention_per_layer = h * H * hd + 2 * h * KV * hd + H * hd * h;
-  if (m.bias) p.attention_per_layer += H * hd + 2 * KV * hd + h;
-  p.ffn_per_layer = (is_gated(m.ffn_kind) ? 3 : 2) * h * F;
-  if (m.bias) p.ffn_per_layer += (is_gated(m.ffn_kind) ? 2 : 1) * F + h;
-  p.norms_per_layer = (m.norm == NormKind::layernorm ? 4 : 2) * h;  // two norms; LayerNorm has a bias too
+  if (model.bias) p.attention_per_layer += H * hd + 2 * KV * hd + h;
+  p.ffn_per_layer = (is_gated(model.ffn_kind) ? 3 : 2) * h * F;
+  if (model.bias) p.ffn_per_layer += (is_gated(model.ffn_kind) ? 2 : 1) * F + h;
+  p.norms_per_layer = (model.norm == NormKind::layernorm ? 4 : 2) * h;  // two norms; LayerNorm has a bias too
   p.per_layer = p.attention_per_layer + p.ffn_per_layer + p.norms_per_layer;
-  p.embedding = m.vocab_size * h;
-  p.output = m.tied_embeddings ? 0 : m.vocab_size * h;
-  p.position = m.position == PositionKind::learned ? m.max_position_embeddings * h : 0;
-  p.final_norm = (m.norm == NormKind::layernorm ? 2 : 1) * h;
-  p.total = m.num_layers * p.per_layer + p.embedding + p.output + p.position + p.final_norm;
-  p.matmul = m.num_layers * p.per_layer + m.vocab_size * h;
+  p.embedding = model.vocab_size * h;
+  p.output = model.tied_embeddings ? 0 : model.vocab_size * h;
+  p.position = model.position == PositionKind::learned ? model.max_position_embeddings * h : 0;
+  p.final_norm = (model.norm == NormKind::layernorm ? 2 : 1) * h;
+  p.total = model.num_layers * p.per_layer + p.embedding + p.output + p.position + p.final_norm;
+  p.matmul = model.num_layers * p.per_layer + model.vocab_size * h;
   return p;
 }
 
-FlopsPerToken flops_per_token(const ModelSpec& m, std::int64_t seq_len, Recompute r) {
-  const ParamCounts p = count_params(m);
+FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Recompute r) {
+  const ParamCounts p = count_params(model);
   FlopsPerToken f;
-  const double L = double(m.num_layers), H = double(m.num_heads), Q = double(m.head_dim), T = double(seq_len);
+  const double L = double(model.num_layers), H = double(model.num_heads), Q = double(model.head_dim),
+               T = double(seq_len);
   f.matmul_params = double(p.matmul);
   f.dense = 6.0 * f.matmul_params;
   f.attention = 12.0 * L * H * Q * T;

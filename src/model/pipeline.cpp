@@ -12,6 +12,22 @@ std::int64_t StageLayout::layers_on(std::int64_t stage) const {
   return stage - 1 < middle_hi_count ? middle_hi : middle_hi - 1;
 }
 
+std::int64_t StageLayout::layers_before(std::int64_t stage) const {
+  if (stage == 0) return 0;
+  // The middle stages hold middle_hi layers first, then middle_hi - 1.
+  const std::int64_t mids = stage - 1, hi = std::min(mids, middle_hi_count);
+  return first + hi * middle_hi + (mids - hi) * (middle_hi - 1);
+}
+
+DistinctStages StageLayout::distinct_stages() const {
+  const std::int64_t p = stages, lo_mid = 1 + middle_hi_count;
+  const std::int64_t kinds[4] = {0, std::min<std::int64_t>(1, p - 1), lo_mid < p - 1 ? lo_mid : p - 1, p - 1};
+  DistinctStages d;
+  for (std::int64_t s : kinds)
+    if (d.count == 0 || s != d.stage[d.count - 1]) d.stage[d.count++] = s;
+  return d;
+}
+
 StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_t min_layers, double extra_first,
                            double extra_last) {
   StageLayout out;
@@ -146,14 +162,7 @@ std::vector<std::int64_t> chunk_layers(const StageLayout& layout, std::int64_t s
 }
 
 double interleaved_pace_layers(const StageLayout& layout, std::int64_t v, double extra_first, double extra_last) {
-  const std::int64_t p = layout.stages;
   const std::size_t nv = std::size_t(std::max<std::int64_t>(v, 1));
-  // Only four kinds of stage exist: the first, the last, and middle stages
-  // with middle_hi or middle_hi - 1 layers.
-  std::int64_t kinds[4] = {0, p - 1, 0, 0};
-  int num_kinds = 2;
-  if (p > 2) kinds[num_kinds++] = 1;
-  if (p > 2 && layout.middle_hi_count < p - 2) kinds[num_kinds++] = p - 2;
   // Stack buffers for the usual v; heap only for a very large pinned v.
   std::int64_t n_stack[kStackChunks];
   double extra_stack[kStackChunks], max_stack[kStackChunks];
@@ -170,8 +179,9 @@ double interleaved_pace_layers(const StageLayout& layout, std::int64_t v, double
     n = n_heap.data(), extra = extra_heap.data(), round_max = max_heap.data(), low = low_heap.data();
   }
   for (std::size_t c = 0; c < nv; ++c) round_max[c] = 0.0;
-  for (int k = 0; k < num_kinds; ++k) {
-    const std::int64_t s = kinds[k];
+  // A stage's chunks depend only on its layers and the head it carries, so
+  // one stage of each kind gives every chunk's slowest.
+  for (std::int64_t s : layout.distinct_stages()) {
     fill_chunk_layers(layout, s, nv, extra_first, extra_last, n, extra, low);
     for (std::size_t c = 0; c < nv; ++c) round_max[c] = std::max(round_max[c], double(n[c]) + extra[c]);
   }
@@ -180,8 +190,9 @@ double interleaved_pace_layers(const StageLayout& layout, std::int64_t v, double
   return pace;
 }
 
-double micro_batches_in_flight(Schedule s, std::int64_t p, std::int64_t v, std::int64_t m, std::int64_t stage) {
-  const double md = double(m);
+double micro_batches_in_flight(Schedule s, std::int64_t p, std::int64_t v, std::int64_t micro_batches,
+                               std::int64_t stage) {
+  const double md = double(micro_batches);
   switch (s) {
     case Schedule::gpipe:
       return md;
@@ -196,9 +207,9 @@ double micro_batches_in_flight(Schedule s, std::int64_t p, std::int64_t v, std::
   return md;
 }
 
-double bubble_fraction(std::int64_t p, std::int64_t v, std::int64_t m) {
+double ideal_bubble_fraction(std::int64_t p, std::int64_t v, std::int64_t micro_batches) {
   const double bubble = double(p - 1) / double(std::max<std::int64_t>(v, 1));
-  return bubble / (double(m) + bubble);
+  return bubble / (double(micro_batches) + bubble);
 }
 
 }  // namespace planner

@@ -11,20 +11,11 @@
 #include "planner/io/json_io.h"
 #include "planner/model/pipeline.h"
 #include "planner/spec/input_error.h"
+#include "planner/spec/limits.h"
 
 namespace planner {
 
 namespace {
-
-// Per micro-batch kernel-plus-exposed-comm work of a stage, all chunks.
-double stage_work_s(const PipelineProblem& pr, std::int64_t s) {
-  double x = 0;
-  for (std::int64_t c = 0; c < pr.v; ++c) {
-    const ChunkCost& cc = pr.cost(s, c);
-    x += cc.forward_s + cc.recompute_s + cc.backward_s;
-  }
-  return x;
-}
 
 // Rounds |x| < 0.005 (what "%.2f" prints as 0.00) to +0 so no "-0.00" appears.
 double clean_zero(double x) { return std::abs(x) < 0.005 ? 0.0 : x; }
@@ -39,19 +30,20 @@ SimComparison compare_with_closed_form(const Evaluation& ev, const PipelineProbl
   const StageStats& s = r.critical();
   c.closed_form_step_s = t.step_s;
   c.simulated_step_s = r.step_s;
-  c.formula_bubble_fraction = bubble_fraction(pr.p, pr.v, pr.m);
+  c.formula_bubble_fraction = ideal_bubble_fraction(pr.p, pr.v, pr.m);
   c.terms = {{"compute + recompute", t.compute_s + t.recompute_s, s.compute_s},
              {"TP/CP exposed", t.tp_comm_s + t.cp_comm_s, s.tp_cp_s},
              {"pipeline (bubble + send/recv)", t.pp_bubble_s + t.pp_p2p_s, s.pipeline_wait_s + s.send_blocked_s},
              {"DP / ZeRO exposed", t.dp_comm_s + t.zero3_comm_s, s.dp_wait_s + s.zero3_s},
              {"optimizer", t.optimizer_s, s.optimizer_s}};
 
-  const double threshold = 1e-3 * std::max(t.step_s, 1e-30);
+  const double threshold = 1e-3 * std::max(t.step_s, kTinyTime_s);
   std::vector<std::pair<double, std::string>> why;
   const std::int64_t crit = r.critical_stage;
-  std::int64_t heavy = 0;
-  for (std::int64_t k = 1; k < pr.p; ++k)
-    if (stage_work_s(pr, k) > stage_work_s(pr, heavy)) heavy = k;
+  // The heaviest stage by simulated work, which the text below calls the one
+  // the closed form prices: they differ only where per-chunk ZeRO-3 gathers
+  // tip the balance (PipelineProblem::heaviest_stage).
+  const std::int64_t heavy = pr.heaviest_stage();
 
   const double d_compute = c.terms[0].simulated_s - c.terms[0].closed_form_s;
   if (std::abs(d_compute) > threshold) {
@@ -146,7 +138,7 @@ std::string render_simulation(const SimResult& r, const SimComparison& cmp, cons
     j["tokens_per_s"] = tokens / r.step_s;
     j["mfu"] = mfu;
     j["critical_stage"] = r.critical_stage;
-    j["bubble_fraction"] = r.bubble_fraction();
+    j["bubble_fraction"] = r.critical_wait_fraction();
     j["formula_bubble_fraction"] = cmp.formula_bubble_fraction;
     j["exposed_comm_s"] = {
         {"tp_cp", crit.tp_cp_s}, {"pp_send", crit.send_blocked_s}, {"dp", crit.dp_wait_s}, {"zero3", crit.zero3_s}};
@@ -199,7 +191,7 @@ std::string render_simulation(const SimResult& r, const SimComparison& cmp, cons
   out += fmt::format(
       "bubble         {:.2f}% of the step on stage {} (the last to finish); ideal-pipeline formula "
       "(p-1)/(v*m+p-1) = {:.2f}%\n",
-      100.0 * r.bubble_fraction(), r.critical_stage, 100.0 * cmp.formula_bubble_fraction);
+      100.0 * r.critical_wait_fraction(), r.critical_stage, 100.0 * cmp.formula_bubble_fraction);
   out += fmt::format("exposed comm   stage {}: TP/CP {:.4f} s, PP send {:.4f} s{}, DP {:.4f} s, ZeRO-3 {:.4f} s\n\n",
                      r.critical_stage, crit.tp_cp_s, crit.send_blocked_s,
                      pr.overlap_p2p ? " (overlapped)" : " (blocking)", crit.dp_wait_s, crit.zero3_s);
@@ -241,7 +233,7 @@ std::vector<SimulatedRank> simulate_top(const ModelSpec& m, const HardwareProfil
     try {
       const PipelineProblem pr = pipeline_problem(m, hw, ev.config, ts, ev, default_sim_schedule(ev.config));
       const SimResult r = simulate(pr);
-      out.push_back({i + 1, ev, r.step_s, r.bubble_fraction(), {}});
+      out.push_back({i + 1, ev, r.step_s, r.critical_wait_fraction(), {}});
     } catch (const InputError& e) {
       out.push_back({i + 1, ev, 0.0, 0.0, e.message()});
     }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "planner/spec/input_error.h"
+#include "planner/spec/limits.h"
 #include "planner/views/timeline.h"
 
 namespace planner {
@@ -17,7 +18,7 @@ std::string render_ascii_timeline(const SimResult& r, std::int64_t p, std::int64
                                             "micro-batches x chunks; this one has p={}, m*v={}); use --svg or --trace",
                                             p, m * v));
   if (width < 20 || width > 1000) throw InputError("--ascii", "expected a width between 20 and 1000 columns");
-  const double step = std::max(r.step_s, 1e-30);
+  const double step = std::max(r.step_s, kTinyTime_s);
   const double dt = step / double(width);
   auto col = [&](double t) { return std::clamp<long>(std::lround(t / dt), 0, width); };
   std::vector<std::string> rows(r.stages.size(), std::string(std::size_t(width), '.'));

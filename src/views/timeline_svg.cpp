@@ -209,7 +209,7 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
   out += fmt::format(
       "<text x=\"10\" y=\"36\">step {:.2f} ms; bubble {:.1f}% of the step on stage {} (the last to finish); "
       "rows per stage: compute, PP send, TP/CP exposed, DP; odd virtual chunks lighter; numbers: micro-batch</text>\n",
-      r.step_s * 1e3, 100.0 * r.bubble_fraction(), r.critical_stage);
+      r.step_s * 1e3, 100.0 * r.critical_wait_fraction(), r.critical_stage);
 
   draw_legend(out);
   draw_lanes(out, r, labels, g);

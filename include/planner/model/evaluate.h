@@ -11,6 +11,7 @@
 #include "planner/model/layer_cost.h"
 #include "planner/model/memory_model.h"
 #include "planner/model/pipeline.h"
+#include "planner/model/priced_plan.h"
 #include "planner/model/step_time.h"
 #include "planner/spec/specs.h"
 
@@ -39,7 +40,8 @@ inline constexpr std::size_t kNumReasons = std::size_t(Reason::count_);
 struct Evaluation {
   ParallelConfig config;
   std::uint32_t reasons = 0;  // bit set of Reason
-  StageLayout layout;
+  StageLayout layout;         // plan.layout, kept here for the reports and regress metrics
+  PricedPlan plan;            // what memory and time were priced from (filled once the structure is valid)
   MemoryBreakdown memory;
   StepTimeBreakdown time;
   [[nodiscard]] bool feasible() const { return reasons == 0; }
@@ -51,13 +53,13 @@ struct Evaluation {
 // time are filled whenever the structure is valid, even if the result does not
 // fit (so a user sees by how much). A model or training run outside the size
 // bounds of limits.h is an InputError (not a reason: it is bad input).
-[[nodiscard]] Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+[[nodiscard]] Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                   const TrainingSpec& ts, Explain* ex = nullptr);
 
 // The same, with the per-layer and head costs already priced (the search
 // reuses them across pipeline/ZeRO variants that share tp, cp, mbs, sp, recompute;
 // it checks the sizes once, so this overload does not).
-[[nodiscard]] Evaluation evaluate(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+[[nodiscard]] Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                   const TrainingSpec& ts, const LayerTime& lt, const HeadTime& head,
                                   Explain* ex = nullptr);
 
@@ -65,8 +67,8 @@ struct Evaluation {
 [[nodiscard]] ParallelConfig normalized(ParallelConfig pc);
 
 // Structural checks only (cheap; the search runs them before pricing).
-[[nodiscard]] std::uint32_t structural_reasons(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
-                                               const TrainingSpec& ts);
+[[nodiscard]] std::uint32_t structural_reasons(const ModelSpec& model, const HardwareProfile& hw,
+                                               const ParallelConfig& pc, const TrainingSpec& ts);
 
 // Name of the largest exposed overhead (what to attack next).
 [[nodiscard]] const char* dominant_overhead(const StepTimeBreakdown& t);

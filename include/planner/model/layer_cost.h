@@ -51,12 +51,12 @@ struct LayerActivations {
   double attention_core_bytes = 0;  // the part selective recompute drops
 };
 
-[[nodiscard]] LayerTime layer_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+[[nodiscard]] LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                    const TrainingSpec& ts, Explain* ex = nullptr);
-[[nodiscard]] HeadTime head_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
+[[nodiscard]] HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                  const TrainingSpec& ts, Explain* ex = nullptr);
-[[nodiscard]] LayerActivations layer_activations(const ModelSpec& m, const ParallelConfig& pc, const TrainingSpec& ts,
-                                                 Explain* ex = nullptr);
+[[nodiscard]] LayerActivations layer_activations(const ModelSpec& model, const ParallelConfig& pc,
+                                                 const TrainingSpec& ts, Explain* ex = nullptr);
 
 // Time of one (M x K) * (K x N) GEMM: the slower of
 // (2MNK / q + F_half)/(peak * gemm_max), q the wave-quantisation efficiency of

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "planner/model/explain.h"
-#include "planner/model/pipeline.h"
+#include "planner/model/priced_plan.h"
 #include "planner/spec/specs.h"
 
 namespace planner {
@@ -29,11 +29,10 @@ struct MemoryBreakdown {
 
 // ZeRO (Rajbhandari et al. 2020): stage 1 shards the optimizer state, 2 also
 // the gradients, 3 also the weights, over the DP x CP ranks that hold the same
-// weights (Megatron's distributed optimizer shards over DP x CP).
-[[nodiscard]] MemoryBreakdown memory_per_gpu(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
-                                             const TrainingSpec& ts, const StageLayout& layout, Explain* ex = nullptr);
-
-// Parameters held by one pipeline stage before TP/ZeRO sharding.
-[[nodiscard]] double stage_params(const ModelSpec& m, const StageLayout& layout, std::int64_t stage);
+// weights (Megatron's distributed optimizer shards over DP x CP). The peak
+// stage is the one of plan.layout.distinct_stages() that needs the most.
+[[nodiscard]] MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw,
+                                             const ParallelConfig& pc, const TrainingSpec& ts, const PricedPlan& plan,
+                                             Explain* ex = nullptr);
 
 }  // namespace planner

@@ -32,7 +32,7 @@ struct ParamCounts {
 // modeling_llama.py) and gives the Llama 3 paper's sizes (arXiv:2407.21783,
 // Table 3); the GPT form L(12h^2 + 13h) + Vh + sh (+2h final LayerNorm) is
 // Narayanan et al. 2021 (arXiv:2104.04473) §5.1 with biases and LayerNorms.
-[[nodiscard]] ParamCounts count_params(const ModelSpec& m);
+[[nodiscard]] ParamCounts count_params(const ModelSpec& model);
 
 struct FlopsPerToken {
   double matmul_params = 0;  // N
@@ -47,6 +47,6 @@ struct FlopsPerToken {
 // Recompute (HFU only): full recompute re-runs each layer's forward,
 // 2*N_layers + 4*L*H*Q*T per token; selective re-runs the attention core only,
 // 4*L*H*Q*T (Korthikanti et al. 2022 §5).
-[[nodiscard]] FlopsPerToken flops_per_token(const ModelSpec& m, std::int64_t seq_len, Recompute r);
+[[nodiscard]] FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Recompute r);
 
 }  // namespace planner

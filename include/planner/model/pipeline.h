@@ -3,6 +3,8 @@
 // holds in flight under GPipe / 1F1B / interleaved 1F1B, and the bubble.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -10,14 +12,31 @@
 
 namespace planner {
 
+// One stage of each kind a layout has, in stage order: stage 0 (the
+// embedding), stage 1 (middle_hi layers), the first middle stage with
+// middle_hi - 1 layers, and stage p-1 (the output layer); fewer when p < 4 or
+// a kind is absent. Every other stage holds the layers and parameters of the
+// representative of its kind and comes later in the pipeline (fewer
+// micro-batches in flight, a longer lead over stage 0), so a maximum over the
+// stages of such a cost is a maximum over these.
+struct DistinctStages {
+  std::array<std::int64_t, 4> stage{};
+  std::size_t count = 0;
+  [[nodiscard]] const std::int64_t* begin() const { return stage.data(); }
+  [[nodiscard]] const std::int64_t* end() const { return stage.data() + count; }
+};
+
 struct StageLayout {
   std::int64_t stages = 1;
   std::int64_t first = 0;            // layers on stage 0 (carries the embedding)
   std::int64_t last = 0;             // layers on stage p-1 (carries the output layer); == first when p == 1
   std::int64_t middle_hi = 0;        // middle stages hold middle_hi or middle_hi-1 layers
-  std::int64_t middle_hi_count = 0;  // how many middle stages hold middle_hi
+  std::int64_t middle_hi_count = 0;  // how many middle stages hold middle_hi (the first ones)
   bool feasible = true;              // false when some stage would get fewer than min layers
   [[nodiscard]] std::int64_t layers_on(std::int64_t stage) const;
+  // Layers on the stages before `stage` (0 for stage 0).
+  [[nodiscard]] std::int64_t layers_before(std::int64_t stage) const;
+  [[nodiscard]] DistinctStages distinct_stages() const;
 };
 
 // Minimises the heaviest stage's cost, cost = layers + extra, where the first
@@ -47,17 +66,19 @@ struct StageLayout {
 [[nodiscard]] double interleaved_pace_layers(const StageLayout& layout, std::int64_t v, double extra_first,
                                              double extra_last);
 
-// Stage-units of micro-batch activations that `stage` holds at its peak.
-// GPipe: m. 1F1B: min(m, p - stage) (Narayanan et al. 2021 §2.2). Interleaved
-// with v chunks (Megatron-LM schedule): warm-up 2(p-stage-1) + (v-1)p chunk
-// micro-batches plus the one in flight, in units of whole stages: for stage 0
-// p + (p-1)/v (Korthikanti et al. 2022 §4.2.3).
-[[nodiscard]] double micro_batches_in_flight(Schedule s, std::int64_t p, std::int64_t v, std::int64_t m,
+// Stage-units of micro-batch activations that `stage` holds at its peak, with
+// m = micro_batches per step. GPipe: m. 1F1B: min(m, p - stage) (Narayanan et
+// al. 2021 §2.2). Interleaved with v chunks (Megatron-LM schedule): warm-up
+// 2(p-stage-1) + (v-1)p chunk micro-batches plus the one in flight, in units
+// of whole stages: for stage 0 p + (p-1)/v (Korthikanti et al. 2022 §4.2.3).
+[[nodiscard]] double micro_batches_in_flight(Schedule s, std::int64_t p, std::int64_t v, std::int64_t micro_batches,
                                              std::int64_t stage);
 
-// Idle fraction of an ideal pipeline with uniform stages: (p-1)/(v*m + p-1)
-// (GPipe, 1F1B: v = 1; interleaved: Narayanan et al. 2021 §2.2.2, bubble time
-// (p-1)/v micro-batch times against m of work).
-[[nodiscard]] double bubble_fraction(std::int64_t p, std::int64_t v, std::int64_t m);
+// Idle fraction of an ideal pipeline with uniform stages: (p-1)/(v*m + p-1),
+// m = micro_batches (GPipe, 1F1B: v = 1; interleaved: Narayanan et al. 2021
+// §2.2.2, bubble time (p-1)/v micro-batch times against m of work). Not the
+// closed form's StepTimeBreakdown::bubble_fraction (its priced bubble over its
+// step) nor the simulator's SimResult::critical_wait_fraction().
+[[nodiscard]] double ideal_bubble_fraction(std::int64_t p, std::int64_t v, std::int64_t micro_batches);
 
 }  // namespace planner

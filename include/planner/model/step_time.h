@@ -5,10 +5,8 @@
 
 #include <cstdint>
 
-#include "planner/model/collectives.h"
 #include "planner/model/explain.h"
-#include "planner/model/layer_cost.h"
-#include "planner/model/pipeline.h"
+#include "planner/model/priced_plan.h"
 #include "planner/spec/specs.h"
 
 namespace planner {
@@ -43,9 +41,6 @@ struct StepTimeBreakdown {
 // --ddp-bucket-size; the last bucket's reduction is always exposed.
 inline constexpr double kGradBucketParams = 40e6;
 
-// The ranks holding the same weights (DP x CP), placed on the tiers.
-[[nodiscard]] GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelConfig& pc);
-
 // Adam step over `params_local` parameters (per GPU before ZeRO sharding),
 // memory bound: (3g + 28 + w) bytes per local parameter (Megatron-LM
 // MixedPrecisionOptimizer.step: grad norm, Adam, master-to-bf16 copy, zeroing).
@@ -54,28 +49,12 @@ inline constexpr double kGradBucketParams = 40e6;
 
 // One pipeline send/recv message: the boundary activation b*s/cp*h in bf16,
 // split over TP by the scatter-gather optimisation (Narayanan et al. 2021 §4.1).
-[[nodiscard]] double pp_send_bytes(const ModelSpec& m, const ParallelConfig& pc, const TrainingSpec& ts);
+[[nodiscard]] double pp_send_bytes(const ModelSpec& model, const ParallelConfig& pc, const TrainingSpec& ts);
 
-// ZeRO-3 / FSDP traffic of one layer for one micro-batch: the all-gather of
-// its weights (before the forward, and again before the backward) and the
-// reduce-scatter of its gradients, and the part that the layer's own compute
-// does not hide (the next layer is prefetched while this one computes). All
-// zero unless ZeRO-3 runs over more than one rank.
-struct Zero3LayerComm {
-  double all_gather_s = 0, reduce_scatter_s = 0;
-  double exposed_fwd_s = 0, exposed_bwd_s = 0;
-  [[nodiscard]] double exposed_s() const { return exposed_fwd_s + exposed_bwd_s; }
-};
-[[nodiscard]] Zero3LayerComm zero3_layer_comm(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
-                                              const TrainingSpec& ts, const LayerTime& lt);
-
-// Time of one layer for one micro-batch on the critical path: forward and
-// backward (LayerTime::total_s) plus its exposed ZeRO-3 traffic. The unit in
-// which stages are balanced and the heaviest stage is found.
-[[nodiscard]] double layer_step_s(const LayerTime& lt, const Zero3LayerComm& z3);
-
-[[nodiscard]] StepTimeBreakdown step_time(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
-                                          const TrainingSpec& ts, const StageLayout& layout, const LayerTime& lt,
-                                          const HeadTime& head, Explain* ex = nullptr);
+// The step as the sum of its terms (step_time.cpp), each priced on the
+// plan's slowest stage except the DP tail and optimizer, which belong to the
+// stage that ends the step.
+[[nodiscard]] StepTimeBreakdown step_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
+                                          const TrainingSpec& ts, const PricedPlan& plan, Explain* ex = nullptr);
 
 }  // namespace planner

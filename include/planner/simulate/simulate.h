@@ -67,7 +67,7 @@ struct ChunkCost {
 
 struct PipelineProblem {
   Schedule schedule = Schedule::one_f_one_b;
-  std::int64_t p = 1, v = 1, m = 1;
+  std::int64_t p = 1, v = 1, m = 1;  // stages, chunks per stage, micro-batches (Narayanan et al.'s p, v, m)
   std::vector<ChunkCost> chunks;     // [stage * v + chunk]
   std::vector<double> send_s;        // [stage]: one activation (or gradient) between stage and stage+1 (mod p)
   bool overlap_p2p = false;          // sends on their own stream; otherwise they block the sender's compute
@@ -77,6 +77,13 @@ struct PipelineProblem {
   [[nodiscard]] const ChunkCost& cost(std::int64_t stage, std::int64_t chunk) const {
     return chunks[std::size_t(stage * v + chunk)];
   }
+  // F + R + B of one micro-batch through every chunk of `stage`.
+  [[nodiscard]] double stage_work_s(std::int64_t stage) const;
+  // The stage with the most stage_work_s (the earliest on ties). Usually the
+  // closed form's PricedPlan::slowest_stage(), but not always: here each
+  // chunk exposes its first layer's ZeRO-3 gather, so a stage whose chunks
+  // all hold layers can outweigh one the closed form prices as slower.
+  [[nodiscard]] std::int64_t heaviest_stage() const;
 };
 
 enum class Stream : std::uint8_t { compute, tp_cp, send, dp };
@@ -132,7 +139,10 @@ struct SimResult {
   std::vector<SimEvent> events;       // in completion order (deterministic)
   std::int64_t events_processed = 0;  // queue pops
   [[nodiscard]] const StageStats& critical() const { return stages[std::size_t(critical_stage)]; }
-  [[nodiscard]] double bubble_fraction() const { return step_s > 0 ? critical().pipeline_wait_s / step_s : 0.0; }
+  // The critical stage's wait for activations and gradients over the step:
+  // the simulated bubble (reported as "bubble_fraction"), not
+  // ideal_bubble_fraction's formula nor the closed form's priced bubble.
+  [[nodiscard]] double critical_wait_fraction() const { return step_s > 0 ? critical().pipeline_wait_s / step_s : 0.0; }
 };
 
 // Runs the schedule. Throws InputError("simulate", ...) for an inconsistent
@@ -141,14 +151,16 @@ struct SimResult {
 
 // The problem for one configuration, priced by the analytical engine (layer
 // and head costs, collectives, optimizer) exactly as evaluate() prices it.
-// `ev` must be a structurally valid evaluation of (m, hw, pc, ts).
+// `ev` must be a structurally valid evaluation of (model, hw, pc, ts): its
+// PricedPlan supplies the layer, head, ZeRO-3 and chunk figures.
 // Approximations (stated in `planner simulate` output): W = half the backward
 // GEMM time plus the gradient accumulation (dgrad and wgrad GEMMs have equal
 // FLOPs); the head's backward is all B; gradients come out of a backward op
 // uniformly over its duration; ZeRO-3 exposure per op follows the closed
 // form's per-layer prefetch rule.
-[[nodiscard]] PipelineProblem pipeline_problem(const ModelSpec& m, const HardwareProfile& hw, const ParallelConfig& pc,
-                                               const TrainingSpec& ts, const Evaluation& ev, Schedule schedule);
+[[nodiscard]] PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& hw,
+                                               const ParallelConfig& pc, const TrainingSpec& ts, const Evaluation& ev,
+                                               Schedule schedule);
 
 // The schedule a configuration runs in evaluate(): interleaved when v > 1,
 // GPipe when asked, 1F1B otherwise.

@@ -28,6 +28,11 @@ inline constexpr double kMaxParams = 1e15;       // the model's total parameter 
 inline constexpr double kMaxBytesPerParam = 64;  // weight, gradient and optimizer bytes
 inline constexpr int kMaxZeroStage = 3;          // ZeRO stages 0 to 3 (Rajbhandari et al. 2020)
 
+// A duration far below any the cost model prices: the floor of a time that is
+// divided by, so that a zero-cost layer or step gives finite ratios (layer-
+// equivalents, fractions of the step), not inf or NaN.
+inline constexpr double kTinyTime_s = 1e-30;
+
 // Every size outside the bounds, as "field: expected ..., got ..." (JSON
 // field names for the model; TrainingSpec member names for a training run).
 // Empty when all are within.

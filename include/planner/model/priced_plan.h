@@ -1,0 +1,94 @@
+// The quantities of one configuration that more than one cost function reads,
+// priced once per evaluate(): layer and head costs, ZeRO-3 traffic per layer,
+// the micro-batch count, the stage layout balanced over them, and each stage's
+// and chunk's time and parameters. memory_per_gpu, step_time and the
+// simulator's pipeline_problem read them here instead of pricing them again.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "planner/model/collectives.h"
+#include "planner/model/layer_cost.h"
+#include "planner/model/model_math.h"
+#include "planner/model/pipeline.h"
+#include "planner/spec/specs.h"
+
+namespace planner {
+
+// The ranks holding the same weights (DP x CP), placed on the tiers.
+[[nodiscard]] GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelConfig& pc);
+
+// ZeRO-3 / FSDP traffic of one layer for one micro-batch: the all-gather of
+// its weights (before the forward, and again before the backward) and the
+// reduce-scatter of its gradients, and the part that the layer's own compute
+// does not hide (the next layer is prefetched while this one computes). All
+// zero unless ZeRO-3 runs over more than one rank.
+struct Zero3LayerComm {
+  double all_gather_s = 0, reduce_scatter_s = 0;
+  double exposed_fwd_s = 0, exposed_bwd_s = 0;
+  [[nodiscard]] double exposed_s() const { return exposed_fwd_s + exposed_bwd_s; }
+};
+[[nodiscard]] Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& hw,
+                                              const ParallelConfig& pc, const TrainingSpec& ts, const LayerTime& lt,
+                                              const GroupPlacement& weight_group);
+
+// Time of one layer for one micro-batch on the critical path: forward and
+// backward (LayerTime::total_s) plus its exposed ZeRO-3 traffic. The unit in
+// which stages are balanced and the slowest stage is found.
+[[nodiscard]] double layer_step_s(const LayerTime& lt, const Zero3LayerComm& z3);
+
+// One virtual chunk of a stage: its layers (chunk_layers' water-filling), the
+// head it carries and its parameters.
+struct ChunkPlan {
+  std::int64_t layers = 0;
+  bool embedding = false;  // chunk 0 of stage 0
+  bool output = false;     // chunk v-1 of stage p-1
+  double params = 0;       // before TP / ZeRO sharding
+};
+
+struct PricedPlan {
+  LayerTime layer;  // one layer, one micro-batch
+  HeadTime head;
+  GroupPlacement weight_group;     // DP x CP: the ranks holding the same weights
+  bool grads_reduced = false;      // DP x CP > 1, ZeRO 0-2: each stage reduces its gradients after its last backward
+  bool zero3_gathers = false;      // DP x CP > 1, ZeRO-3: each layer's weights gathered, its gradients reduce-scattered
+  Zero3LayerComm zero3;            // per layer and micro-batch; zero unless zero3_gathers
+  double layer_step_s = 0;         // layer.total_s() + zero3.exposed_s()
+  double layer_unit_s = 0;         // layer_step_s, at least kTinyTime_s: what a layer-equivalent is worth
+  double head_first_s = 0;         // embedding forward + backward (stage 0), one micro-batch
+  double head_last_s = 0;          // output layer forward + backward + its TP all-reduces (stage p-1)
+  double extra_first = 0;          // head_first_s in layer-equivalents
+  double extra_last = 0;           // head_last_s in layer-equivalents
+  std::int64_t micro_batches = 0;  // per step and pipeline: global batch / (dp * micro-batch size)
+  std::int64_t virtual_stages = 1;  // chunks per stage
+  ParamCounts params;               // of the whole model
+  bool tied_embeddings = false;     // the output layer reuses the embedding matrix (stage_params)
+  StageLayout layout;
+
+  // Forward and backward of one micro-batch on `stage`: its layers at
+  // layer_step_s plus the head it carries.
+  [[nodiscard]] double stage_time_s(std::int64_t stage) const;
+  // The stage with the largest stage_time_s (the earliest on ties): the one
+  // that paces the steady state.
+  [[nodiscard]] std::int64_t slowest_stage() const;
+  // Parameters held by `stage`, before TP / ZeRO sharding.
+  [[nodiscard]] double stage_params(std::int64_t stage) const;
+  // The v chunks of `stage`, in chunk order; their parameters sum to stage_params.
+  [[nodiscard]] std::vector<ChunkPlan> chunks(std::int64_t stage) const;
+};
+
+// Prices the plan of a normalised, structurally valid configuration from its
+// layer and head costs, and balances the layers over the stages in
+// layer-equivalents of layer_step_s (balance_layers; the layout may come out
+// infeasible, which evaluate() reports).
+[[nodiscard]] PricedPlan price_plan(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
+                                    const TrainingSpec& ts, const LayerTime& lt, const HeadTime& head);
+
+// The same on a given layout (to price a configuration while holding the
+// layout of another fixed).
+[[nodiscard]] PricedPlan price_plan(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
+                                    const TrainingSpec& ts, const LayerTime& lt, const HeadTime& head,
+                                    const StageLayout& layout);
+
+}  // namespace planner

@@ -1,0 +1,148 @@
+#include "planner/model/priced_plan.h"
+
+#include <algorithm>
+
+#include "planner/spec/limits.h"
+
+namespace planner {
+
+// The ranks sharing one weight shard: DP x CP. Contiguous in the rank order
+// [TP, CP, PP, DP] when PP = 1; otherwise CP and DP members combine.
+GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelConfig& pc) {
+  if (pc.pp == 1) return placement(hw, pc.cp * pc.dp, pc.tp);
+  const GroupPlacement dp = placement(hw, pc.dp, pc.tp * pc.cp * pc.pp);
+  const GroupPlacement cp = placement(hw, pc.cp, pc.tp);
+  GroupPlacement g;
+  g.size = pc.cp * pc.dp;
+  g.stride = pc.tp;
+  g.members_per_domain = std::min(g.size, dp.members_per_domain * cp.members_per_domain);
+  g.domains = (g.size + g.members_per_domain - 1) / g.members_per_domain;
+  for (std::size_t d = 0; d < 3; ++d) {
+    g.torus_extent[d] = std::max(dp.torus_extent[d], cp.torus_extent[d]);
+    g.torus_wrap[d] = dp.torus_wrap[d] || cp.torus_wrap[d];
+  }
+  return g;
+}
+
+Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
+                                const TrainingSpec& ts, const LayerTime& lt, const GroupPlacement& weight_group) {
+  Zero3LayerComm z;
+  if (pc.zero_stage < 3 || weight_group.size <= 1) return z;
+  // ZeRO-3 / FSDP: all-gather each layer's weights before its forward and
+  // backward, reduce-scatter its gradients after the backward; prefetching
+  // the next layer hides the gather when a layer's compute outlasts it:
+  // alpha*lg p <= (B*S/C - 1/beta)*n (course slides, Kakade & Anand).
+  const double layer_params = double(count_params(model).per_layer) / double(pc.tp);
+  z.all_gather_s =
+      collective_cost(hw, weight_group, Collective::all_gather, layer_params * ts.weight_bytes_per_param).total_s();
+  z.reduce_scatter_s =
+      collective_cost(hw, weight_group, Collective::reduce_scatter, layer_params * ts.grad_bytes_per_param).total_s();
+  z.exposed_fwd_s = std::max(0.0, z.all_gather_s - lt.fwd_s());
+  z.exposed_bwd_s = std::max(0.0, z.all_gather_s + z.reduce_scatter_s - lt.bwd_s());
+  return z;
+}
+
+double layer_step_s(const LayerTime& lt, const Zero3LayerComm& z3) { return lt.total_s() + z3.exposed_s(); }
+
+namespace {
+
+// Everything but the layout.
+PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
+                       const TrainingSpec& ts, const LayerTime& lt, const HeadTime& head) {
+  PricedPlan plan;
+  plan.layer = lt;
+  plan.head = head;
+  plan.weight_group = weight_sharing_group(hw, pc);
+  plan.grads_reduced = plan.weight_group.size > 1 && pc.zero_stage < 3;
+  plan.zero3_gathers = plan.weight_group.size > 1 && pc.zero_stage >= 3;
+  plan.zero3 = zero3_layer_comm(model, hw, pc, ts, lt, plan.weight_group);
+  // A layer costs its compute and TP/CP traffic plus its exposed ZeRO-3
+  // traffic: with ZeRO-3 a stage with more layers can be the slowest even
+  // where one with fewer layers and the output layer computes longer.
+  plan.layer_step_s = layer_step_s(lt, plan.zero3);
+  plan.layer_unit_s = std::max(plan.layer_step_s, kTinyTime_s);
+  plan.head_first_s = head.embedding_fwd_s + head.embedding_bwd_s;
+  plan.head_last_s = head.output_fwd_s + head.output_bwd_s + head.output_tp_comm_s;
+  plan.extra_first = plan.head_first_s / plan.layer_unit_s;
+  plan.extra_last = plan.head_last_s / plan.layer_unit_s;
+  plan.micro_batches = ts.global_batch_sequences / std::max<std::int64_t>(1, pc.dp * pc.micro_batch_size);
+  plan.virtual_stages = pc.virtual_stages;
+  plan.params = count_params(model);
+  plan.tied_embeddings = model.tied_embeddings;
+  return plan;
+}
+
+// Parameters of `layers` layers plus the heads named, before TP / ZeRO
+// sharding. With tied embeddings and PP > 1 the last stage keeps its own copy
+// of the embedding matrix for the output layer (Megatron-LM, shared embedding).
+double held_params(const PricedPlan& plan, std::int64_t layers, bool embedding, bool output) {
+  const ParamCounts& pc = plan.params;
+  double n = double(layers) * double(pc.per_layer);
+  if (embedding) n += double(pc.embedding + pc.position);
+  if (output) {
+    const bool own_copy = plan.tied_embeddings && plan.layout.stages > 1;
+    n += double(pc.output + pc.final_norm) + (own_copy ? double(pc.embedding) : 0.0);
+  }
+  return n;
+}
+
+}  // namespace
+
+PricedPlan price_plan(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
+                      const TrainingSpec& ts, const LayerTime& lt, const HeadTime& head) {
+  PricedPlan plan = price_costs(model, hw, pc, ts, lt, head);
+  // Balance layers over stages counting the embedding and output layer in
+  // layer-equivalents of time (Llama 3 paper §3.3.2: uneven first/last stages).
+  plan.layout = balance_layers(model.num_layers, pc.pp, pc.virtual_stages, plan.extra_first, plan.extra_last);
+  return plan;
+}
+
+PricedPlan price_plan(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
+                      const TrainingSpec& ts, const LayerTime& lt, const HeadTime& head, const StageLayout& layout) {
+  PricedPlan plan = price_costs(model, hw, pc, ts, lt, head);
+  plan.layout = layout;
+  return plan;
+}
+
+// Per-micro-batch time of a stage; the slowest sets the pipeline's steady
+// state (Narayanan et al. 2021 §2.2); the first and last stages also carry
+// the embedding and the output layer (Llama 3 paper §3.3.2).
+double PricedPlan::stage_time_s(std::int64_t stage) const {
+  double x = double(layout.layers_on(stage)) * layer_step_s;
+  if (stage == 0) x += head_first_s;
+  if (stage == layout.stages - 1) x += head_last_s;
+  return x;
+}
+
+std::int64_t PricedPlan::slowest_stage() const {
+  std::int64_t slowest = 0;
+  double t_max = stage_time_s(0);
+  for (std::int64_t s : layout.distinct_stages())
+    if (const double t = stage_time_s(s); t > t_max) t_max = t, slowest = s;
+  return slowest;
+}
+
+// A stage's layers plus the embedding (stage 0) and output layer (stage p-1)
+// it holds.
+double PricedPlan::stage_params(std::int64_t stage) const {
+  return held_params(*this, layout.layers_on(stage), stage == 0, stage == layout.stages - 1);
+}
+
+// Megatron-LM's interleaved schedule gives each stage v model chunks; the
+// embedding sits in the first chunk of stage 0 and the output layer in the
+// last chunk of stage p-1 (chunk_layers water-fills the layers around them).
+std::vector<ChunkPlan> PricedPlan::chunks(std::int64_t stage) const {
+  const std::int64_t v = virtual_stages;
+  const std::vector<std::int64_t> layers = chunk_layers(layout, stage, v, extra_first, extra_last);
+  std::vector<ChunkPlan> out(layers.size());
+  for (std::size_t c = 0; c < layers.size(); ++c) {
+    ChunkPlan& ch = out[c];
+    ch.layers = layers[c];
+    ch.embedding = stage == 0 && c == 0;
+    ch.output = stage == layout.stages - 1 && std::int64_t(c) == v - 1;
+    ch.params = held_params(*this, ch.layers, ch.embedding, ch.output);
+  }
+  return out;
+}
+
+}  // namespace planner

@@ -1,0 +1,248 @@
+// priced_plan: the quantities evaluate() prices once and memory_per_gpu,
+// step_time and the simulator's problem builder read: stage queries of the
+// layout (layers_before, distinct_stages), the slowest stage, stage and chunk
+// parameters, and the plan evaluate() keeps.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "planner/io/catalog.h"
+#include "planner/model/evaluate.h"
+#include "planner/model/layer_cost.h"
+#include "planner/model/model_math.h"
+#include "planner/model/pipeline.h"
+#include "planner/model/priced_plan.h"
+#include "planner/model/step_time.h"
+#include "planner/spec/limits.h"
+#include "test_support.h"
+
+using namespace planner;
+using planner::testing::plan_on;
+
+namespace {
+
+const std::string kDir = PLANNER_SOURCE_DIR;
+
+TrainingSpec training(std::int64_t gpus, std::int64_t seq, std::int64_t batch) {
+  TrainingSpec ts;
+  ts.num_gpus = gpus;
+  ts.seq_len = seq;
+  ts.global_batch_sequences = batch;
+  return ts;
+}
+
+ParallelConfig config(std::int64_t tp, std::int64_t pp, std::int64_t dp, std::int64_t v = 1, int zero = 0) {
+  ParallelConfig pc;
+  pc.tp = tp, pc.pp = pp, pc.dp = dp, pc.virtual_stages = v, pc.zero_stage = zero;
+  pc.sequence_parallel = tp > 1;
+  return pc;
+}
+
+StageLayout make_layout(std::int64_t stages, std::int64_t first, std::int64_t middle_hi, std::int64_t middle_hi_count,
+                        std::int64_t last) {
+  StageLayout l;
+  l.stages = stages, l.first = first, l.middle_hi = middle_hi, l.middle_hi_count = middle_hi_count, l.last = last;
+  return l;
+}
+
+// Layouts of every shape balance_layers makes: 1..9 stages, layer counts
+// that divide and that do not, light and heavy heads, interleaving minima.
+std::vector<StageLayout> layout_mix() {
+  std::vector<StageLayout> out;
+  for (std::int64_t stages = 1; stages <= 9; ++stages)
+    for (std::int64_t layers : {9, 16, 31, 32, 80, 126})
+      for (std::int64_t min_layers : {1, 2})
+        for (double extra : {0.0, 0.6, 1.7, 3.2}) {
+          const StageLayout l = balance_layers(layers, stages, min_layers, extra, 0.5 * extra);
+          if (l.feasible) out.push_back(l);
+        }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("layers_before is the sum of the layers on the stages before", "[priced_plan]") {
+  // Hand-made: 7 | 8 8 | 7 7 | 6 (two middle stages with middle_hi, two with one fewer).
+  const StageLayout l = make_layout(6, 7, 8, 2, 6);
+  const std::int64_t expected[6] = {0, 7, 15, 23, 30, 37};
+  for (std::int64_t s = 0; s < 6; ++s) CHECK(l.layers_before(s) == expected[s]);
+  for (const StageLayout& mix : layout_mix()) {
+    std::int64_t sum = 0;
+    for (std::int64_t s = 0; s < mix.stages; ++s) {
+      INFO("stages " << mix.stages << " first " << mix.first << " middle " << mix.middle_hi << " x"
+                     << mix.middle_hi_count << " last " << mix.last << ", stage " << s);
+      CHECK(mix.layers_before(s) == sum);
+      sum += mix.layers_on(s);
+    }
+  }
+}
+
+TEST_CASE("distinct stages: the first stage of each kind, in stage order", "[priced_plan]") {
+  auto list = [](const StageLayout& l) {
+    const DistinctStages d = l.distinct_stages();
+    return std::vector<std::int64_t>(d.begin(), d.end());
+  };
+  CHECK(list(make_layout(1, 32, 0, 0, 32)) == std::vector<std::int64_t>{0});
+  CHECK(list(make_layout(2, 16, 0, 0, 16)) == std::vector<std::int64_t>{0, 1});
+  // Llama 3 405B PP16: 7 | 8 x 14 | 7, every middle stage alike.
+  CHECK(list(make_layout(16, 7, 8, 14, 7)) == std::vector<std::int64_t>{0, 1, 15});
+  CHECK(list(make_layout(6, 7, 8, 2, 6)) == std::vector<std::int64_t>{0, 1, 3, 5});
+  // No middle stage holds middle_hi: stage 1 is the first of the lighter kind.
+  CHECK(list(make_layout(4, 7, 8, 0, 7)) == std::vector<std::int64_t>{0, 1, 3});
+  for (const StageLayout& l : layout_mix()) {
+    INFO("stages " << l.stages << " first " << l.first << " middle " << l.middle_hi << " x" << l.middle_hi_count
+                   << " last " << l.last);
+    const std::vector<std::int64_t> d = list(l);
+    REQUIRE(!d.empty());
+    CHECK(d.front() == 0);
+    CHECK(d.back() == l.stages - 1);
+    CHECK(std::is_sorted(d.begin(), d.end()));
+    CHECK(std::adjacent_find(d.begin(), d.end()) == d.end());
+    // Every stage has a representative no later than it, with its layers and heads.
+    for (std::int64_t s = 0; s < l.stages; ++s) {
+      const bool found = std::any_of(d.begin(), d.end(), [&](std::int64_t r) {
+        return r <= s && l.layers_on(r) == l.layers_on(s) && (r == 0) == (s == 0) &&
+               (r == l.stages - 1) == (s == l.stages - 1);
+      });
+      CHECK(found);
+    }
+  }
+}
+
+TEST_CASE("the slowest stage has the largest stage time, the earliest on ties", "[priced_plan]") {
+  PricedPlan plan;
+  plan.layout = make_layout(4, 7, 8, 2, 7);
+  plan.layer_step_s = 1.0;
+  plan.head_first_s = 0.5;
+  plan.head_last_s = 2.5;  // 7.5 | 8 | 8 | 9.5
+  CHECK(plan.stage_time_s(0) == 7.5);
+  CHECK(plan.stage_time_s(3) == 9.5);
+  CHECK(plan.slowest_stage() == 3);
+  plan.head_last_s = 0.5;  // 7.5 | 8 | 8 | 7.5: the first of the two middle stages
+  CHECK(plan.slowest_stage() == 1);
+  plan.head_first_s = 1.0;  // 8 | 8 | 8 | 7.5: stage 0 on the tie
+  CHECK(plan.slowest_stage() == 0);
+  plan.head_first_s = 1.5;  // 8.5 | 8 | 8 | 7.5
+  CHECK(plan.slowest_stage() == 0);
+  plan.layout = make_layout(1, 32, 0, 0, 32);  // one stage carries both heads
+  CHECK(plan.stage_time_s(0) == 32.0 + 1.5 + 0.5);
+  CHECK(plan.slowest_stage() == 0);
+
+  // On evaluated plans: the maximum over every stage (ZeRO-3 exposure counts
+  // per layer, so a stage with more layers can overtake the output stage).
+  const ModelSpec m = find_model("llama70b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  for (const ParallelConfig& pc :
+       {config(8, 4, 2), config(8, 8, 1, 2), config(4, 16, 1, 1, 3), config(2, 5, 6, 1, 3)}) {
+    const TrainingSpec ts = training(pc.tp * pc.pp * pc.dp, 4096, 240);
+    const Evaluation ev = evaluate(m, hw, pc, ts);
+    INFO("TP" << pc.tp << " PP" << pc.pp << " DP" << pc.dp << " v" << pc.virtual_stages << " ZeRO-" << pc.zero_stage);
+    REQUIRE((ev.reasons & ~(1u << unsigned(Reason::out_of_memory))) == 0);
+    std::int64_t brute = 0;
+    for (std::int64_t s = 1; s < pc.pp; ++s)
+      if (ev.plan.stage_time_s(s) > ev.plan.stage_time_s(brute)) brute = s;
+    CHECK(ev.plan.slowest_stage() == brute);
+    CHECK(ev.time.stage_time_per_micro_batch_s == ev.plan.stage_time_s(brute));
+  }
+}
+
+TEST_CASE("stage parameters: layers plus the embedding / output layer", "[priced_plan]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const TrainingSpec ts = training(16, 8192, 64);
+  // Llama 3.1 8B: 218,112,000 per layer, V*h = 525,336,576, final norm 4096.
+  const StageLayout two = balance_layers(32, 2, 1, 0.0, 0.0);
+  REQUIRE(two.first == 16);
+  const PricedPlan p2 = plan_on(m, hw, config(1, 2, 8), ts, two);
+  CHECK(p2.stage_params(0) == 16.0 * 218'112'000 + 525'336'576);
+  CHECK(p2.stage_params(1) == 16.0 * 218'112'000 + 525'336'576 + 4'096);
+  const PricedPlan p1 = plan_on(m, hw, config(1, 1, 16), ts, balance_layers(32, 1, 1, 0.0, 0.0));
+  CHECK(p1.stage_params(0) == 8'030'261'248.0);
+
+  // Tied embeddings with PP > 1: the last stage keeps its own copy for the output layer.
+  const ModelSpec g = find_model("gpt3-175b", kDir);
+  const ParamCounts gp = count_params(g);
+  const PricedPlan pg = plan_on(g, hw, config(1, 2, 8), training(16, 2048, 64), balance_layers(96, 2, 1, 0.0, 0.0));
+  CHECK(pg.stage_params(1) == 48.0 * double(gp.per_layer) + double(gp.embedding + gp.final_norm));
+  CHECK(pg.stage_params(0) == 48.0 * double(gp.per_layer) + double(gp.embedding + gp.position));
+}
+
+TEST_CASE("chunk layers and parameters agree with the per-chunk computation they replace", "[priced_plan]") {
+  // The simulator's problem builder counted each chunk's parameters itself:
+  // its layers plus the embedding (chunk 0 of stage 0) or the output layer and
+  // final norm, with tied embeddings and PP > 1 an embedding copy (chunk v-1
+  // of stage p-1). The plan's chunks must give the same, and sum to the stage.
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  for (const char* name : {"llama8b", "gpt3-175b"}) {
+    const ModelSpec m = find_model(name, kDir);
+    const ParamCounts pcnt = count_params(m);
+    for (const ParallelConfig& pc : {config(1, 1, 8), config(2, 4, 1, 2), config(1, 4, 2, 3), config(2, 2, 2, 1, 3)}) {
+      const TrainingSpec ts = training(pc.tp * pc.pp * pc.dp, 2048, 64);
+      const Evaluation ev = evaluate(m, hw, pc, ts);
+      INFO(name << " TP" << pc.tp << " PP" << pc.pp << " DP" << pc.dp << " v" << pc.virtual_stages);
+      REQUIRE((ev.reasons & ~(1u << unsigned(Reason::out_of_memory))) == 0);
+      const PricedPlan& plan = ev.plan;
+      const std::int64_t p = pc.pp, v = pc.virtual_stages;
+      for (std::int64_t s = 0; s < p; ++s) {
+        const std::vector<ChunkPlan> chunks = plan.chunks(s);
+        REQUIRE(chunks.size() == std::size_t(v));
+        const std::vector<std::int64_t> layers = chunk_layers(ev.layout, s, v, plan.extra_first, plan.extra_last);
+        double sum = 0;
+        std::int64_t layer_sum = 0;
+        for (std::int64_t c = 0; c < v; ++c) {
+          const ChunkPlan& ch = chunks[std::size_t(c)];
+          const bool embedding = s == 0 && c == 0, output = s == p - 1 && c == v - 1;
+          CHECK(ch.layers == layers[std::size_t(c)]);
+          CHECK(ch.embedding == embedding);
+          CHECK(ch.output == output);
+          double old = double(ch.layers) * double(pcnt.per_layer);
+          if (embedding) old += double(pcnt.embedding + pcnt.position);
+          if (output)
+            old += double(pcnt.output + pcnt.final_norm) + (m.tied_embeddings && p > 1 ? double(pcnt.embedding) : 0.0);
+          CHECK(ch.params == old);
+          sum += ch.params;
+          layer_sum += ch.layers;
+        }
+        CHECK(layer_sum == ev.layout.layers_on(s));
+        CHECK(sum == Approx(plan.stage_params(s)).epsilon(1e-15));
+      }
+    }
+  }
+}
+
+TEST_CASE("evaluate keeps the plan it priced memory and time from", "[priced_plan]") {
+  const ModelSpec m = find_model("llama70b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  for (int zero : {0, 1, 3}) {
+    const ParallelConfig pc = config(8, 4, 4, 2, zero);
+    const TrainingSpec ts = training(128, 4096, 256);
+    const Evaluation ev = evaluate(m, hw, pc, ts);
+    INFO("ZeRO-" << zero);
+    REQUIRE((ev.reasons & ~(1u << unsigned(Reason::out_of_memory))) == 0);
+    const PricedPlan& plan = ev.plan;
+    const ParallelConfig n = normalized(pc);
+    const LayerTime lt = layer_time(m, hw, n, ts);
+    CHECK(plan.layer.total_s() == lt.total_s());
+    CHECK(plan.micro_batches == 256 / (4 * 1));
+    CHECK(plan.micro_batches == ev.time.micro_batches);
+    CHECK(plan.layout.first == ev.layout.first);
+    CHECK(plan.layout.last == ev.layout.last);
+    CHECK(plan.layout.middle_hi == ev.layout.middle_hi);
+    CHECK(plan.layout.middle_hi_count == ev.layout.middle_hi_count);
+    CHECK(plan.weight_group.size == 4);
+    CHECK(plan.grads_reduced == (zero < 3));
+    CHECK(plan.zero3_gathers == (zero == 3));
+    if (zero < 3) CHECK(plan.zero3.all_gather_s == 0.0);
+    if (zero == 3) CHECK(plan.zero3.all_gather_s > 0.0);
+    CHECK(plan.layer_step_s == lt.total_s() + plan.zero3.exposed_s());
+    CHECK(plan.extra_first == plan.head_first_s / std::max(plan.layer_step_s, kTinyTime_s));
+    CHECK(plan.extra_last == plan.head_last_s / std::max(plan.layer_step_s, kTinyTime_s));
+    // The plan is all step_time and memory_per_gpu need: pricing it again gives the same bits.
+    const StepTimeBreakdown again = step_time(m, hw, n, ts, plan);
+    CHECK(again.step_s == ev.time.step_s);
+    CHECK(memory_per_gpu(m, hw, n, ts, plan).total_bytes == ev.memory.total_bytes);
+  }
+}
