@@ -1,13 +1,15 @@
-// Helpers shared by the unit tests: the message of an expected InputError and
-// a scratch directory.
+// Helpers shared by the unit tests: the message of an expected InputError, a
+// scratch directory, the source tree's data and a training-run builder.
 #pragma once
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <string>
 
 #include "planner/spec/input_error.h"
+#include "planner/spec/specs.h"
 
 namespace planner::testing {
 
@@ -38,5 +40,18 @@ struct TempDir {
     std::filesystem::remove_all(path, ec);
   }
 };
+
+// The source tree: its models/, hardware_profiles/ and tests/ data.
+inline const std::string kSourceDir = PLANNER_SOURCE_DIR;
+
+// A training run of `gpus` GPUs, `global_batch` sequences of `seq` tokens,
+// every other field at its default (bf16, flash attention, overlapped DP).
+inline TrainingSpec training_run(std::int64_t gpus, std::int64_t global_batch, std::int64_t seq = 8192) {
+  TrainingSpec ts;
+  ts.num_gpus = gpus;
+  ts.seq_len = seq;
+  ts.global_batch_sequences = global_batch;
+  return ts;
+}
 
 }  // namespace planner::testing

@@ -29,21 +29,20 @@ struct ValidateFlags {
 
 }  // namespace
 
-Runner add_validate_command(CLI::App& app) {
+Runner add_validate_command(CLI::App& cmd) {
   auto flags = std::make_shared<ValidateFlags>();
-  auto* cmd = app.add_subcommand("validate", "compare predictions with measured runs (docs/published_runs.md)");
-  cmd->add_option("--runs", flags->runs, "dataset of measured runs (JSON list, format of published_runs.json)")
+  cmd.add_option("--runs", flags->runs, "dataset of measured runs (JSON list, format of published_runs.json)")
       ->required();
-  cmd->add_option("--format", flags->format, "table, json or csv")->check(CLI::IsMember(name_list<Format>()));
-  cmd->add_option("--hardware", flags->hardware,
-                  "PATTERN=PROFILE: rows whose gpu_type contains PATTERN use PROFILE (name, alias or JSON path); "
-                  "repeatable, tried before the stock profiles");
-  cmd->add_option("--max-median-error", flags->max_median,
-                  "fail (exit 1) when the overall median |step error| exceeds this fraction");
-  cmd->add_option("--max-p90-error", flags->max_p90,
-                  "fail (exit 1) when the overall p90 |step error| exceeds this fraction");
-  cmd->add_option("--max-error", flags->max_error,
-                  "fail (exit 1) when any evaluated row's |step error| exceeds this fraction");
+  cmd.add_option("--format", flags->format, "table, json or csv")->check(CLI::IsMember(name_list<Format>()));
+  cmd.add_option("--hardware", flags->hardware,
+                 "PATTERN=PROFILE: rows whose gpu_type contains PATTERN use PROFILE (name, alias or JSON path); "
+                 "repeatable, tried before the stock profiles");
+  cmd.add_option("--max-median-error", flags->max_median,
+                 "fail (exit 1) when the overall median |step error| exceeds this fraction");
+  cmd.add_option("--max-p90-error", flags->max_p90,
+                 "fail (exit 1) when the overall p90 |step error| exceeds this fraction");
+  cmd.add_option("--max-error", flags->max_error,
+                 "fail (exit 1) when any evaluated row's |step error| exceeds this fraction");
   return [flags] {
     ValidateOptions opt;
     for (const auto& m : flags->hardware) {
