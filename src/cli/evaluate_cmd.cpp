@@ -39,9 +39,8 @@ Runner add_evaluate_command(CLI::App& cmd) {
   auto f = std::make_shared<EvaluateFlags>();
   add_common(&cmd, f->common, true);
   add_config(&cmd, f->config);
-  // The schedules the closed form prices when v == 1 (interleaved follows from --vpp).
   cmd.add_option("--schedule", f->config.schedule, "1f1b or gpipe (interleaved when --vpp > 1)")
-      ->check(CLI::IsMember(name_list(names_for({Schedule::one_f_one_b, Schedule::gpipe}))));
+      ->check(CLI::IsMember(name_list(kClosedFormSchedules)));
   cmd.add_flag("--explain", f->explain, "print every formula with its inputs and output");
   return [f] { return run(*f); };
 }
