@@ -188,7 +188,7 @@ TEST_CASE("The reference dataset: every row evaluated, Korthikanti rows as in th
   CHECK(j["rows"].size() == 87);
 }
 
-TEST_CASE("--hardware PATTERN=PROFILE splits at the first '='", "[validate]") {
+TEST_CASE("parse_hardware_mapping: PATTERN=PROFILE splits at the first '='", "[validate]") {
   using planner::testing::error_of;
   CHECK(parse_hardware_mapping("A100=dgx-a100") == std::pair<std::string, std::string>{"A100", "dgx-a100"});
   CHECK(parse_hardware_mapping("H100=profiles/a=b.json") ==
