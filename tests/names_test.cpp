@@ -78,6 +78,7 @@ TEST_CASE("flags list the names in table order, subsets in the order asked", "[n
   CHECK(name_list<Schedule>() == std::vector<std::string>{"gpipe", "1f1b", "interleaved", "zb-h1"});
   CHECK(name_list<Recompute>() == std::vector<std::string>{"none", "selective", "full"});
   CHECK(name_list<Format>() == std::vector<std::string>{"table", "json", "csv"});
+  CHECK(name_list(kClosedFormSchedules) == std::vector<std::string>{"1f1b", "gpipe"});
   constexpr auto subset = names_for({Schedule::one_f_one_b, Schedule::gpipe});
   static_assert(subset[0].name == "1f1b" && subset[1].value == Schedule::gpipe);
   CHECK(name_list(subset) == std::vector<std::string>{"1f1b", "gpipe"});

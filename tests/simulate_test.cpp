@@ -14,6 +14,7 @@
 #include "planner/model/layer_cost.h"
 #include "planner/model/pipeline.h"
 #include "planner/simulate/simulate.h"
+#include "planner/simulate/simulate_top.h"
 #include "planner/spec/input_error.h"
 #include "planner/views/simulate_report.h"
 

@@ -1,7 +1,9 @@
 // Helpers shared by the unit tests: the message of an expected InputError, a
-// scratch directory, and the PricedPlan of a configuration on a given layout.
+// scratch directory, the source tree's data, a training-run builder and the
+// PricedPlan of a configuration on a given layout.
 #pragma once
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -11,6 +13,7 @@
 #include "planner/model/layer_cost.h"
 #include "planner/model/priced_plan.h"
 #include "planner/spec/input_error.h"
+#include "planner/spec/specs.h"
 
 namespace planner::testing {
 
@@ -48,6 +51,19 @@ inline PricedPlan plan_on(const ModelSpec& model, const HardwareProfile& hw, con
                           const TrainingSpec& ts, const StageLayout& layout) {
   const ParallelConfig pc = normalized(pc_in);
   return price_plan(model, hw, pc, ts, layer_time(model, hw, pc, ts), head_time(model, hw, pc, ts), layout);
+}
+
+// The source tree: its models/, hardware_profiles/ and tests/ data.
+inline const std::string kSourceDir = PLANNER_SOURCE_DIR;
+
+// A training run of `gpus` GPUs, `global_batch` sequences of `seq` tokens,
+// every other field at its default (bf16, flash attention, overlapped DP).
+inline TrainingSpec training_run(std::int64_t gpus, std::int64_t global_batch, std::int64_t seq = 8192) {
+  TrainingSpec ts;
+  ts.num_gpus = gpus;
+  ts.seq_len = seq;
+  ts.global_batch_sequences = global_batch;
+  return ts;
 }
 
 }  // namespace planner::testing

@@ -12,6 +12,7 @@
 #include "planner/validate/published_runs.h"
 #include "planner/validate/validate.h"
 #include "planner/views/validation_report.h"
+#include "test_support.h"
 
 using namespace planner;
 using nlohmann::json;
@@ -185,4 +186,15 @@ TEST_CASE("The reference dataset: every row evaluated, Korthikanti rows as in th
   const json j = json::parse(render_validation(rep, Format::json));
   CHECK(j["summary"]["overall"]["rows"] == 87);
   CHECK(j["rows"].size() == 87);
+}
+
+TEST_CASE("parse_hardware_mapping: PATTERN=PROFILE splits at the first '='", "[validate]") {
+  using planner::testing::error_of;
+  CHECK(parse_hardware_mapping("A100=dgx-a100") == std::pair<std::string, std::string>{"A100", "dgx-a100"});
+  CHECK(parse_hardware_mapping("H100=profiles/a=b.json") ==
+        std::pair<std::string, std::string>{"H100", "profiles/a=b.json"});
+  CHECK(error_of([] { (void)parse_hardware_mapping("A100"); }) == "--hardware: expected PATTERN=PROFILE, got 'A100'");
+  CHECK(error_of([] { (void)parse_hardware_mapping("=dgx-a100"); }) ==
+        "--hardware: expected PATTERN=PROFILE, got '=dgx-a100'");
+  CHECK(error_of([] { (void)parse_hardware_mapping("A100="); }) == "--hardware: expected PATTERN=PROFILE, got 'A100='");
 }

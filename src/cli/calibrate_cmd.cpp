@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "planner/calibrate/base_profile.h"
 #include "planner/calibrate/calibration.h"
 #include "planner/calibrate/measurements.h"
 #include "planner/calibrate/nccl_tests_import.h"
@@ -69,25 +70,13 @@ int run_import(const CalibrateFlags& f) {
     return 0;
   }
   write_file_atomically(f.import_out, text);
-  std::size_t points = 0;
-  for (const auto& s : imp.measurements.series) points += s.points.size();
-  std::cout << fmt::format("imported {} series ({} points) from {} file{} into {}\n", imp.measurements.series.size(),
-                           points, f.logs.size(), f.logs.size() == 1 ? "" : "s", f.import_out);
-  for (const auto& s : imp.measurements.series)
-    std::cout << fmt::format("  {}: {} size{} {:.0f}-{:.0f} B\n", describe(s), s.points.size(),
-                             s.points.size() == 1 ? "" : "s", s.points.front().bytes, s.points.back().bytes);
+  std::cout << render_import_summary(imp.measurements, f.logs.size(), f.import_out);
   return 0;
 }
 
 int run_fit(const CalibrateFlags& f) {
   const HardwareProfile base = find_hardware(f.base);
-  nlohmann::json base_sources = nlohmann::json::object();
-  const std::string base_path =
-      looks_like_path(f.base) ? f.base : data_dir() + "/hardware_profiles/" + base.name + ".json";
-  if (std::filesystem::exists(base_path)) {
-    const auto j = read_json_file(base_path);
-    if (j.is_object() && j.contains("sources")) base_sources = j["sources"];
-  }
+  const nlohmann::json base_sources = base_profile_sources(f.base, base);
   FitOptions opt;
   opt.name = f.name.empty() ? std::filesystem::path(f.out).stem().string() : f.name;
   opt.command = "planner calibrate fit --measurements";
@@ -110,16 +99,7 @@ int run_check(const CalibrateFlags& f) {
   CheckReport r = check_profile(hw, load_all(f.measurements));
   if (f.fitted_only) std::erase_if(r.series, [](const SeriesCheck& s) { return !s.fitted; });
   if (r.series.empty()) throw InputError("--measurements", "no series to check against this profile");
-  if (f.summary) {
-    for (const auto& s : r.series)
-      std::cout << fmt::format("{}: {}: {} pts, median |error| {:.1f}%, max {:.1f}%{}\n", s.origin, s.label,
-                               s.points.size(), s.median_abs_error * 100, s.max_abs_error * 100,
-                               s.tier == GroupTier::mixed ? " [validation]" : "");
-    std::cout << fmt::format("check: {} series, {} points; worst series median |error| {:.1f}%, max |error| {:.1f}%\n",
-                             r.series.size(), r.points(), r.worst_median_abs_error() * 100, r.max_abs_error() * 100);
-  } else {
-    std::cout << render_check(r);
-  }
+  std::cout << (f.summary ? render_check_summary(r) : render_check(r));
   if (f.max_error && r.worst_median_abs_error() > *f.max_error) {
     std::cerr << fmt::format("planner: check: a series' median |error| {:.1f}% exceeds --max-error {:.1f}%\n",
                              r.worst_median_abs_error() * 100, *f.max_error * 100);
@@ -130,14 +110,12 @@ int run_check(const CalibrateFlags& f) {
 
 }  // namespace
 
-Runner add_calibrate_command(CLI::App& app) {
+Runner add_calibrate_command(CLI::App& cmd) {
   auto f = std::make_shared<CalibrateFlags>();
-  auto* cmd =
-      app.add_subcommand("calibrate", "fit a hardware profile to collective measurements (docs/calibration.md)");
-  cmd->require_subcommand(1);
+  cmd.require_subcommand(1);
 
   auto* imp =
-      cmd->add_subcommand("import-nccl-tests", "convert nccl-tests logs (text or -J JSON) into a measurement file");
+      cmd.add_subcommand("import-nccl-tests", "convert nccl-tests logs (text or -J JSON) into a measurement file");
   imp->add_option("logs", f->logs, "nccl-tests stdout logs or -J JSON files")->required();
   imp->add_option("-o,--output", f->import_out, "measurement file to write (default: standard output)");
   imp->add_option(
@@ -146,14 +124,14 @@ Runner add_calibrate_command(CLI::App& app) {
   imp->add_option("--ranks", f->ranks, "ranks in the measured group, for logs without a '# Using devices' list");
   imp->add_option("--ranks-per-node", f->ranks_per_node, "of those, ranks on each node");
 
-  auto* fit = cmd->add_subcommand("fit", "fit alpha and bandwidth per tier and collective; write a new profile");
+  auto* fit = cmd.add_subcommand("fit", "fit alpha and bandwidth per tier and collective; write a new profile");
   fit->add_option("--measurements,-m", f->measurements, "measurement files (planner-bench or import-nccl-tests)")
       ->required();
   fit->add_option("--base", f->base, "profile to start from: name, alias or JSON path")->required();
   fit->add_option("-o,--output", f->out, "fitted profile to write")->required();
   fit->add_option("--name", f->name, "the fitted profile's name (default: the output file's stem)");
 
-  auto* check = cmd->add_subcommand("check", "predicted (collective_cost) vs measured time per size");
+  auto* check = cmd.add_subcommand("check", "predicted (collective_cost) vs measured time per size");
   check->add_option("--profile", f->profile, "profile: name, alias or JSON path")->required();
   check->add_option("--measurements,-m", f->measurements, "measurement files")->required();
   check->add_option("--max-error", f->max_error, "exit 1 when a series' median |relative error| exceeds this fraction");

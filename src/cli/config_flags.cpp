@@ -69,6 +69,8 @@ void add_config(CLI::App* app, ConfigFlags& c) {
 // The flags' values were checked against the same tables (CLI::IsMember).
 Format parse_format(const std::string& s) { return parse_name<Format>(s).value_or(Format::table); }
 
+std::vector<std::string> table_or_json() { return name_list(names_for({Format::table, Format::json})); }
+
 Recompute parse_recompute(const std::string& s) { return parse_name<Recompute>(s).value_or(Recompute::none); }
 
 void require_positive(const char* flag, std::optional<std::int64_t> v) {

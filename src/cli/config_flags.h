@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -38,6 +39,8 @@ struct ConfigFlags {
 void add_common(CLI::App* app, CommonFlags& f, bool gpus_required);
 void add_config(CLI::App* app, ConfigFlags& c);
 Format parse_format(const std::string& s);
+// The formats of `list` and `show` (no CSV).
+std::vector<std::string> table_or_json();
 Recompute parse_recompute(const std::string& s);
 void require_positive(const char* flag, std::optional<std::int64_t> v);
 TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m);

@@ -60,11 +60,9 @@ int run_regress(const RegressFlags& f) {
 
 }  // namespace
 
-Runner add_regress_command(CLI::App& app) {
+Runner add_regress_command(CLI::App& cmd) {
   auto flags = std::make_shared<RegressFlags>();
-  auto* cmd = app.add_subcommand("regress",
-                                 "check the cost model's predictions for a suite of cases against a golden file (CI)");
-  cmd->footer(
+  cmd.footer(
       "Tolerances: a metric matches when |now - golden| <= max(atol, rtol * |golden|).\n"
       "  seconds and ratios (*_s, tokens_per_s, mfu, hfu, bubble_fraction, micro_batches_in_flight):\n"
       "      rtol 1e-6, atol 1e-12\n"
@@ -74,12 +72,12 @@ Runner add_regress_command(CLI::App& app) {
       "--rtol replaces the relative tolerance of the first two classes.\n"
       "Exit code 0 when every metric matches, 1 when any differs or a case is missing on either side.\n"
       "After an intended change: planner regress --update, and paste its table into the commit message.");
-  cmd->add_option("--suite", flags->suite, "suite of cases (default tests/regress/suite.json in the data directory)");
-  cmd->add_option("--golden", flags->golden,
-                  "golden predictions (default tests/regress/golden.json in the data directory)");
-  cmd->add_flag("--update", flags->update,
-                "rewrite the golden file from the current predictions and report what changed");
-  cmd->add_option("--rtol", flags->rtol, "relative tolerance for every time, ratio, byte and FLOP metric");
+  cmd.add_option("--suite", flags->suite, "suite of cases (default tests/regress/suite.json in the data directory)");
+  cmd.add_option("--golden", flags->golden,
+                 "golden predictions (default tests/regress/golden.json in the data directory)");
+  cmd.add_flag("--update", flags->update,
+               "rewrite the golden file from the current predictions and report what changed");
+  cmd.add_option("--rtol", flags->rtol, "relative tolerance for every time, ratio, byte and FLOP metric");
   return [flags] { return run_regress(*flags); };
 }
 

@@ -4,6 +4,7 @@
 // (--trace), an SVG timeline (--svg) and a text timeline (--ascii).
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -13,8 +14,9 @@
 #include "planner/io/atomic_write.h"
 #include "planner/io/catalog.h"
 #include "planner/model/evaluate.h"
+#include "planner/simulate/preflight.h"
 #include "planner/simulate/simulate.h"
-#include "planner/spec/input_error.h"
+#include "planner/spec/names.h"
 #include "planner/views/simulate_report.h"
 #include "planner/views/timeline.h"
 
@@ -25,16 +27,21 @@ namespace {
 struct SimulateFlags {
   CommonFlags common;
   ConfigFlags config;
-  std::string schedule;  // empty: interleaved when --vpp > 1, else 1f1b
+  std::string schedule;  // empty: the configuration's own (interleaved when --vpp > 1, else 1f1b)
   std::string trace, svg;
   bool ascii = false;
 };
 
-std::string stage_name(const Evaluation& ev, std::int64_t s, std::int64_t p) {
-  std::string name = fmt::format("stage {}: {} layers", s, ev.layout.layers_on(s));
-  if (s == 0) name += " + emb";
-  if (s == p - 1) name += " + out";
-  return name;
+void write_timelines(const SimulateFlags& f, const SimResult& r, const TimelineLabels& labels) {
+  if (!f.trace.empty()) {
+    write_file_atomically(f.trace, render_chrome_trace(r, labels));
+    std::cerr << fmt::format("planner: wrote {} ({} events; open in https://ui.perfetto.dev or chrome://tracing)\n",
+                             f.trace, r.events.size());
+  }
+  if (!f.svg.empty()) {
+    write_file_atomically(f.svg, render_svg_timeline(r, labels));
+    std::cerr << fmt::format("planner: wrote {}\n", f.svg);
+  }
 }
 
 int run(const SimulateFlags& f) {
@@ -42,22 +49,12 @@ int run(const SimulateFlags& f) {
   const HardwareProfile hw = find_hardware(f.common.hardware);
   const TrainingSpec ts = training_from(f.common, m);
   ParallelConfig pc = config_from(f.config, ts);
-  const Schedule schedule = f.schedule.empty() ? (pc.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b)
-                                               : parse_name<Schedule>(f.schedule).value_or(Schedule::one_f_one_b);
-  if (schedule == Schedule::interleaved && pc.virtual_stages < 2)
-    throw InputError("--schedule", "interleaved needs --vpp 2 or more (virtual stages per GPU)");
-  if (schedule != Schedule::interleaved && pc.virtual_stages > 1)
-    throw InputError("--schedule", fmt::format("{} runs one chunk per stage; --vpp {} needs --schedule interleaved",
-                                               to_string(schedule), pc.virtual_stages));
-  pc.schedule = schedule == Schedule::gpipe ? Schedule::gpipe : Schedule::one_f_one_b;
+  const std::optional<Schedule> requested =
+      f.schedule.empty() ? std::nullopt : parse_name<Schedule>(f.schedule);  // checked by CLI::IsMember
+  const Schedule schedule = simulated_schedule(pc, requested);
+  pc = closed_form_config(pc, schedule);
   const Evaluation ev = evaluate(m, hw, pc, ts);
-  const std::uint32_t structural = ev.reasons & ~(1u << unsigned(Reason::out_of_memory));
-  if (structural) {
-    std::string why;
-    for (Reason r : ev.reason_list())
-      if (r != Reason::out_of_memory) why += (why.empty() ? "" : "; ") + std::string(describe(r));
-    throw InputError("simulate", "this layout cannot run: " + why);
-  }
+  require_runnable(ev);
   const Format format = parse_format(f.common.format);
   if (ev.has(Reason::out_of_memory))
     std::cerr << fmt::format(
@@ -68,43 +65,26 @@ int run(const SimulateFlags& f) {
   const SimResult r = simulate(pr);
   const SimComparison cmp = compare_with_closed_form(ev, pr, r);
   const RunContext ctx{m, hw, ts};
-
-  TimelineLabels labels;
-  labels.title =
-      fmt::format("{} on {}, {} GPUs: TP{} CP{} PP{} DP{}, mbs {}, m {}, vpp {}, {}", m.name, hw.name, ts.num_gpus,
-                  pc.tp, pc.cp, pc.pp, pc.dp, pc.micro_batch_size, pr.m, pc.virtual_stages, to_string(schedule));
-  for (std::int64_t s = 0; s < pc.pp; ++s) labels.stage_names.push_back(stage_name(ev, s, pc.pp));
-  labels.command = command_line();
   // Render everything first, so a bad flag (--ascii on a large case) leaves no file behind.
   const std::string ascii = f.ascii ? render_ascii_timeline(r, pr.p, pr.v, pr.m) : std::string();
   std::cout << render_simulation(r, cmp, ev, pr, ctx, format);
   if (f.ascii) std::cout << (format == Format::table ? "\n" : "") << ascii;
-  if (!f.trace.empty()) {
-    write_file_atomically(f.trace, render_chrome_trace(r, labels));
-    std::cerr << fmt::format("planner: wrote {} ({} events; open in https://ui.perfetto.dev or chrome://tracing)\n",
-                             f.trace, r.events.size());
-  }
-  if (!f.svg.empty()) {
-    write_file_atomically(f.svg, render_svg_timeline(r, labels));
-    std::cerr << fmt::format("planner: wrote {}\n", f.svg);
-  }
+  write_timelines(f, r, timeline_labels(ctx, ev, pr, command_line()));
   return 0;
 }
 
 }  // namespace
 
-Runner add_simulate_command(CLI::App& app) {
+Runner add_simulate_command(CLI::App& cmd) {
   auto f = std::make_shared<SimulateFlags>();
-  auto* cmd =
-      app.add_subcommand("simulate", "simulate one step of the pipeline schedule event by event; timeline files");
-  add_common(cmd, f->common, true);
-  add_config(cmd, f->config);
-  cmd->add_option("--schedule", f->schedule,
-                  "gpipe, 1f1b, interleaved or zb-h1 (default: interleaved when --vpp > 1, else 1f1b)")
+  add_common(&cmd, f->common, true);
+  add_config(&cmd, f->config);
+  cmd.add_option("--schedule", f->schedule,
+                 "gpipe, 1f1b, interleaved or zb-h1 (default: interleaved when --vpp > 1, else 1f1b)")
       ->check(CLI::IsMember(name_list<Schedule>()));
-  cmd->add_option("--trace", f->trace, "write a Chrome trace (JSON; Perfetto, chrome://tracing)");
-  cmd->add_option("--svg", f->svg, "write an SVG timeline picture");
-  cmd->add_flag("--ascii", f->ascii, "print a text timeline (small cases: p <= 16, m*v <= 64)");
+  cmd.add_option("--trace", f->trace, "write a Chrome trace (JSON; Perfetto, chrome://tracing)");
+  cmd.add_option("--svg", f->svg, "write an SVG timeline picture");
+  cmd.add_flag("--ascii", f->ascii, "print a text timeline (small cases: p <= 16, m*v <= 64)");
   return [f] { return run(*f); };
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "config_flags.h"
 #include "planner/io/json_io.h"
 #include "planner/spec/input_error.h"
 #include "planner/validate/validate.h"
@@ -29,32 +30,26 @@ struct ValidateFlags {
 
 }  // namespace
 
-Runner add_validate_command(CLI::App& app) {
+Runner add_validate_command(CLI::App& cmd) {
   auto flags = std::make_shared<ValidateFlags>();
-  auto* cmd = app.add_subcommand("validate", "compare predictions with measured runs (docs/published_runs.md)");
-  cmd->add_option("--runs", flags->runs, "dataset of measured runs (JSON list, format of published_runs.json)")
+  cmd.add_option("--runs", flags->runs, "dataset of measured runs (JSON list, format of published_runs.json)")
       ->required();
-  cmd->add_option("--format", flags->format, "table, json or csv")->check(CLI::IsMember(name_list<Format>()));
-  cmd->add_option("--hardware", flags->hardware,
-                  "PATTERN=PROFILE: rows whose gpu_type contains PATTERN use PROFILE (name, alias or JSON path); "
-                  "repeatable, tried before the stock profiles");
-  cmd->add_option("--max-median-error", flags->max_median,
-                  "fail (exit 1) when the overall median |step error| exceeds this fraction");
-  cmd->add_option("--max-p90-error", flags->max_p90,
-                  "fail (exit 1) when the overall p90 |step error| exceeds this fraction");
-  cmd->add_option("--max-error", flags->max_error,
-                  "fail (exit 1) when any evaluated row's |step error| exceeds this fraction");
+  cmd.add_option("--format", flags->format, "table, json or csv")->check(CLI::IsMember(name_list<Format>()));
+  cmd.add_option("--hardware", flags->hardware,
+                 "PATTERN=PROFILE: rows whose gpu_type contains PATTERN use PROFILE (name, alias or JSON path); "
+                 "repeatable, tried before the stock profiles");
+  cmd.add_option("--max-median-error", flags->max_median,
+                 "fail (exit 1) when the overall median |step error| exceeds this fraction");
+  cmd.add_option("--max-p90-error", flags->max_p90,
+                 "fail (exit 1) when the overall p90 |step error| exceeds this fraction");
+  cmd.add_option("--max-error", flags->max_error,
+                 "fail (exit 1) when any evaluated row's |step error| exceeds this fraction");
   return [flags] {
     ValidateOptions opt;
-    for (const auto& m : flags->hardware) {
-      const auto eq = m.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == m.size())
-        throw InputError("--hardware", fmt::format("expected PATTERN=PROFILE, got '{}'", m));
-      opt.hardware_map.emplace_back(m.substr(0, eq), m.substr(eq + 1));
-    }
+    for (const auto& m : flags->hardware) opt.hardware_map.push_back(parse_hardware_mapping(m));
     const auto rows = read_published_runs(read_json_file(flags->runs), flags->runs);
     const ValidationReport rep = validate_runs(rows, opt);
-    const Format f = parse_name<Format>(flags->format).value_or(Format::table);
+    const Format f = parse_format(flags->format);
     std::cout << render_validation(rep, f);
     int rc = 0;
     auto check = [&](double bound, double value, const char* what) {

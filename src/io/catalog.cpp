@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "planner/io/json_io.h"
 #include "planner/spec/input_error.h"
@@ -54,11 +55,14 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 template <typename Spec>
+bool is_named(const Spec& s, const std::string& key) {
+  return s.name == key || std::find(s.aliases.begin(), s.aliases.end(), key) != s.aliases.end();
+}
+
+template <typename Spec>
 Spec find(const std::string& key, const std::vector<Spec>& all, const char* what, const char* flag) {
-  for (const auto& s : all) {
-    if (s.name == key) return s;
-    if (std::find(s.aliases.begin(), s.aliases.end(), key) != s.aliases.end()) return s;
-  }
+  for (const auto& s : all)
+    if (is_named(s, key)) return s;
   std::string names, best;
   std::size_t best_d = 4;
   for (const auto& s : all) {
@@ -98,6 +102,24 @@ ModelSpec find_model(const std::string& name_or_path, const std::string& dir) {
 HardwareProfile find_hardware(const std::string& name_or_path, const std::string& dir) {
   if (looks_like_path(name_or_path)) return load_hardware_file(name_or_path);
   return find(name_or_path, list_hardware(dir), "hardware profile", "--hardware");
+}
+
+CatalogEntry find_model_or_hardware(const std::string& name, const std::string& dir) {
+  const std::vector<ModelSpec> models = list_models(dir);
+  for (const auto& m : models)
+    if (is_named(m, name)) return m;
+  const std::vector<HardwareProfile> hardware = list_hardware(dir);
+  for (const auto& h : hardware)
+    if (is_named(h, name)) return h;
+  if (name.find(".json") != std::string::npos) {
+    const auto j = read_json_file(name);
+    if (j.is_object() && j.contains("tiers")) return hardware_from_json(j, name);
+    return model_from_json(j, name);
+  }
+  std::string names;
+  for (const auto& m : models) names += (names.empty() ? "" : ", ") + m.name;
+  for (const auto& h : hardware) names += ", " + h.name;
+  throw InputError("show", fmt::format("unknown model or hardware '{}'; known: {}", name, names));
 }
 
 }  // namespace planner

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -70,6 +71,58 @@ void read_collective_fits(const json& obj, const std::string& path, std::vector<
     fit.bandwidth_bytes_per_s = f.number("bandwidth_bytes_per_s", 0, 1e15);
     f.reject_unknown();
   }
+}
+
+// tiers[i] of a hardware profile; nullopt (and a problem) when not an object.
+std::optional<InterconnectTier> read_tier(const json& tj, std::size_t i, std::vector<std::string>& problems) {
+  std::string path = fmt::format("tiers[{}]", i);
+  if (!tj.is_object()) {
+    problems.push_back(path + ": expected an object");
+    return std::nullopt;
+  }
+  FieldReader t(tj, path, problems);
+  InterconnectTier tier;
+  tier.name = t.string("name");
+  tier.topology = t.choice("topology", kTopologyNames, Topology::switched);
+  tier.size = t.integer("size", i == 0 ? 1 : 0);
+  tier.latency_s = t.number("latency_s", 0, 1, true, 0, false);
+  tier.bandwidth_nominal_bytes_per_s = t.number("bandwidth_nominal_bytes_per_s", 0, 1e15);
+  tier.bandwidth_achieved_bytes_per_s = t.number("bandwidth_achieved_bytes_per_s", 0, 1e15);
+  if (tier.topology == Topology::torus) {
+    const json* dims = t.get("torus_dims", true, "a list of positive integers");
+    if (dims) {
+      bool good = dims->is_array() && !dims->empty() && dims->size() <= 3;
+      std::int64_t product = 1;
+      if (good)
+        for (const auto& d : *dims) {
+          if (!d.is_number_integer() || d.get<std::int64_t>() < 1 || d.get<std::int64_t>() > 4096)
+            good = false;
+          else
+            product *= d.get<std::int64_t>();
+          if (good) tier.torus_dims.push_back(d.get<std::int64_t>());
+        }
+      if (!good)
+        t.problem("torus_dims", fmt::format("expected a list of 1 to 3 positive integers, got {}", describe(*dims)));
+      else if (product != tier.size)
+        t.problem("torus_dims",
+                  fmt::format("expected dimensions multiplying to size {}, got product {}", tier.size, product));
+    }
+  }
+  if (i == 1) {
+    tier.nics_per_node = t.integer("nics_per_node", 1);
+    tier.gpus_per_node = t.integer("gpus_per_node", 1);
+  }
+  if (const json* fits = t.object("collectives", false)) {
+    if (tier.topology != Topology::switched)
+      t.problem("collectives", "expected only on a switch tier (fits of torus tiers are not supported)");
+    else
+      read_collective_fits(*fits, t.field("collectives"), problems, tier.collective_fits);
+  }
+  t.reject_unknown();
+  if (tier.bandwidth_achieved_bytes_per_s > tier.bandwidth_nominal_bytes_per_s &&
+      tier.bandwidth_nominal_bytes_per_s > 0)
+    problems.push_back(path + ".bandwidth_achieved_bytes_per_s: expected at most bandwidth_nominal_bytes_per_s");
+  return tier;
 }
 
 }  // namespace
@@ -164,56 +217,7 @@ HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
     r.problem("tiers", fmt::format("expected a list of 1 or 2 interconnect tiers, got {}", describe(*tiers)));
   } else if (tiers) {
     for (std::size_t i = 0; i < tiers->size(); ++i) {
-      std::string path = fmt::format("tiers[{}]", i);
-      const json& tj = (*tiers)[i];
-      if (!tj.is_object()) {
-        problems.push_back(path + ": expected an object");
-        continue;
-      }
-      FieldReader t(tj, path, problems);
-      InterconnectTier tier;
-      tier.name = t.string("name");
-      tier.topology = t.choice("topology", kTopologyNames, Topology::switched);
-      tier.size = t.integer("size", i == 0 ? 1 : 0);
-      tier.latency_s = t.number("latency_s", 0, 1, true, 0, false);
-      tier.bandwidth_nominal_bytes_per_s = t.number("bandwidth_nominal_bytes_per_s", 0, 1e15);
-      tier.bandwidth_achieved_bytes_per_s = t.number("bandwidth_achieved_bytes_per_s", 0, 1e15);
-      if (tier.topology == Topology::torus) {
-        const json* dims = t.get("torus_dims", true, "a list of positive integers");
-        if (dims) {
-          bool good = dims->is_array() && !dims->empty() && dims->size() <= 3;
-          std::int64_t product = 1;
-          if (good)
-            for (const auto& d : *dims) {
-              if (!d.is_number_integer() || d.get<std::int64_t>() < 1 || d.get<std::int64_t>() > 4096)
-                good = false;
-              else
-                product *= d.get<std::int64_t>();
-              if (good) tier.torus_dims.push_back(d.get<std::int64_t>());
-            }
-          if (!good)
-            t.problem("torus_dims",
-                      fmt::format("expected a list of 1 to 3 positive integers, got {}", describe(*dims)));
-          else if (product != tier.size)
-            t.problem("torus_dims",
-                      fmt::format("expected dimensions multiplying to size {}, got product {}", tier.size, product));
-        }
-      }
-      if (i == 1) {
-        tier.nics_per_node = t.integer("nics_per_node", 1);
-        tier.gpus_per_node = t.integer("gpus_per_node", 1);
-      }
-      if (const json* fits = t.object("collectives", false)) {
-        if (tier.topology != Topology::switched)
-          t.problem("collectives", "expected only on a switch tier (fits of torus tiers are not supported)");
-        else
-          read_collective_fits(*fits, t.field("collectives"), problems, tier.collective_fits);
-      }
-      t.reject_unknown();
-      if (tier.bandwidth_achieved_bytes_per_s > tier.bandwidth_nominal_bytes_per_s &&
-          tier.bandwidth_nominal_bytes_per_s > 0)
-        problems.push_back(path + ".bandwidth_achieved_bytes_per_s: expected at most bandwidth_nominal_bytes_per_s");
-      h.tiers.push_back(std::move(tier));
+      if (auto tier = read_tier((*tiers)[i], i, problems)) h.tiers.push_back(std::move(*tier));
     }
     if (h.tiers.size() == 2 && h.tiers[0].size > 0 && h.tiers[1].gpus_per_node > 0 &&
         h.tiers[0].size % h.tiers[1].gpus_per_node != 0 && h.tiers[1].gpus_per_node % h.tiers[0].size != 0)

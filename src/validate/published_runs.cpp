@@ -18,6 +18,7 @@
 #include "planner/io/json_io.h"
 #include "planner/model/model_math.h"
 #include "planner/spec/input_error.h"
+#include "planner/spec/names.h"
 
 namespace planner {
 
@@ -224,10 +225,9 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   if (contains(scope_text, "not overlapped")) ts.overlap_grad_reduce = false;
   if (contains(notes, "overlap_p2p")) ts.overlap_p2p = true;
   if (const json* v = field(row, "attention_kernel")) {
-    const std::string a = v->is_string() ? v->get<std::string>() : "";
-    if (a != "flash" && a != "unfused")
-      throw RowError{fmt::format("attention_kernel: expected \"flash\" or \"unfused\", got {}", v->dump())};
-    ts.attention = a == "flash" ? AttentionKernel::flash : AttentionKernel::unfused;
+    const auto a = parse_name<AttentionKernel>(v->is_string() ? v->get<std::string>() : "");
+    if (!a) throw RowError{fmt::format("attention_kernel: expected \"flash\" or \"unfused\", got {}", v->dump())};
+    ts.attention = *a;
   }
   if (const auto g = number(row, "grad_bytes")) ts.grad_bytes_per_param = *g;
   if (const json* v = field(row, "overlap_grad_reduce")) {

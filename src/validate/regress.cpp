@@ -30,10 +30,6 @@ using nlohmann::json;
 
 namespace {
 
-// A suite case names the schedule the closed form prices when v == 1
-// (interleaved follows from vpp > 1; the closed form prices ZB-H1 as 1F1B).
-constexpr auto kSuiteSchedules = names_for({Schedule::one_f_one_b, Schedule::gpipe});
-
 // Model and hardware lookups, each catalog read once per suite.
 class Catalog {
  public:
@@ -109,7 +105,7 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   pc.recompute = r.choice("recompute", kRecomputeNames, Recompute::none, false);
   pc.zero_stage = int(r.integer_in("zero", 0, kMaxZeroStage, false, 0));
   pc.sequence_parallel = r.boolean("sp", false, pc.tp > 1);  // as `planner evaluate`: on when TP > 1
-  pc.schedule = r.choice("schedule", kSuiteSchedules, Schedule::one_f_one_b, false);
+  pc.schedule = r.choice("schedule", kClosedFormSchedules, Schedule::one_f_one_b, false);
   r.allow("note");
   r.reject_unknown();
   if (problems.size() != problems_before) return std::nullopt;

@@ -199,6 +199,13 @@ ErrorStats error_stats(const std::vector<std::pair<std::string, double>>& id_err
   return s;
 }
 
+std::pair<std::string, std::string> parse_hardware_mapping(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw InputError("--hardware", fmt::format("expected PATTERN=PROFILE, got '{}'", text));
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
 ValidationReport validate_runs(const std::vector<RunRow>& rows, const ValidateOptions& opt) {
   ValidationReport rep;
   const std::vector<HardwareProfile> stock = list_hardware();

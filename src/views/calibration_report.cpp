@@ -90,4 +90,26 @@ std::string render_check(const CheckReport& r) {
   return out;
 }
 
+std::string render_check_summary(const CheckReport& r) {
+  std::string out;
+  for (const auto& s : r.series)
+    out +=
+        fmt::format("{}: {}: {} pts, median |error| {:.1f}%, max {:.1f}%{}\n", s.origin, s.label, s.points.size(),
+                    s.median_abs_error * 100, s.max_abs_error * 100, s.tier == GroupTier::mixed ? " [validation]" : "");
+  out += fmt::format("check: {} series, {} points; worst series median |error| {:.1f}%, max |error| {:.1f}%\n",
+                     r.series.size(), r.points(), r.worst_median_abs_error() * 100, r.max_abs_error() * 100);
+  return out;
+}
+
+std::string render_import_summary(const MeasurementSet& m, std::size_t files, const std::string& path) {
+  std::size_t points = 0;
+  for (const auto& s : m.series) points += s.points.size();
+  std::string out = fmt::format("imported {} series ({} points) from {} file{} into {}\n", m.series.size(), points,
+                                files, files == 1 ? "" : "s", path);
+  for (const auto& s : m.series)
+    out += fmt::format("  {}: {} size{} {:.0f}-{:.0f} B\n", describe(s), s.points.size(),
+                       s.points.size() == 1 ? "" : "s", s.points.front().bytes, s.points.back().bytes);
+  return out;
+}
+
 }  // namespace planner

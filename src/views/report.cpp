@@ -206,25 +206,27 @@ std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Forma
   return out;
 }
 
+json to_json(const SearchResult& r, const RunContext& ctx) {
+  json j;
+  add_report_header(j, ctx);
+  j["seq_len"] = ctx.training.seq_len;
+  j["global_batch_sequences"] = ctx.training.global_batch_sequences;
+  j["dtype"] = std::string(to_string(ctx.training.dtype));
+  j["considered"] = r.considered;
+  j["feasible"] = r.feasible;
+  j["rejected"] = r.rejected;
+  json rej = json::object();
+  for (std::size_t i = 0; i < kNumReasons; ++i)
+    if (r.rejections[i]) rej[describe(Reason(i))] = r.rejections[i];
+  j["rejections"] = rej;
+  json top = json::array();
+  for (const auto& ev : r.top) top.push_back(to_json(ev));
+  j["results"] = top;
+  return j;
+}
+
 std::string render_search(const SearchResult& r, const RunContext& ctx, Format f) {
-  if (f == Format::json) {
-    json j;
-    add_report_header(j, ctx);
-    j["seq_len"] = ctx.training.seq_len;
-    j["global_batch_sequences"] = ctx.training.global_batch_sequences;
-    j["dtype"] = std::string(to_string(ctx.training.dtype));
-    j["considered"] = r.considered;
-    j["feasible"] = r.feasible;
-    j["rejected"] = r.rejected;
-    json rej = json::object();
-    for (std::size_t i = 0; i < kNumReasons; ++i)
-      if (r.rejections[i]) rej[describe(Reason(i))] = r.rejections[i];
-    j["rejections"] = rej;
-    json top = json::array();
-    for (const auto& ev : r.top) top.push_back(to_json(ev));
-    j["results"] = top;
-    return j.dump(2) + "\n";
-  }
+  if (f == Format::json) return to_json(r, ctx).dump(2) + "\n";
   if (f == Format::csv) {
     std::string out =
         "rank,tp,cp,pp,dp,mbs,micro_batches,vpp,recompute,zero,sp,gib_per_gpu,step_s,tokens_per_s,mfu,dominant_"

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "planner/spec/specs.h"
@@ -26,5 +27,12 @@ namespace planner {
 // Unknown names throw InputError listing the known names.
 [[nodiscard]] ModelSpec find_model(const std::string& name_or_path, const std::string& dir = data_dir());
 [[nodiscard]] HardwareProfile find_hardware(const std::string& name_or_path, const std::string& dir = data_dir());
+
+// A model or a hardware profile (`planner show`): by name or alias, models
+// first; else a name containing ".json" is read as a file, a hardware profile
+// when it has "tiers" and a model otherwise. An unknown name is
+// InputError("show", ...) listing every model and hardware name.
+using CatalogEntry = std::variant<ModelSpec, HardwareProfile>;
+[[nodiscard]] CatalogEntry find_model_or_hardware(const std::string& name, const std::string& dir = data_dir());
 
 }  // namespace planner

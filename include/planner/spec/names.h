@@ -79,6 +79,11 @@ template <typename Enum, std::size_t N>
   return out;
 }
 
+// The schedules a configuration names for the closed form when v == 1
+// (interleaved follows from v > 1; only the simulator runs ZB-H1):
+// `planner evaluate --schedule` and the regression suite's "schedule".
+inline constexpr auto kClosedFormSchedules = names_for({Schedule::one_f_one_b, Schedule::gpipe});
+
 // Every name of a table (or of a subset from names_for), in order: what a
 // CLI flag accepts, say.
 template <typename Table>

@@ -55,6 +55,10 @@ struct ValidateOptions {
   std::vector<std::pair<std::string, std::string>> hardware_map;
 };
 
+// One hardware_map entry from its text "PATTERN=PROFILE" (both non-empty);
+// anything else is InputError("--hardware", ...).
+[[nodiscard]] std::pair<std::string, std::string> parse_hardware_mapping(const std::string& text);
+
 // Picks the hardware profile for a row's free-text gpu_type: an explicit
 // mapping first, else the stock profile whose chip family (the chip name up
 // to and including its first token with a digit, e.g. "H100", "TPU v5e")

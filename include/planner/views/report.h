@@ -38,6 +38,8 @@ struct RunContext {  // what the user asked, echoed in every report
 
 [[nodiscard]] nlohmann::json to_json(const Evaluation& ev);
 [[nodiscard]] nlohmann::json to_json(const ParallelConfig& pc);
+// The search report's JSON object (render_search with Format::json).
+[[nodiscard]] nlohmann::json to_json(const SearchResult& r, const RunContext& ctx);
 // The fields every JSON report starts with: schema_version, model, hardware,
 // gpus. `into` keeps its other fields.
 void add_report_header(nlohmann::json& into, const RunContext& ctx);

@@ -37,17 +37,4 @@ struct SimComparison {
 [[nodiscard]] std::string render_simulation(const SimResult& r, const SimComparison& cmp, const Evaluation& ev,
                                             const PipelineProblem& pr, const RunContext& ctx, Format f);
 
-// `search --simulate-top K`: the first K results re-ranked by simulated step.
-struct SimulatedRank {
-  std::size_t closed_form_rank = 0;  // 1-based position in the search result
-  Evaluation evaluation;
-  double simulated_step_s = 0;
-  double simulated_bubble_fraction = 0;
-  std::string not_simulated;  // non-empty: why this one could not be simulated (ranked last)
-};
-[[nodiscard]] std::vector<SimulatedRank> simulate_top(const ModelSpec& m, const HardwareProfile& hw,
-                                                      const TrainingSpec& ts, const std::vector<Evaluation>& top,
-                                                      std::size_t k);
-[[nodiscard]] std::string render_simulated_ranking(const std::vector<SimulatedRank>& ranks, Format f);
-
 }  // namespace planner

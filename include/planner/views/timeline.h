@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "planner/model/evaluate.h"
 #include "planner/simulate/simulate.h"
+#include "planner/views/report.h"
 
 namespace planner {
 
@@ -16,6 +18,12 @@ struct TimelineLabels {
   std::vector<std::string> stage_names;  // one per stage; empty: "stage k"
   std::string command;                   // the command that produced it (kept in the trace's metadata)
 };
+
+// The labels of a `planner simulate` run: the title names the run, layout
+// and schedule ("llama3.1-8b on dgx-h100, 32 GPUs: TP2 CP1 PP4 DP4, mbs 1,
+// m 8, vpp 1, 1f1b"), each stage its layers ("stage 0: 8 layers + emb").
+[[nodiscard]] TimelineLabels timeline_labels(const RunContext& ctx, const Evaluation& ev, const PipelineProblem& pr,
+                                             std::string command);
 
 // Chrome Trace Event Format (JSON object form): one process per stage, one
 // thread per stream, complete events ("ph":"X") with ts/dur in microseconds

@@ -1,0 +1,43 @@
+// `planner search --simulate-top K`: the search, and its first K results
+// simulated (each with its own schedule) and re-ranked by simulated step. The
+// one dependency of simulate/ on search/ (search never includes simulate/);
+// views/search_report.h renders the SearchReport.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planner/model/evaluate.h"
+#include "planner/search/search.h"
+#include "planner/spec/specs.h"
+
+namespace planner {
+
+struct SimulatedRank {
+  std::size_t closed_form_rank = 0;  // 1-based position in the search result
+  Evaluation evaluation;
+  double simulated_step_s = 0;
+  double simulated_bubble_fraction = 0;
+  std::string not_simulated;  // non-empty: why this one could not be simulated (ranked last)
+};
+
+// The first `k` of `top`, simulated, sorted by simulated step (stable; those
+// that could not be simulated last, in search order).
+[[nodiscard]] std::vector<SimulatedRank> simulate_top(const ModelSpec& m, const HardwareProfile& hw,
+                                                      const TrainingSpec& ts, const std::vector<Evaluation>& top,
+                                                      std::size_t k);
+
+struct SearchReport {
+  SearchResult search;                                  // its top: the first `top` results
+  std::optional<std::vector<SimulatedRank>> simulated;  // set when simulate_k > 0
+};
+
+// Searches for the first max(top, simulate_k) results (spec.top_k is
+// replaced), simulates the first simulate_k of them when simulate_k > 0, and
+// keeps the first `top` in the search result.
+[[nodiscard]] SearchReport search_and_simulate(const ModelSpec& m, const HardwareProfile& hw, SearchSpec spec,
+                                               std::size_t top, std::size_t simulate_k);
+
+}  // namespace planner

@@ -1,0 +1,48 @@
+// planner evaluate: price one configuration (model/evaluate.h) and print it,
+// with --explain every formula it applied.
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "config_flags.h"
+#include "planner/io/catalog.h"
+#include "planner/model/evaluate.h"
+#include "planner/spec/names.h"
+#include "planner/views/report.h"
+
+namespace planner::cli {
+
+namespace {
+
+struct EvaluateFlags {
+  CommonFlags common;
+  ConfigFlags config;
+  bool explain = false;
+};
+
+int run(const EvaluateFlags& f) {
+  const ModelSpec m = find_model(f.common.model);
+  const HardwareProfile hw = find_hardware(f.common.hardware);
+  const TrainingSpec ts = training_from(f.common, m);
+  const ParallelConfig pc = config_from(f.config, ts);
+  const Format format = parse_format(f.common.format);
+  Explain ex;
+  const Evaluation ev = evaluate(m, hw, pc, ts, f.explain ? &ex : nullptr);
+  std::cout << render_evaluation(ev, RunContext{m, hw, ts}, format);
+  if (f.explain && format == Format::table) std::cout << render_explain(ex);
+  return ev.feasible() ? 0 : 1;
+}
+
+}  // namespace
+
+Runner add_evaluate_command(CLI::App& cmd) {
+  auto f = std::make_shared<EvaluateFlags>();
+  add_common(&cmd, f->common, true);
+  add_config(&cmd, f->config);
+  cmd.add_option("--schedule", f->config.schedule, "1f1b or gpipe (interleaved when --vpp > 1)")
+      ->check(CLI::IsMember(name_list(kClosedFormSchedules)));
+  cmd.add_flag("--explain", f->explain, "print every formula with its inputs and output");
+  return [f] { return run(*f); };
+}
+
+}  // namespace planner::cli

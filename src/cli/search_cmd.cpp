@@ -1,0 +1,66 @@
+// planner search [--simulate-top K]: rank every layout that fits
+// (search_and_simulate, simulate/simulate_top.h) and print the report
+// (views/search_report.h); exit 1 when no layout fits.
+#include <cstddef>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "config_flags.h"
+#include "planner/io/catalog.h"
+#include "planner/simulate/simulate_top.h"
+#include "planner/spec/input_error.h"
+#include "planner/views/search_report.h"
+#include "progress.h"
+
+namespace planner::cli {
+
+namespace {
+
+struct SearchFlags {
+  CommonFlags common;
+  ConfigFlags config;
+  std::size_t top = 10;
+  std::size_t simulate_top = 0;
+};
+
+int run(const SearchFlags& f) {
+  const ModelSpec m = find_model(f.common.model);
+  const HardwareProfile hw = find_hardware(f.common.hardware);
+  SearchSpec spec;
+  spec.training = training_from(f.common, m);
+  spec.pins = pins_from(f.config);
+  if (f.top < 1 || f.top > 10000) throw InputError("--top", fmt::format("expected 1 to 10000, got {}", f.top));
+  if (f.simulate_top > 10000)
+    throw InputError("--simulate-top", fmt::format("expected 0 to 10000, got {}", f.simulate_top));
+  ProgressLine progress(std::cerr, ProgressLine::stderr_is_terminal(), "searched");
+  spec.progress = [&progress](const SearchProgress& p) {
+    progress.update(p.considered, p.total);
+    if (p.considered >= p.total) progress.finish();  // the search is done; simulations may follow
+  };
+  const SearchReport rep = search_and_simulate(m, hw, spec, f.top, f.simulate_top);
+  progress.finish();
+  std::cout << render_search_report(rep, RunContext{m, hw, spec.training}, parse_format(f.common.format));
+  if (rep.search.top.empty()) {
+    std::cerr << fmt::format("planner: error: no layout of {} GPUs fits {} on {} (rejection reasons above)\n",
+                             spec.training.num_gpus, m.name, hw.name);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Runner add_search_command(CLI::App& cmd) {
+  auto f = std::make_shared<SearchFlags>();
+  add_common(&cmd, f->common, true);
+  add_config(&cmd, f->config);
+  cmd.add_option("--top,-k", f->top, "how many results to print (default 10)");
+  cmd.add_option("--simulate-top", f->simulate_top,
+                 "re-rank the first K results by simulated step time (planner simulate) and show both");
+  return [f] { return run(*f); };
+}
+
+}  // namespace planner::cli

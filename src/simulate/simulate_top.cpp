@@ -1,0 +1,41 @@
+// Search results re-ranked by simulation (simulate_top.h).
+#include "planner/simulate/simulate_top.h"
+
+#include <algorithm>
+
+#include "planner/simulate/simulate.h"
+#include "planner/spec/input_error.h"
+
+namespace planner {
+
+std::vector<SimulatedRank> simulate_top(const ModelSpec& m, const HardwareProfile& hw, const TrainingSpec& ts,
+                                        const std::vector<Evaluation>& top, std::size_t k) {
+  std::vector<SimulatedRank> out;
+  for (std::size_t i = 0; i < top.size() && i < k; ++i) {
+    const Evaluation& ev = top[i];
+    try {
+      const PipelineProblem pr = pipeline_problem(m, hw, ev.config, ts, ev, default_sim_schedule(ev.config));
+      const SimResult r = simulate(pr);
+      out.push_back({i + 1, ev, r.step_s, r.critical_wait_fraction(), {}});
+    } catch (const InputError& e) {
+      out.push_back({i + 1, ev, 0.0, 0.0, e.message()});
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const SimulatedRank& a, const SimulatedRank& b) {
+    if (a.not_simulated.empty() != b.not_simulated.empty()) return a.not_simulated.empty();
+    return a.simulated_step_s < b.simulated_step_s;
+  });
+  return out;
+}
+
+SearchReport search_and_simulate(const ModelSpec& m, const HardwareProfile& hw, SearchSpec spec, std::size_t top,
+                                 std::size_t simulate_k) {
+  spec.top_k = std::max(top, simulate_k);
+  SearchReport rep;
+  rep.search = search(m, hw, spec);
+  if (simulate_k > 0) rep.simulated = simulate_top(m, hw, spec.training, rep.search.top, simulate_k);
+  if (rep.search.top.size() > top) rep.search.top.resize(top);
+  return rep;
+}
+
+}  // namespace planner

@@ -1,0 +1,89 @@
+// `planner search`'s report: the search result and the simulated re-ranking
+// (search_report.h).
+#include "planner/views/search_report.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "planner/spec/names.h"
+
+namespace planner {
+
+namespace {
+
+// Rounds |x| < 0.005 (what "%.2f" prints as 0.00) to +0 so no "-0.00" appears.
+double clean_zero(double x) { return std::abs(x) < 0.005 ? 0.0 : x; }
+
+}  // namespace
+
+std::string render_search_report(const SearchReport& rep, const RunContext& ctx, Format f) {
+  if (!rep.simulated) return render_search(rep.search, ctx, f);
+  if (f == Format::json) {
+    nlohmann::json j = to_json(rep.search, ctx);
+    j["simulated_ranking"] = to_json(*rep.simulated);
+    return j.dump(2) + "\n";
+  }
+  return render_search(rep.search, ctx, f) + (f == Format::csv ? "\n" : "") +
+         render_simulated_ranking(*rep.simulated, f);
+}
+
+nlohmann::json to_json(const std::vector<SimulatedRank>& ranks) {
+  nlohmann::json a = nlohmann::json::array();
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const auto& x = ranks[i];
+    nlohmann::json row = {{"simulated_rank", i + 1},
+                          {"search_rank", x.closed_form_rank},
+                          {"config", to_json(x.evaluation.config)},
+                          {"closed_form_step_s", x.evaluation.time.step_s}};
+    if (x.not_simulated.empty()) {
+      row["simulated_step_s"] = x.simulated_step_s;
+      row["simulated_bubble_fraction"] = x.simulated_bubble_fraction;
+    } else {
+      row["not_simulated"] = x.not_simulated;
+    }
+    a.push_back(row);
+  }
+  return a;
+}
+
+std::string render_simulated_ranking(const std::vector<SimulatedRank>& ranks, Format f) {
+  if (f == Format::json) return to_json(ranks).dump(2) + "\n";
+  if (f == Format::csv) {
+    std::string out =
+        "simulated_rank,search_rank,tp,cp,pp,dp,mbs,vpp,recompute,zero,closed_form_step_s,simulated_step_s\n";
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      const auto& x = ranks[i];
+      const auto& c = x.evaluation.config;
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.6f},{}\n", i + 1, x.closed_form_rank, c.tp, c.cp, c.pp, c.dp,
+                         c.micro_batch_size, c.virtual_stages, to_string(c.recompute), c.zero_stage,
+                         x.evaluation.time.step_s,
+                         x.not_simulated.empty() ? fmt::format("{:.6f}", x.simulated_step_s) : std::string());
+    }
+    return out;
+  }
+  std::string out = fmt::format(
+      "\nre-ranked by simulated step (top {} of the search, each simulated with its schedule):\n", ranks.size());
+  out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13} {:>13} {:>8} {:>10}\n",
+                     "sim rank", "search", "TP", "CP", "PP", "DP", "mbs", "vpp", "recompute", "ZeRO", "closed-form s",
+                     "simulated s", "diff", "sim bubble");
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const auto& x = ranks[i];
+    const auto& c = x.evaluation.config;
+    if (!x.not_simulated.empty()) {
+      out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13.3f}   not simulated: {}\n",
+                         i + 1, x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages,
+                         to_string(c.recompute), c.zero_stage, x.evaluation.time.step_s, x.not_simulated);
+      continue;
+    }
+    out += fmt::format(
+        "{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13.3f} {:>13.3f} {:>7.2f}% {:>9.2f}%\n", i + 1,
+        x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages, to_string(c.recompute),
+        c.zero_stage, x.evaluation.time.step_s, x.simulated_step_s,
+        clean_zero(100.0 * (x.simulated_step_s / x.evaluation.time.step_s - 1.0)), 100.0 * x.simulated_bubble_fraction);
+  }
+  return out;
+}
+
+}  // namespace planner
