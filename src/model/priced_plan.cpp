@@ -104,16 +104,6 @@ PricedPlan price_plan(const ModelSpec& model, const HardwareProfile& hw, const P
   return plan;
 }
 
-// Per-micro-batch time of a stage; the slowest sets the pipeline's steady
-// state (Narayanan et al. 2021 §2.2); the first and last stages also carry
-// the embedding and the output layer (Llama 3 paper §3.3.2).
-double PricedPlan::stage_time_s(std::int64_t stage) const {
-  double x = double(layout.layers_on(stage)) * layer_step_s;
-  if (stage == 0) x += head_first_s;
-  if (stage == layout.stages - 1) x += head_last_s;
-  return x;
-}
-
 std::int64_t PricedPlan::slowest_stage() const {
   std::int64_t slowest = 0;
   double t_max = stage_time_s(0);
