@@ -115,12 +115,17 @@ Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const Par
 
 Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc_in,
                     const TrainingSpec& ts, const LayerTime& lt, const HeadTime& head, Explain* ex) {
-  Evaluation ev;
   const ParallelConfig pc = normalized(pc_in);
-  ev.config = pc;
-  ev.reasons = structural_reasons(model, hw, pc, ts);
+  const std::uint32_t reasons = structural_reasons(model, hw, pc, ts);
+  // The plan is priced in place, not copied in (the search evaluates about a
+  // million configurations a second).
+  Evaluation ev{.config = pc,
+                .reasons = reasons,
+                .layout = {},
+                .plan = reasons ? PricedPlan{} : price_plan(model, hw, pc, ts, lt, head),
+                .memory = {},
+                .time = {}};
   if (ev.reasons) return ev;
-  ev.plan = price_plan(model, hw, pc, ts, lt, head);
   ev.layout = ev.plan.layout;
   if (!ev.layout.feasible) {
     ev.reasons |= 1u << unsigned(Reason::too_few_layers);

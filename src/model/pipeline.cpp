@@ -6,28 +6,6 @@
 
 namespace planner {
 
-std::int64_t StageLayout::layers_on(std::int64_t stage) const {
-  if (stage == 0) return first;
-  if (stage == stages - 1) return last;
-  return stage - 1 < middle_hi_count ? middle_hi : middle_hi - 1;
-}
-
-std::int64_t StageLayout::layers_before(std::int64_t stage) const {
-  if (stage == 0) return 0;
-  // The middle stages hold middle_hi layers first, then middle_hi - 1.
-  const std::int64_t mids = stage - 1, hi = std::min(mids, middle_hi_count);
-  return first + hi * middle_hi + (mids - hi) * (middle_hi - 1);
-}
-
-DistinctStages StageLayout::distinct_stages() const {
-  const std::int64_t p = stages, lo_mid = 1 + middle_hi_count;
-  const std::int64_t kinds[4] = {0, std::min<std::int64_t>(1, p - 1), lo_mid < p - 1 ? lo_mid : p - 1, p - 1};
-  DistinctStages d;
-  for (std::int64_t s : kinds)
-    if (d.count == 0 || s != d.stage[d.count - 1]) d.stage[d.count++] = s;
-  return d;
-}
-
 StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_t min_layers, double extra_first,
                            double extra_last) {
   StageLayout out;

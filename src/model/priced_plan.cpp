@@ -76,12 +76,12 @@ PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const 
 // sharding. With tied embeddings and PP > 1 the last stage keeps its own copy
 // of the embedding matrix for the output layer (Megatron-LM, shared embedding).
 double held_params(const PricedPlan& plan, std::int64_t layers, bool embedding, bool output) {
-  const ParamCounts& pc = plan.params;
-  double n = double(layers) * double(pc.per_layer);
-  if (embedding) n += double(pc.embedding + pc.position);
+  const ParamCounts& counts = plan.params;
+  double n = double(layers) * double(counts.per_layer);
+  if (embedding) n += double(counts.embedding + counts.position);
   if (output) {
     const bool own_copy = plan.tied_embeddings && plan.layout.stages > 1;
-    n += double(pc.output + pc.final_norm) + (own_copy ? double(pc.embedding) : 0.0);
+    n += double(counts.output + counts.final_norm) + (own_copy ? double(counts.embedding) : 0.0);
   }
   return n;
 }
@@ -102,16 +102,6 @@ PricedPlan price_plan(const ModelSpec& model, const HardwareProfile& hw, const P
   PricedPlan plan = price_costs(model, hw, pc, ts, lt, head);
   plan.layout = layout;
   return plan;
-}
-
-// Per-micro-batch time of a stage; the slowest sets the pipeline's steady
-// state (Narayanan et al. 2021 §2.2); the first and last stages also carry
-// the embedding and the output layer (Llama 3 paper §3.3.2).
-double PricedPlan::stage_time_s(std::int64_t stage) const {
-  double x = double(layout.layers_on(stage)) * layer_step_s;
-  if (stage == 0) x += head_first_s;
-  if (stage == layout.stages - 1) x += head_last_s;
-  return x;
 }
 
 std::int64_t PricedPlan::slowest_stage() const {

@@ -3,6 +3,7 @@
 // holds in flight under GPipe / 1F1B / interleaved 1F1B, and the bubble.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -33,10 +34,26 @@ struct StageLayout {
   std::int64_t middle_hi = 0;        // middle stages hold middle_hi or middle_hi-1 layers
   std::int64_t middle_hi_count = 0;  // how many middle stages hold middle_hi (the first ones)
   bool feasible = true;              // false when some stage would get fewer than min layers
-  [[nodiscard]] std::int64_t layers_on(std::int64_t stage) const;
+  [[nodiscard]] std::int64_t layers_on(std::int64_t stage) const {
+    if (stage == 0) return first;
+    if (stage == stages - 1) return last;
+    return stage - 1 < middle_hi_count ? middle_hi : middle_hi - 1;
+  }
   // Layers on the stages before `stage` (0 for stage 0).
-  [[nodiscard]] std::int64_t layers_before(std::int64_t stage) const;
-  [[nodiscard]] DistinctStages distinct_stages() const;
+  [[nodiscard]] std::int64_t layers_before(std::int64_t stage) const {
+    if (stage == 0) return 0;
+    // The middle stages hold middle_hi layers first, then middle_hi - 1.
+    const std::int64_t mids = stage - 1, hi = std::min(mids, middle_hi_count);
+    return first + hi * middle_hi + (mids - hi) * (middle_hi - 1);
+  }
+  [[nodiscard]] DistinctStages distinct_stages() const {
+    const std::int64_t p = stages, lo_mid = 1 + middle_hi_count;
+    const std::int64_t kinds[4] = {0, std::min<std::int64_t>(1, p - 1), lo_mid < p - 1 ? lo_mid : p - 1, p - 1};
+    DistinctStages d;
+    for (std::int64_t s : kinds)
+      if (d.count == 0 || s != d.stage[d.count - 1]) d.stage[d.count++] = s;
+    return d;
+  }
 };
 
 // Minimises the heaviest stage's cost, cost = layers + extra, where the first

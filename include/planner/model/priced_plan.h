@@ -67,8 +67,15 @@ struct PricedPlan {
   StageLayout layout;
 
   // Forward and backward of one micro-batch on `stage`: its layers at
-  // layer_step_s plus the head it carries.
-  [[nodiscard]] double stage_time_s(std::int64_t stage) const;
+  // layer_step_s plus the embedding / output layer it carries (Llama 3 paper
+  // §3.3.2). The slowest stage sets the pipeline's steady state (Narayanan et
+  // al. 2021 §2.2).
+  [[nodiscard]] double stage_time_s(std::int64_t stage) const {
+    double x = double(layout.layers_on(stage)) * layer_step_s;
+    if (stage == 0) x += head_first_s;
+    if (stage == layout.stages - 1) x += head_last_s;
+    return x;
+  }
   // The stage with the largest stage_time_s (the earliest on ties): the one
   // that paces the steady state.
   [[nodiscard]] std::int64_t slowest_stage() const;
