@@ -146,63 +146,58 @@ double ring_bandwidth(const HardwareProfile& hw, const GroupPlacement& g, std::o
 
 double log2_ceil(std::int64_t x) { return x <= 1 ? 0.0 : std::ceil(std::log2(double(x))); }
 
-}  // namespace
+// Alpha per step of a collective inside one tier-0 domain and across domains.
+struct HopLatency {
+  double intra, inter;
+};
 
-double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacement& g) {
-  return ring_bandwidth(hw, g, std::nullopt);
+// One message between two ranks: alpha + n/B (Hockney).
+CollectiveCost send_recv_cost(const HardwareProfile& hw, const GroupPlacement& g, double bytes, HopLatency a) {
+  constexpr Collective c = Collective::send_recv;
+  CollectiveCost out;
+  out.algorithm = Algorithm::direct;
+  const bool remote = g.stride >= (hw.tiers.empty() ? 1 : hw.tiers[0].size);
+  double bw = remote ? nic_bandwidth_per_gpu(hw, c) : intra_bandwidth(hw, GroupPlacement{.members_per_domain = 2}, c);
+  if (!remote && is_torus(hw)) bw = hw.tiers[0].bandwidth_achieved_bytes_per_s;  // one neighbour link
+  out.bus_bandwidth_bytes_per_s = bw;
+  out.latency_s = base_latency(hw, remote, c) + (remote ? a.inter : a.intra);
+  out.bandwidth_s = bytes / bw;
+  return out;
 }
 
-// With fitted values (InterconnectTier::collective_fits) the formulas below
-// are unchanged; only their alpha, bandwidth and base latency come from the
-// fit of collective `c` on the tier in question (docs/calibration.md).
-CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c, double bytes) {
-  CollectiveCost out;
-  const std::int64_t p = g.size;
-  if (p <= 1 || bytes <= 0) return out;
+// Pairwise exchange: (p-1)*alpha + each rank's off-domain share through its
+// NIC share and on-domain share over the scale-up links (Thakur et al. 2005).
+// On a torus, all-to-all moves ~1/4 of an all-gather's bytes per link (JAX
+// scaling book). `a0` is the launch latency, `bw` the ring bandwidth.
+CollectiveCost all_to_all_cost(const HardwareProfile& hw, const GroupPlacement& g, double bytes, HopLatency a,
+                               double a0, double bw) {
+  constexpr Collective c = Collective::all_to_all;
+  const std::int64_t p = g.size, k = g.members_per_domain, D = g.domains;
   const double pd = double(p);
-  const double a_intra = hop_latency(hw, 0, c), a_inter = hop_latency(hw, 1, c);
-  const std::int64_t k = g.members_per_domain, D = g.domains;
-
-  if (c == Collective::send_recv) {
-    // One message between two ranks: alpha + n/B (Hockney).
-    out.algorithm = Algorithm::direct;
-    const bool remote = g.stride >= (hw.tiers.empty() ? 1 : hw.tiers[0].size);
-    double bw = remote ? nic_bandwidth_per_gpu(hw, c) : intra_bandwidth(hw, GroupPlacement{.members_per_domain = 2}, c);
-    if (!remote && is_torus(hw)) bw = hw.tiers[0].bandwidth_achieved_bytes_per_s;  // one neighbour link
-    out.bus_bandwidth_bytes_per_s = bw;
-    out.latency_s = base_latency(hw, remote, c) + (remote ? a_inter : a_intra);
-    out.bandwidth_s = bytes / bw;
-    return out;
-  }
-
-  const double a0 = base_latency(hw, g.crosses_domains(), c);
-  const double bw = ring_bandwidth(hw, g, c);
+  CollectiveCost out;
   out.bus_bandwidth_bytes_per_s = bw;
+  out.algorithm = is_torus(hw) && !g.crosses_domains() ? Algorithm::torus : Algorithm::direct;
+  const double intra_bytes = bytes * double(k - 1) / pd;
+  const double inter_bytes = bytes * double(p - k) / pd;
+  double t_intra = k > 1 ? intra_bytes / intra_bandwidth(hw, g, c) : 0.0;
+  if (out.algorithm == Algorithm::torus) t_intra = 0.25 * bytes * (pd - 1) / pd / intra_bandwidth(hw, g, c);
+  const double t_inter = D > 1 ? inter_bytes / nic_bandwidth_per_gpu(hw, c) : 0.0;
+  out.latency_s = a0 + double(k - 1) * a.intra + double(p - k) / double(std::max<std::int64_t>(k, 1)) * a.inter;
+  out.bandwidth_s = std::max(t_intra, t_inter);
+  return out;
+}
 
-  if (c == Collective::all_to_all) {
-    // Pairwise exchange: (p-1)*alpha + each rank's off-domain share through
-    // its NIC share and on-domain share over the scale-up links (Thakur et
-    // al. 2005). On a torus, all-to-all moves ~1/4 of an all-gather's bytes
-    // per link (JAX scaling book).
-    out.algorithm = is_torus(hw) && !g.crosses_domains() ? Algorithm::torus : Algorithm::direct;
-    const double intra_bytes = bytes * double(k - 1) / pd;
-    const double inter_bytes = bytes * double(p - k) / pd;
-    double t_intra = k > 1 ? intra_bytes / intra_bandwidth(hw, g, c) : 0.0;
-    if (out.algorithm == Algorithm::torus) t_intra = 0.25 * bytes * (pd - 1) / pd / intra_bandwidth(hw, g, c);
-    const double t_inter = D > 1 ? inter_bytes / nic_bandwidth_per_gpu(hw, c) : 0.0;
-    out.latency_s = a0 + double(k - 1) * a_intra + double(p - k) / double(std::max<std::int64_t>(k, 1)) * a_inter;
-    out.bandwidth_s = std::max(t_intra, t_inter);
-    return out;
-  }
-
-  // Bandwidth factors (Thakur, Rabenseifner & Gropp 2005; nccl-tests busbw):
-  // all-reduce 2(p-1)/p, all-gather and reduce-scatter (p-1)/p.
-  const bool ar = c == Collective::all_reduce;
-  const double factor = (ar ? 2.0 : 1.0) * (pd - 1.0) / pd;
-  const double passes = ar ? 2.0 : 1.0;
-
-  // Ring: steps = passes*(p-1), of which passes*(D-1) cross domains (NCCL
-  // tuning.cc ring latency: base + intra-steps*intra + inter-steps*inter).
+// Ring all-reduce (two passes) or all-gather / reduce-scatter (one pass).
+// Bandwidth factors (Thakur, Rabenseifner & Gropp 2005; nccl-tests busbw):
+// all-reduce 2(p-1)/p, all-gather and reduce-scatter (p-1)/p.
+// Ring: steps = passes*(p-1), of which passes*(D-1) cross domains (NCCL
+// tuning.cc ring latency: base + intra-steps*intra + inter-steps*inter).
+CollectiveCost ring_cost(const HardwareProfile& hw, const GroupPlacement& g, bool all_reduce, double bytes,
+                         HopLatency a, double a0, double bw) {
+  const double pd = double(g.size);
+  const std::int64_t D = g.domains;
+  const double factor = (all_reduce ? 2.0 : 1.0) * (pd - 1.0) / pd;
+  const double passes = all_reduce ? 2.0 : 1.0;
   CollectiveCost ring;
   ring.algorithm = Algorithm::ring;
   ring.bus_bandwidth_bytes_per_s = bw;
@@ -217,24 +212,52 @@ CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& 
       const double e = double(g.torus_extent[d]);
       if (e > 1) hops += g.torus_wrap[d] ? std::ceil((e - 1) / 2) : (e - 1);
     }
-    ring.latency_s = a0 + passes * (hops * a_intra + double(D - 1) * a_inter);
+    ring.latency_s = a0 + passes * (hops * a.intra + double(D - 1) * a.inter);
   } else {
     const double steps = passes * (pd - 1), inter_steps = passes * double(D - 1);
-    ring.latency_s = a0 + (steps - inter_steps) * a_intra + inter_steps * a_inter;
+    ring.latency_s = a0 + (steps - inter_steps) * a.intra + inter_steps * a.inter;
   }
   ring.bandwidth_s = factor * bytes / bw;
-  if (!ar || D <= 1 || is_torus(hw)) return ring;
+  return ring;
+}
 
-  // NCCL double binary tree across domains, a chain inside each: latency
-  // 2*(lg D * alpha_inter + (k-1) * alpha_intra), bandwidth ~2n*beta
-  // (NCCL 2.4 double binary trees,
-  // https://developer.nvidia.com/blog/massively-scale-deep-learning-training-nccl-2-4/;
-  // tree latency in NCCL's src/graph/tuning.cc). Take the cheaper, as NCCL's tuner does.
+// NCCL double binary tree all-reduce across domains, a chain inside each:
+// latency 2*(lg D * alpha_inter + (k-1) * alpha_intra), bandwidth ~2n*beta
+// (NCCL 2.4 double binary trees,
+// https://developer.nvidia.com/blog/massively-scale-deep-learning-training-nccl-2-4/;
+// tree latency in NCCL's src/graph/tuning.cc).
+CollectiveCost tree_all_reduce_cost(const GroupPlacement& g, double bytes, HopLatency a, double a0, double bw) {
   CollectiveCost tree;
   tree.algorithm = Algorithm::tree;
   tree.bus_bandwidth_bytes_per_s = bw;
-  tree.latency_s = a0 + 2.0 * (log2_ceil(D) * a_inter + double(k - 1) * a_intra);
+  tree.latency_s = a0 + 2.0 * (log2_ceil(g.domains) * a.inter + double(g.members_per_domain - 1) * a.intra);
   tree.bandwidth_s = 2.0 * bytes / bw;
+  return tree;
+}
+
+}  // namespace
+
+double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacement& g) {
+  return ring_bandwidth(hw, g, std::nullopt);
+}
+
+// With fitted values (InterconnectTier::collective_fits) the formulas below
+// are unchanged; only their alpha, bandwidth and base latency come from the
+// fit of collective `c` on the tier in question (docs/calibration.md).
+CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c, double bytes) {
+  if (g.size <= 1 || bytes <= 0) return {};
+  const HopLatency a{hop_latency(hw, 0, c), hop_latency(hw, 1, c)};
+  if (c == Collective::send_recv) return send_recv_cost(hw, g, bytes, a);
+
+  const double a0 = base_latency(hw, g.crosses_domains(), c);
+  const double bw = ring_bandwidth(hw, g, c);
+  if (c == Collective::all_to_all) return all_to_all_cost(hw, g, bytes, a, a0, bw);
+
+  const bool ar = c == Collective::all_reduce;
+  const CollectiveCost ring = ring_cost(hw, g, ar, bytes, a, a0, bw);
+  if (!ar || g.domains <= 1 || is_torus(hw)) return ring;
+  // Across domains NCCL's tuner picks the cheaper of ring and tree; so do we.
+  const CollectiveCost tree = tree_all_reduce_cost(g, bytes, a, a0, bw);
   return tree.total_s() < ring.total_s() ? tree : ring;
 }
 

@@ -72,21 +72,26 @@ double gemm_time_s(const HardwareProfile& hw, DType dt, double M, double N, doub
   return std::max((flops / wave_efficiency(hw, M, N) + hw.efficiency.gemm_half_flops) / eff_peak, bytes / hbm_bw(hw));
 }
 
-LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
-                     const TrainingSpec& ts, Explain* ex) {
-  const Dims d = dims(model, pc, ts);
-  const DType dt = ts.dtype;
-  LayerTime lt;
+namespace {
 
-  // --- GEMMs (forward): 2*M*N*K each. Shapes per TP rank (Megatron column/row
-  // parallel linear layers, Shoeybi et al. 2019).
-  const double q_out = d.H * d.hd / d.t, kv_out = 2.0 * d.KV * d.hd / d.t;
-  const double ffn_in = (d.gated ? 2.0 : 1.0) * d.F / d.t;
+// Output widths of the layer's column-parallel GEMMs per TP rank: Q, K+V and
+// FFN-in (gate and up for GLU).
+struct GemmWidths {
+  double q_out, kv_out, ffn_in;
+};
+
+GemmWidths gemm_widths(const Dims& d) {
+  return {d.H * d.hd / d.t, 2.0 * d.KV * d.hd / d.t, (d.gated ? 2.0 : 1.0) * d.F / d.t};
+}
+
+// --- GEMMs (forward): 2*M*N*K each. Shapes per TP rank (Megatron column/row
+// parallel linear layers, Shoeybi et al. 2019).
+void add_gemms(LayerTime& lt, const Dims& d, const GemmWidths& w, const HardwareProfile& hw, DType dt, Explain* ex) {
   struct Gemm {
     double M, N, K;
   };
   const Gemm gemms[4] = {
-      {d.n, q_out + kv_out, d.h}, {d.n, d.h, d.H * d.hd / d.t}, {d.n, ffn_in, d.h}, {d.n, d.h, d.F / d.t}};
+      {d.n, w.q_out + w.kv_out, d.h}, {d.n, d.h, d.H * d.hd / d.t}, {d.n, w.ffn_in, d.h}, {d.n, d.h, d.F / d.t}};
   for (const Gemm& g : gemms) {
     lt.gemm_flops_fwd += 2.0 * g.M * g.N * g.K;
     lt.gemm_fwd_s += gemm_time_s(hw, dt, g.M, g.N, g.K);
@@ -102,11 +107,13 @@ LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const Pa
         "Shoeybi et al. 2019 (Megatron TP shapes); Narayanan et al. 2021 §3 (bwd = 2x fwd)",
         {{"tokens_per_gpu", d.n}, {"hidden", d.h}, {"ffn", d.F}, {"tp", d.t}, {"flops", lt.gemm_flops_fwd}},
         lt.gemm_fwd_s, "s");
+}
 
-  // --- Attention core: QK^T and AV, 4*b*(H/t)*s_local*s*hd FLOPs forward.
+// --- Attention core: QK^T and AV, 4*b*(H/t)*s_local*s*hd FLOPs forward.
+void add_attention_core(LayerTime& lt, const Dims& d, const HardwareProfile& hw, AttentionKernel kernel, Explain* ex) {
   const double heads_local = d.H / d.t;
   const double scores = d.b * heads_local * d.s_local * d.s;  // score elements per GPU
-  if (ts.attention == AttentionKernel::flash) {
+  if (kernel == AttentionKernel::flash) {
     // Flash attention skips fully masked blocks (causal: half the scores) and
     // recomputes QK^T in the backward: bwd = 2.5x fwd FLOPs (Dao 2023,
     // FlashAttention-2 §3.1). Runs in bf16 in common stacks even for fp8
@@ -125,40 +132,65 @@ LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const Pa
     lt.attention_bwd_s = 2.0 * lt.attention_fwd_s;
   }
   if (ex)
-    note_step(ex, "attention core (fwd)",
-              ts.attention == AttentionKernel::flash
-                  ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*attention_max); bwd 2.5x"
-                  : "4*b*(H/t)*s_local*s*hd / (peak*unfused_max) + softmax bytes/HBM; bwd 2x",
-              "PaLM App. B (attention FLOPs); Dao 2023 (FlashAttention-2)",
-              {{"score_elements", scores}, {"head_dim", d.hd}, {"flops", lt.attention_flops_fwd}}, lt.attention_fwd_s,
-              "s");
+    note_step(
+        ex, "attention core (fwd)",
+        kernel == AttentionKernel::flash ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*attention_max); bwd 2.5x"
+                                         : "4*b*(H/t)*s_local*s*hd / (peak*unfused_max) + softmax bytes/HBM; bwd 2x",
+        "PaLM App. B (attention FLOPs); Dao 2023 (FlashAttention-2)",
+        {{"score_elements", scores}, {"head_dim", d.hd}, {"flops", lt.attention_flops_fwd}}, lt.attention_fwd_s, "s");
+}
 
-  // --- Element-wise kernels (memory bound): bytes read + written per element.
-  // Two norms (read+write), two residual adds (read 2, write 1; fused bias-
-  // dropout-add also writes a 1-byte mask), the FFN activation (gated: read 2F
-  // write F), RoPE on Q and K. Backward assumed 2x forward bytes (reads the
-  // saved input and the incoming gradient, writes a gradient): an approximation.
+// HBM bytes of the layer's memory-bound kernels per micro-batch.
+struct ElementwiseBytes {
+  double kernels = 0;  // norms, residual/dropout, activation, RoPE (forward)
+  double fp8_fwd = 0;  // fp8 cast/transpose of the forward GEMM inputs
+  double fp8_bwd = 0;  // fp8 cast/transpose of the backward output gradients
+};
+
+// --- Element-wise kernels (memory bound): bytes read + written per element.
+// Two norms (read+write), two residual adds (read 2, write 1; fused bias-
+// dropout-add also writes a 1-byte mask), the FFN activation (gated: read 2F
+// write F), RoPE on Q and K. Backward assumed 2x forward bytes (reads the
+// saved input and the incoming gradient, writes a gradient): an approximation.
+ElementwiseBytes elementwise_bytes(const Dims& d, const GemmWidths& w, DType dt) {
+  ElementwiseBytes eb;
   const double nh_local = d.n * d.h / d.sp_div;
   double ew_bytes = 2.0 * 2.0 * kAct * nh_local;
   ew_bytes += 2.0 * (3.0 * kAct + (d.dropout ? 1.0 : 0.0)) * nh_local;
   ew_bytes += kAct * d.n * d.F / d.t * (d.gated ? 3.0 : 2.0);
   if (d.rope) ew_bytes += 2.0 * kAct * d.n * (d.H + d.KV) * d.hd / d.t;
+  eb.kernels = ew_bytes;
   // FP8 GEMMs (Transformer Engine, delayed scaling): every GEMM input of the
   // forward pass and every output gradient of the backward pass goes through a
   // fused cast + transpose + amax kernel (fp8_cast_transpose_fused): read the
   // bf16 tensor (2 bytes), write the fp8 copy and its fp8 transpose (1 + 1).
   // Weights are cast once per step (cached across micro-batches): not counted.
   // Inputs of QKV and FFN-in are cast on the (SP-sharded) norm output.
-  double fp8_fwd_bytes = 0, fp8_bwd_bytes = 0;
   if (dt == DType::fp8) {
-    fp8_fwd_bytes = 4.0 * (2.0 * nh_local + d.n * d.H * d.hd / d.t + d.n * d.F / d.t);
-    fp8_bwd_bytes = 4.0 * d.n * (q_out + kv_out + d.h + ffn_in + d.h);
+    eb.fp8_fwd = 4.0 * (2.0 * nh_local + d.n * d.H * d.hd / d.t + d.n * d.F / d.t);
+    eb.fp8_bwd = 4.0 * d.n * (w.q_out + w.kv_out + d.h + w.ffn_in + d.h);
   }
-  lt.elementwise_fwd_s = (ew_bytes + fp8_fwd_bytes) / hbm_bw(hw);
-  lt.elementwise_bwd_s = (2.0 * ew_bytes + fp8_bwd_bytes) / hbm_bw(hw);
-  // Gradient accumulation across micro-batches: each micro-batch's bf16
-  // weight gradient is added into the accumulator (Megatron: fp32 main_grad):
-  // read 2 + read and write grad_bytes per local parameter. Memory bound.
+  return eb;
+}
+
+void note_elementwise(Explain* ex, const ElementwiseBytes& eb, const HardwareProfile& hw, double elementwise_fwd_s) {
+  note_step(ex, "element-wise kernels (fwd)",
+            "bytes(norms, residual/dropout, activation, RoPE [+ fp8 cast/transpose of GEMM inputs]) / (HBM bw * "
+            "hbm_efficiency); bwd 2x [+ fp8 cast/transpose of output gradients]",
+            "roofline (Williams et al. 2009); tensor sizes from Korthikanti et al. 2022 §4; Transformer Engine "
+            "fp8_cast_transpose_fused",
+            {{"bytes", eb.kernels},
+             {"fp8_cast_bytes_fwd", eb.fp8_fwd},
+             {"fp8_cast_bytes_bwd", eb.fp8_bwd},
+             {"hbm_bytes_per_s", hbm_bw(hw)}},
+            elementwise_fwd_s, "s");
+}
+
+// Gradient accumulation across micro-batches: each micro-batch's bf16
+// weight gradient is added into the accumulator (Megatron: fp32 main_grad):
+// read 2 + read and write grad_bytes per local parameter. Memory bound.
+void add_grad_accumulate(LayerTime& lt, const ModelSpec& model, const Dims& d, const HardwareProfile& hw,
+                         const TrainingSpec& ts, Explain* ex) {
   const double layer_params = double(count_params(model).per_layer) / d.t;
   const double accum_bytes = layer_params * (kAct + 2.0 * ts.grad_bytes_per_param);
   lt.grad_accumulate_s = accum_bytes / hbm_bw(hw);
@@ -167,78 +199,89 @@ LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const Pa
               "params/t * (2 + 2*grad_bytes) / (HBM bw * hbm_efficiency)",
               "Megatron-LM main_grad accumulation (fp32 when grad_bytes = 4)",
               {{"params_local", layer_params}, {"bytes", accum_bytes}}, lt.grad_accumulate_s, "s");
+}
+
+// --- Tensor parallelism (tp > 1): per layer 2 all-reduces forward and 2
+// backward of the n*h activation; with SP each becomes all-gather +
+// reduce-scatter of the same volume (Korthikanti et al. 2022 §4.2.2). Not
+// overlapped with compute.
+void add_tp_comm(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const ParallelConfig& pc, Explain* ex) {
+  const GroupPlacement g = placement(hw, pc.tp, 1);
+  const double bytes = kAct * d.n * d.h;
+  double per_pair;
+  if (pc.sequence_parallel)
+    per_pair = collective_cost(hw, g, Collective::all_gather, bytes).total_s() +
+               collective_cost(hw, g, Collective::reduce_scatter, bytes).total_s();
+  else
+    per_pair = collective_cost(hw, g, Collective::all_reduce, bytes).total_s();
+  lt.tp_comm_fwd_s = 2.0 * per_pair;
+  lt.tp_comm_bwd_s = 2.0 * per_pair;
+  if (pc.sequence_parallel) {
+    // SP keeps only the sequence-sharded norm outputs, so the backward
+    // all-gathers them again for the QKV and FFN-in weight gradients
+    // (Korthikanti et al. 2022 §4.2.2). Megatron launches it next to the
+    // input-gradient GEMM, but the two share SMs and HBM; counted exposed
+    // (an approximation, see docs/cost_model.md).
+    lt.tp_comm_bwd_s += 2.0 * collective_cost(hw, g, Collective::all_gather, bytes).total_s();
+  }
+  if (pc.recompute == Recompute::full) lt.tp_comm_recompute_s = 2.0 * per_pair;
   if (ex)
-    note_step(ex, "element-wise kernels (fwd)",
-              "bytes(norms, residual/dropout, activation, RoPE [+ fp8 cast/transpose of GEMM inputs]) / (HBM bw * "
-              "hbm_efficiency); bwd 2x [+ fp8 cast/transpose of output gradients]",
-              "roofline (Williams et al. 2009); tensor sizes from Korthikanti et al. 2022 §4; Transformer Engine "
-              "fp8_cast_transpose_fused",
-              {{"bytes", ew_bytes},
-               {"fp8_cast_bytes_fwd", fp8_fwd_bytes},
-               {"fp8_cast_bytes_bwd", fp8_bwd_bytes},
-               {"hbm_bytes_per_s", hbm_bw(hw)}},
-              lt.elementwise_fwd_s, "s");
+    note_step(ex, "TP communication per layer (fwd)",
+              pc.sequence_parallel ? "2 x (all-gather + reduce-scatter) of b*s/cp*h*2 bytes"
+                                   : "2 x all-reduce of b*s/cp*h*2 bytes",
+              "Korthikanti et al. 2022 §4.2; cost: collective_cost", {{"bytes", bytes}, {"tp", d.t}}, lt.tp_comm_fwd_s,
+              "s");
+}
 
-  // --- Tensor parallelism: per layer 2 all-reduces forward and 2 backward of
-  // the n*h activation; with SP each becomes all-gather + reduce-scatter of the
-  // same volume (Korthikanti et al. 2022 §4.2.2). Not overlapped with compute.
-  if (pc.tp > 1) {
-    const GroupPlacement g = placement(hw, pc.tp, 1);
-    const double bytes = kAct * d.n * d.h;
-    double per_pair;
-    if (pc.sequence_parallel)
-      per_pair = collective_cost(hw, g, Collective::all_gather, bytes).total_s() +
-                 collective_cost(hw, g, Collective::reduce_scatter, bytes).total_s();
-    else
-      per_pair = collective_cost(hw, g, Collective::all_reduce, bytes).total_s();
-    lt.tp_comm_fwd_s = 2.0 * per_pair;
-    lt.tp_comm_bwd_s = 2.0 * per_pair;
-    if (pc.sequence_parallel) {
-      // SP keeps only the sequence-sharded norm outputs, so the backward
-      // all-gathers them again for the QKV and FFN-in weight gradients
-      // (Korthikanti et al. 2022 §4.2.2). Megatron launches it next to the
-      // input-gradient GEMM, but the two share SMs and HBM; counted exposed
-      // (an approximation, see docs/cost_model.md).
-      lt.tp_comm_bwd_s += 2.0 * collective_cost(hw, g, Collective::all_gather, bytes).total_s();
-    }
-    if (pc.recompute == Recompute::full) lt.tp_comm_recompute_s = 2.0 * per_pair;
-    if (ex)
-      note_step(ex, "TP communication per layer (fwd)",
-                pc.sequence_parallel ? "2 x (all-gather + reduce-scatter) of b*s/cp*h*2 bytes"
-                                     : "2 x all-reduce of b*s/cp*h*2 bytes",
-                "Korthikanti et al. 2022 §4.2; cost: collective_cost", {{"bytes", bytes}, {"tp", d.t}},
-                lt.tp_comm_fwd_s, "s");
-  }
+// --- Context parallelism (cp > 1): ring attention passes each rank's K and V
+// around the CP ring (cp-1 steps), overlapped with the attention of the block
+// in hand; backward moves K, V and their gradients (2x). Only the part longer
+// than the attention compute is exposed (Liu et al. 2023, Ring Attention;
+// Megatron-Core context parallelism). Needs the attention times set.
+void add_cp_exchange(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const ParallelConfig& pc, Explain* ex) {
+  const GroupPlacement g = placement(hw, pc.cp, pc.tp);
+  const double kv_bytes = 2.0 * kAct * d.n * d.KV * d.hd / d.t;
+  GroupPlacement pair = g;
+  pair.size = 2;
+  pair.stride = g.crosses_domains() ? hw.tiers[0].size : pc.tp;
+  const double step = collective_cost(hw, pair, Collective::send_recv, kv_bytes).total_s();
+  const double fwd = double(pc.cp - 1) * step;
+  lt.cp_comm_total_s = 3.0 * fwd;
+  lt.cp_comm_fwd_s = std::max(0.0, fwd - lt.attention_fwd_s);
+  lt.cp_comm_bwd_s = std::max(0.0, 2.0 * fwd - lt.attention_bwd_s);
+  if (ex)
+    note_step(ex, "CP K/V ring exchange (fwd)", "max(0, (cp-1) * send(2*b*s/cp*KV*hd/t*2 bytes) - attention_fwd)",
+              "Liu et al. 2023 (Ring Attention)",
+              {{"kv_bytes", kv_bytes}, {"cp", d.cp}, {"attention_fwd_s", lt.attention_fwd_s}}, lt.cp_comm_fwd_s, "s");
+}
 
-  // --- Context parallelism: ring attention passes each rank's K and V around
-  // the CP ring (cp-1 steps), overlapped with the attention of the block in
-  // hand; backward moves K, V and their gradients (2x). Only the part longer
-  // than the attention compute is exposed (Liu et al. 2023, Ring Attention;
-  // Megatron-Core context parallelism).
-  if (pc.cp > 1) {
-    const GroupPlacement g = placement(hw, pc.cp, pc.tp);
-    const double kv_bytes = 2.0 * kAct * d.n * d.KV * d.hd / d.t;
-    GroupPlacement pair = g;
-    pair.size = 2;
-    pair.stride = g.crosses_domains() ? hw.tiers[0].size : pc.tp;
-    const double step = collective_cost(hw, pair, Collective::send_recv, kv_bytes).total_s();
-    const double fwd = double(pc.cp - 1) * step;
-    lt.cp_comm_total_s = 3.0 * fwd;
-    lt.cp_comm_fwd_s = std::max(0.0, fwd - lt.attention_fwd_s);
-    lt.cp_comm_bwd_s = std::max(0.0, 2.0 * fwd - lt.attention_bwd_s);
-    if (ex)
-      note_step(ex, "CP K/V ring exchange (fwd)", "max(0, (cp-1) * send(2*b*s/cp*KV*hd/t*2 bytes) - attention_fwd)",
-                "Liu et al. 2023 (Ring Attention)",
-                {{"kv_bytes", kv_bytes}, {"cp", d.cp}, {"attention_fwd_s", lt.attention_fwd_s}}, lt.cp_comm_fwd_s, "s");
-  }
+// --- Recomputation: full re-runs the forward (and its CP traffic; its TP
+// traffic is tp_comm_recompute_s); selective re-runs the unfused attention
+// core only (Korthikanti et al. 2022 §5). Flash attention already recomputes
+// internally, so selective adds nothing. Needs the forward terms set.
+double recompute_s(const LayerTime& lt, Recompute recompute, AttentionKernel kernel) {
+  if (recompute == Recompute::full) return lt.compute_fwd_s() + lt.cp_comm_fwd_s;
+  if (recompute == Recompute::selective && kernel == AttentionKernel::unfused) return lt.attention_fwd_s;
+  return 0.0;
+}
 
-  // --- Recomputation: full re-runs the forward (and its TP/CP traffic);
-  // selective re-runs the unfused attention core only (Korthikanti et al. 2022
-  // §5). Flash attention already recomputes internally, so selective adds nothing.
-  if (pc.recompute == Recompute::full)
-    lt.recompute_s = lt.compute_fwd_s() + lt.cp_comm_fwd_s;
-  else if (pc.recompute == Recompute::selective && ts.attention == AttentionKernel::unfused)
-    lt.recompute_s = lt.attention_fwd_s;
+}  // namespace
+
+LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
+                     const TrainingSpec& ts, Explain* ex) {
+  const Dims d = dims(model, pc, ts);
+  const GemmWidths w = gemm_widths(d);
+  LayerTime lt;
+  add_gemms(lt, d, w, hw, ts.dtype, ex);
+  add_attention_core(lt, d, hw, ts.attention, ex);
+  const ElementwiseBytes eb = elementwise_bytes(d, w, ts.dtype);
+  lt.elementwise_fwd_s = (eb.kernels + eb.fp8_fwd) / hbm_bw(hw);
+  lt.elementwise_bwd_s = (2.0 * eb.kernels + eb.fp8_bwd) / hbm_bw(hw);
+  add_grad_accumulate(lt, model, d, hw, ts, ex);
+  if (ex) note_elementwise(ex, eb, hw, lt.elementwise_fwd_s);  // after accumulation: the --explain order
+  if (pc.tp > 1) add_tp_comm(lt, d, hw, pc, ex);
+  if (pc.cp > 1) add_cp_exchange(lt, d, hw, pc, ex);
+  lt.recompute_s = recompute_s(lt, pc.recompute, ts.attention);
   return lt;
 }
 

@@ -35,6 +35,190 @@ auto key(const ParallelConfig& c) {
                          c.sequence_parallel);
 }
 
+void check_pins(const SearchPins& pin) {
+  for (auto [name, v] : {std::pair{"tp", pin.tp},
+                         {"cp", pin.cp},
+                         {"pp", pin.pp},
+                         {"dp", pin.dp},
+                         {"micro_batch_size", pin.micro_batch_size},
+                         {"virtual_stages", pin.virtual_stages}})
+    if (v && *v < 1)
+      throw InputError("search", fmt::format("pinned {}: expected a positive integer, got {}", name, *v));
+}
+
+// The values of the knobs that do not depend on the other degrees: the pinned
+// value alone, else every candidate.
+struct Axes {
+  std::vector<std::int64_t> tps, cps, mbss;
+  std::vector<Recompute> recs;
+  std::vector<int> zeros;
+};
+
+Axes search_axes(const HardwareProfile& hw, const SearchSpec& spec) {
+  const SearchPins& pin = spec.pins;
+  const std::int64_t N = spec.training.num_gpus;
+  const std::int64_t domain = hw.tiers.empty() ? 1 : hw.tiers[0].size;
+  Axes ax;
+  ax.tps = pinned_or(pin.tp, divisors_up_to(N, domain));
+  ax.cps = pinned_or(pin.cp, divisors_up_to(N, spec.max_cp));
+  std::vector<std::int64_t> mbs_all;
+  for (std::int64_t b = 1; b <= spec.max_micro_batch_size; b *= 2) {
+    mbs_all.push_back(b);
+    if (b > spec.max_micro_batch_size / 2) break;  // the next doubling would pass the limit (or overflow)
+  }
+  ax.mbss = pinned_or(pin.micro_batch_size, mbs_all);
+  // With flash attention, selective recomputation equals none (the attention
+  // core stores nothing to drop), so the search skips it unless pinned.
+  ax.recs =
+      pinned_or(pin.recompute, spec.training.attention == AttentionKernel::flash
+                                   ? std::vector<Recompute>{Recompute::none, Recompute::full}
+                                   : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
+  ax.zeros = pinned_or(pin.zero_stage, {0, 1, 2, 3});
+  return ax;
+}
+
+// One (tp, cp, pp, dp) with tp*cp*pp*dp = N, and the virtual-stage and SP
+// choices it allows.
+struct Outer {
+  std::int64_t tp, cp, pp, dp;
+  std::vector<std::int64_t> vpps;
+  std::vector<bool> sps;
+};
+
+struct Enumeration {
+  std::vector<Outer> outers;
+  std::int64_t total = 0;  // configurations, all knobs
+};
+
+// Every (tp, cp, pp, dp) the pins allow, listed first (a few thousand at
+// most), so that the number of configurations is known before pricing.
+Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, const Axes& ax) {
+  const SearchPins& pin = spec.pins;
+  const std::int64_t N = spec.training.num_gpus;
+  Enumeration en;
+  for (std::int64_t tp : ax.tps) {
+    if (N % tp) continue;
+    if (pin.sequence_parallel.value_or(false) && tp == 1) continue;  // SP needs TP > 1
+    for (std::int64_t cp : ax.cps) {
+      if ((N / tp) % cp) continue;
+      const auto pps = pinned_or(pin.pp, divisors_up_to(N / tp / cp, model.num_layers));
+      for (std::int64_t pp : pps) {
+        if ((N / tp / cp) % pp) continue;
+        const std::int64_t dp = N / tp / cp / pp;
+        if (pin.dp && *pin.dp != dp) continue;
+        std::vector<std::int64_t> vpp_all{1};
+        if (pp > 1)
+          for (std::int64_t v = 2; v <= spec.max_virtual_stages && v <= model.num_layers / pp; ++v)
+            vpp_all.push_back(v);
+        Outer o{tp,
+                cp,
+                pp,
+                dp,
+                pinned_or(pin.virtual_stages, vpp_all),
+                pinned_or(pin.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})};
+        en.total += std::int64_t(ax.mbss.size() * o.sps.size() * ax.recs.size() * o.vpps.size() * ax.zeros.size());
+        en.outers.push_back(std::move(o));
+      }
+    }
+  }
+  return en;
+}
+
+// The best top_k evaluations seen: a max-heap on `better`, the worst of the
+// kept on top, so memory stays bounded however many are offered.
+class TopK {
+ public:
+  explicit TopK(std::size_t k) : k_(k) {}
+
+  void offer(Evaluation&& ev) {
+    if (heap_.size() < k_) {
+      heap_.push_back(std::move(ev));
+      std::push_heap(heap_.begin(), heap_.end(), better);
+    } else if (!heap_.empty() && better(ev, heap_.front())) {
+      std::pop_heap(heap_.begin(), heap_.end(), better);
+      heap_.back() = std::move(ev);
+      std::push_heap(heap_.begin(), heap_.end(), better);
+    }
+  }
+
+  // Best first; leaves the TopK empty.
+  std::vector<Evaluation> ranked() && {
+    std::sort_heap(heap_.begin(), heap_.end(), better);
+    return std::move(heap_);
+  }
+
+ private:
+  std::size_t k_;
+  std::vector<Evaluation> heap_;
+};
+
+// The search's counters (considered, feasible, rejected by first reason) and
+// its progress reports.
+class Tally {
+ public:
+  Tally(SearchResult& res, const SearchSpec& spec, std::int64_t total)
+      : res_(res), spec_(spec), total_(total), next_report_(std::max<std::int64_t>(1, spec.progress_every)) {}
+
+  void reject(std::uint32_t reasons) {
+    ++res_.rejected;
+    for (std::size_t i = 0; i < kNumReasons; ++i)
+      if ((reasons >> i) & 1u) {
+        ++res_.rejections[i];
+        break;
+      }
+  }
+
+  void report() {
+    if (spec_.progress && res_.considered >= next_report_) {
+      spec_.progress(SearchProgress{res_.considered, total_});
+      next_report_ = res_.considered + std::max<std::int64_t>(1, spec_.progress_every);
+    }
+  }
+
+  SearchResult& res() { return res_; }
+
+ private:
+  SearchResult& res_;
+  const SearchSpec& spec_;
+  std::int64_t total_;
+  std::int64_t next_report_;
+};
+
+// Prices the configurations that share `base` (tp, cp, pp, dp, micro-batch,
+// SP, recompute) and differ in virtual stages and ZeRO stage: the structural
+// checks and the layer costs depend only on the shared knobs, so they run
+// once for the group; each variant is then evaluated (memory pruning inside
+// evaluate) and offered to `top` when it fits.
+void price_group(const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts, const ParallelConfig& base,
+                 const std::vector<std::int64_t>& vpps, const std::vector<int>& zeros, Tally& tally, TopK& top) {
+  SearchResult& res = tally.res();
+  const std::uint32_t shape_reasons = structural_reasons(model, hw, base, ts);
+  const std::int64_t variants = std::int64_t(vpps.size() * zeros.size());
+  if (shape_reasons) {
+    res.considered += variants;
+    for (std::int64_t i = 0; i < variants; ++i) tally.reject(shape_reasons);
+    tally.report();
+    return;
+  }
+  const LayerTime lt = layer_time(model, hw, base, ts);
+  const HeadTime head = head_time(model, hw, base, ts);
+  for (std::int64_t v : vpps)
+    for (int z : zeros) {
+      ParallelConfig pc = base;
+      pc.virtual_stages = v;
+      pc.zero_stage = z;
+      ++res.considered;
+      Evaluation ev = evaluate(model, hw, pc, ts, lt, head);
+      if (!ev.feasible()) {
+        tally.reject(ev.reasons);
+        continue;
+      }
+      ++res.feasible;
+      top.offer(std::move(ev));
+    }
+  tally.report();
+}
+
 }  // namespace
 
 ParallelConfig pinned_config(const SearchPins& pins) {
@@ -57,139 +241,28 @@ bool better(const Evaluation& a, const Evaluation& b) {
   return key(a.config) < key(b.config);
 }
 
-SearchResult search(const ModelSpec& m, const HardwareProfile& hw, const SearchSpec& spec) {
-  SearchResult res;
+SearchResult search(const ModelSpec& model, const HardwareProfile& hw, const SearchSpec& spec) {
   const TrainingSpec& ts = spec.training;
-  check_sizes(m, "model " + m.name);
+  check_sizes(model, "model " + model.name);
   check_sizes(ts, "search");
-  const SearchPins& pin = spec.pins;
-  for (auto [name, v] : {std::pair{"tp", pin.tp},
-                         {"cp", pin.cp},
-                         {"pp", pin.pp},
-                         {"dp", pin.dp},
-                         {"micro_batch_size", pin.micro_batch_size},
-                         {"virtual_stages", pin.virtual_stages}})
-    if (v && *v < 1)
-      throw InputError("search", fmt::format("pinned {}: expected a positive integer, got {}", name, *v));
-  const std::int64_t N = ts.num_gpus;
-  const std::int64_t domain = hw.tiers.empty() ? 1 : hw.tiers[0].size;
+  check_pins(spec.pins);
+  const Axes ax = search_axes(hw, spec);
+  const Enumeration en = enumerate_layouts(model, spec, ax);
 
-  const auto tps = pinned_or(pin.tp, divisors_up_to(N, domain));
-  const auto cps = pinned_or(pin.cp, divisors_up_to(N, spec.max_cp));
-  std::vector<std::int64_t> mbs_all;
-  for (std::int64_t b = 1; b <= spec.max_micro_batch_size; b *= 2) {
-    mbs_all.push_back(b);
-    if (b > spec.max_micro_batch_size / 2) break;  // the next doubling would pass the limit (or overflow)
-  }
-  const auto mbss = pinned_or(pin.micro_batch_size, mbs_all);
-  // With flash attention, selective recomputation equals none (the attention
-  // core stores nothing to drop), so the search skips it unless pinned.
-  const auto recs =
-      pinned_or(pin.recompute, ts.attention == AttentionKernel::flash
-                                   ? std::vector<Recompute>{Recompute::none, Recompute::full}
-                                   : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
-  const auto zeros = pinned_or(pin.zero_stage, {0, 1, 2, 3});
-
-  // Every (tp, cp, pp, dp) with tp*cp*pp*dp = N the pins allow, with the
-  // virtual-stage and SP choices of each: listed first (a few thousand at
-  // most), so that the number of configurations is known before pricing.
-  struct Outer {
-    std::int64_t tp, cp, pp, dp;
-    std::vector<std::int64_t> vpps;
-    std::vector<bool> sps;
-  };
-  std::vector<Outer> outers;
-  std::int64_t total = 0;
-  for (std::int64_t tp : tps) {
-    if (N % tp) continue;
-    if (pin.sequence_parallel.value_or(false) && tp == 1) continue;  // SP needs TP > 1
-    for (std::int64_t cp : cps) {
-      if ((N / tp) % cp) continue;
-      const auto pps = pinned_or(pin.pp, divisors_up_to(N / tp / cp, m.num_layers));
-      for (std::int64_t pp : pps) {
-        if ((N / tp / cp) % pp) continue;
-        const std::int64_t dp = N / tp / cp / pp;
-        if (pin.dp && *pin.dp != dp) continue;
-        std::vector<std::int64_t> vpp_all{1};
-        if (pp > 1)
-          for (std::int64_t v = 2; v <= spec.max_virtual_stages && v <= m.num_layers / pp; ++v) vpp_all.push_back(v);
-        Outer o{tp,
-                cp,
-                pp,
-                dp,
-                pinned_or(pin.virtual_stages, vpp_all),
-                pinned_or(pin.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})};
-        total += std::int64_t(mbss.size() * o.sps.size() * recs.size() * o.vpps.size() * zeros.size());
-        outers.push_back(std::move(o));
-      }
-    }
-  }
-
-  std::vector<Evaluation> heap;  // max-heap on `better`: worst of the kept on top
-  auto keep = [&](Evaluation&& ev) {
-    if (heap.size() < spec.top_k) {
-      heap.push_back(std::move(ev));
-      std::push_heap(heap.begin(), heap.end(), better);
-    } else if (!heap.empty() && better(ev, heap.front())) {
-      std::pop_heap(heap.begin(), heap.end(), better);
-      heap.back() = std::move(ev);
-      std::push_heap(heap.begin(), heap.end(), better);
-    }
-  };
-  auto reject = [&](std::uint32_t reasons) {
-    ++res.rejected;
-    for (std::size_t i = 0; i < kNumReasons; ++i)
-      if ((reasons >> i) & 1u) {
-        ++res.rejections[i];
-        break;
-      }
-  };
-  std::int64_t next_report = std::max<std::int64_t>(1, spec.progress_every);
-  auto report = [&] {
-    if (spec.progress && res.considered >= next_report) {
-      spec.progress(SearchProgress{res.considered, total});
-      next_report = res.considered + std::max<std::int64_t>(1, spec.progress_every);
-    }
-  };
-
-  for (const Outer& o : outers) {
-    for (std::int64_t mbs : mbss)
+  SearchResult res;
+  Tally tally(res, spec, en.total);
+  TopK top(spec.top_k);
+  for (const Outer& o : en.outers)
+    for (std::int64_t mbs : ax.mbss)
       for (bool sp : o.sps)
-        for (Recompute rec : recs) {
+        for (Recompute rec : ax.recs) {
           ParallelConfig base;
           base.tp = o.tp, base.cp = o.cp, base.pp = o.pp, base.dp = o.dp;
           base.micro_batch_size = mbs, base.sequence_parallel = sp, base.recompute = rec;
-          // Layer costs depend only on (tp, cp, mbs, sp, recompute): price once.
-          const std::uint32_t shape_reasons = structural_reasons(m, hw, base, ts);
-          const std::int64_t variants = std::int64_t(o.vpps.size() * zeros.size());
-          if (shape_reasons) {
-            res.considered += variants;
-            for (std::int64_t i = 0; i < variants; ++i) reject(shape_reasons);
-            report();
-            continue;
-          }
-          const LayerTime lt = layer_time(m, hw, base, ts);
-          const HeadTime head = head_time(m, hw, base, ts);
-          for (std::int64_t v : o.vpps)
-            for (int z : zeros) {
-              ParallelConfig pc = base;
-              pc.virtual_stages = v;
-              pc.zero_stage = z;
-              ++res.considered;
-              Evaluation ev = evaluate(m, hw, pc, ts, lt, head);
-              if (!ev.feasible()) {
-                reject(ev.reasons);
-                continue;
-              }
-              ++res.feasible;
-              keep(std::move(ev));
-            }
-          report();
+          price_group(model, hw, ts, base, o.vpps, ax.zeros, tally, top);
         }
-  }
-  if (spec.progress) spec.progress(SearchProgress{res.considered, total});
-  std::sort_heap(heap.begin(), heap.end(), better);
-  res.top = std::move(heap);
+  if (spec.progress) spec.progress(SearchProgress{res.considered, en.total});
+  res.top = std::move(top).ranked();
   return res;
 }
 

@@ -60,7 +60,7 @@ struct SearchResult {
 // Keeps only the top_k best configurations, so memory stays bounded however
 // many it enumerates. A model or training run outside the size bounds of
 // limits.h, or a pin below 1, is an InputError.
-[[nodiscard]] SearchResult search(const ModelSpec& m, const HardwareProfile& hw, const SearchSpec& spec);
+[[nodiscard]] SearchResult search(const ModelSpec& model, const HardwareProfile& hw, const SearchSpec& spec);
 
 // Strict ordering used to rank results: step time, then memory, then the
 // configuration itself (deterministic ties).
