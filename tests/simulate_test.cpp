@@ -13,10 +13,10 @@
 #include "planner/model/evaluate.h"
 #include "planner/model/layer_cost.h"
 #include "planner/model/pipeline.h"
+#include "planner/simulate/compare.h"
 #include "planner/simulate/simulate.h"
 #include "planner/simulate/simulate_top.h"
 #include "planner/spec/input_error.h"
-#include "planner/views/simulate_report.h"
 
 using namespace planner;
 

@@ -14,6 +14,7 @@
 #include "planner/io/atomic_write.h"
 #include "planner/io/catalog.h"
 #include "planner/model/evaluate.h"
+#include "planner/simulate/compare.h"
 #include "planner/simulate/preflight.h"
 #include "planner/simulate/simulate.h"
 #include "planner/spec/names.h"
