@@ -14,8 +14,9 @@
 namespace planner {
 
 Schedule default_sim_schedule(const ParallelConfig& pc) {
-  if (pc.virtual_stages > 1) return Schedule::interleaved;
-  return pc.schedule == Schedule::gpipe ? Schedule::gpipe : Schedule::one_f_one_b;
+  // normalized() settles interleaving (iff v > 1); ZB-H1 is priced, so run, as 1F1B.
+  const Schedule s = normalized(pc).schedule;
+  return s == Schedule::zb_h1 ? Schedule::one_f_one_b : s;
 }
 
 double PipelineProblem::stage_work_s(std::int64_t stage) const {
