@@ -44,27 +44,28 @@ std::string compute_explanation(const Evaluation& ev, const PipelineProblem& pr,
   return fmt::format(
       "compute {:+.4f} s: with {} chunks per stage the ZeRO-3 gather of each chunk's first "
       "layer is exposed once per chunk, the closed form once per micro-batch",
-      d, pr.v);
+      d, pr.chunks_per_stage);
 }
 
 // The pipeline explanation's note on send costs that vary by hop; empty when
 // they do not.
 std::string send_hop_note(const PipelineProblem& pr) {
-  const auto hops_end = pr.send_s.end() - (pr.v > 1 ? 0 : 1);
+  const auto hops_end = pr.send_s.end() - (pr.chunks_per_stage > 1 ? 0 : 1);
   const double hop_min = *std::min_element(pr.send_s.begin(), hops_end);
   const double hop_max = *std::max_element(pr.send_s.begin(), hops_end);
-  if (pr.p <= 1 || hop_max <= 1.2 * hop_min) return {};
+  if (pr.stages <= 1 || hop_max <= 1.2 * hop_min) return {};
   return fmt::format(
       "; sends cost {:.3f} to {:.3f} ms by hop (stages inside one node or across nodes{}), the "
       "formula prices every send at the first hop's cost",
-      hop_min * 1e3, hop_max * 1e3, pr.v > 1 ? ", the wrap-around from the last stage to the first" : "");
+      hop_min * 1e3, hop_max * 1e3,
+      pr.chunks_per_stage > 1 ? ", the wrap-around from the last stage to the first" : "");
 }
 
 // Why the pipeline term (bubble + sends) differs by `d` seconds.
 std::string pipeline_explanation(const Evaluation& ev, const PipelineProblem& pr, const SimResult& r, double d) {
   const StepTimeBreakdown& t = ev.time;
   const StageStats& s = r.critical();
-  const std::int64_t p = pr.p, v = pr.v, m = pr.m;  // as the text names them
+  const std::int64_t p = pr.stages, v = pr.chunks_per_stage, m = pr.micro_batches;  // as the text names them
   std::string text = fmt::format(
       "pipeline {:+.4f} s: the formula charges (sum of stages - heaviest)/v = {:.4f} s of fill and drain plus "
       "2(mv+p-1) = {} sends ({:.4f} s); the simulation waits {:.4f} s for activations and gradients on stage {}{}",
@@ -95,7 +96,7 @@ std::string pipeline_explanation(const Evaluation& ev, const PipelineProblem& pr
 // Why the DP / ZeRO term differs by `d` seconds.
 std::string dp_explanation(const Evaluation& ev, const PipelineProblem& pr, const SimResult& r, double d) {
   std::size_t buckets = 0;
-  for (std::int64_t k = 0; k < pr.v; ++k) buckets += pr.cost(r.critical_stage, k).grad_buckets_s.size();
+  for (std::int64_t k = 0; k < pr.chunks_per_stage; ++k) buckets += pr.cost(r.critical_stage, k).grad_buckets_s.size();
   std::string text = fmt::format(
       "DP {:+.4f} s: the simulation reduces {} gradient buckets one by one as the last backward of each chunk "
       "produces them (each paying alpha), then the optimizer waits for the last; the formula hides one reduction "
@@ -116,7 +117,7 @@ SimComparison compare_with_closed_form(const Evaluation& ev, const PipelineProbl
   SimComparison c;
   c.closed_form_step_s = ev.time.step_s;
   c.simulated_step_s = r.step_s;
-  c.formula_bubble_fraction = ideal_bubble_fraction(pr.p, pr.v, pr.m);
+  c.formula_bubble_fraction = ideal_bubble_fraction(pr.stages, pr.chunks_per_stage, pr.micro_batches);
   c.terms = comparison_terms(ev.time, r.critical());
 
   // Terms within 0.1% of the step need no explanation.

@@ -88,19 +88,21 @@ struct Later {
 
 void check_problem(const PipelineProblem& pr) {
   auto bad = [](const std::string& what) { throw InputError("simulate", what); };
-  if (pr.p < 1 || pr.v < 1 || pr.m < 1) bad(fmt::format("expected p, v, m >= 1, got p={} v={} m={}", pr.p, pr.v, pr.m));
+  if (pr.stages < 1 || pr.chunks_per_stage < 1 || pr.micro_batches < 1)
+    bad(fmt::format("expected p, v, m >= 1, got p={} v={} m={}", pr.stages, pr.chunks_per_stage, pr.micro_batches));
   // Bounded memory: about 200 bytes per chunk-micro-batch (readiness slots,
   // ops, events), so at most ~210 MiB (measured: 0.21 s, 210 MiB peak at 2^20).
-  if (pr.p > (1 << 20) || pr.v > 1024 || pr.m > (1 << 20) || pr.p * pr.v * pr.m > (std::int64_t(1) << 20))
+  if (pr.stages > (1 << 20) || pr.chunks_per_stage > 1024 || pr.micro_batches > (1 << 20) ||
+      pr.stages * pr.chunks_per_stage * pr.micro_batches > (std::int64_t(1) << 20))
     bad(
         fmt::format("p*v*m = {}*{}*{} chunk-micro-batches is more than the simulator handles (2^20 = 1048576); "
                     "simulate fewer micro-batches (--global-batch) or stages",
-                    pr.p, pr.v, pr.m));
-  if (pr.v > 1 && pr.schedule != Schedule::interleaved)
+                    pr.stages, pr.chunks_per_stage, pr.micro_batches));
+  if (pr.chunks_per_stage > 1 && pr.schedule != Schedule::interleaved)
     bad(fmt::format("{} runs one chunk per stage; v = {} needs the interleaved schedule", to_string(pr.schedule),
-                    pr.v));
-  if (pr.chunks.size() != std::size_t(pr.p * pr.v)) bad("chunk costs: expected p*v entries");
-  if (pr.send_s.size() != std::size_t(pr.p) || pr.optimizer_s.size() != std::size_t(pr.p))
+                    pr.chunks_per_stage));
+  if (pr.chunks.size() != std::size_t(pr.stages * pr.chunks_per_stage)) bad("chunk costs: expected p*v entries");
+  if (pr.send_s.size() != std::size_t(pr.stages) || pr.optimizer_s.size() != std::size_t(pr.stages))
     bad("send and optimizer costs: expected p entries");
   auto ok = [](double x) { return std::isfinite(x) && x >= 0; };
   for (const ChunkCost& c : pr.chunks) {
@@ -121,7 +123,7 @@ void check_problem(const PipelineProblem& pr) {
 class Engine {
  public:
   explicit Engine(const PipelineProblem& pr)
-      : pr_(pr), p_(pr.p), v_(pr.v), m_(pr.m), split_(pr.schedule == Schedule::zb_h1) {
+      : pr_(pr), p_(pr.stages), v_(pr.chunks_per_stage), m_(pr.micro_batches), split_(pr.schedule == Schedule::zb_h1) {
     bool recompute = false;
     for (const ChunkCost& c : pr.chunks) recompute = recompute || c.recompute_s > 0;
     orders_ = stage_op_order(pr.schedule, p_, v_, m_, recompute);

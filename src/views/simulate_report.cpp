@@ -56,7 +56,7 @@ std::string simulation_json(const SimResult& r, const SimComparison& cmp, const 
   add_report_header(j, ctx);
   j["config"] = to_json(ev.config);
   j["schedule"] = to_string(pr.schedule);
-  j["micro_batches"] = pr.m;
+  j["micro_batches"] = pr.micro_batches;
   j["step_s"] = r.step_s;
   j["closed_form_step_s"] = cmp.closed_form_step_s;
   j["relative_difference"] = cmp.relative_difference();
@@ -100,8 +100,9 @@ std::string summary_text(const SimResult& r, const SimComparison& cmp, const Eva
   std::string out = fmt::format(
       "simulate: {} on {}, {} GPUs; {:d}, micro-batch {}, {} micro-batches, vpp {}, {} schedule, "
       "recompute {}, ZeRO-{}, SP {}\n\n",
-      ctx.model.name, ctx.hardware.name, ctx.training.num_gpus, pc, pc.micro_batch_size, pr.m, pc.virtual_stages,
-      to_string(pr.schedule), to_string(pc.recompute), pc.zero_stage, pc.sequence_parallel ? "on" : "off");
+      ctx.model.name, ctx.hardware.name, ctx.training.num_gpus, pc, pc.micro_batch_size, pr.micro_batches,
+      pc.virtual_stages, to_string(pr.schedule), to_string(pc.recompute), pc.zero_stage,
+      pc.sequence_parallel ? "on" : "off");
   out += fmt::format("step time      {:.4f} s simulated, {:.4f} s closed form ({})\n", r.step_s, cmp.closed_form_step_s,
                      pct(cmp.relative_difference()));
   out += fmt::format("throughput     {:.0f} tokens/s, MFU {:.1f}% (simulated step)\n", th.tokens_per_s, 100.0 * th.mfu);
