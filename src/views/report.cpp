@@ -330,27 +330,28 @@ std::string render_hardware_list(const std::vector<HardwareProfile>& hw, Format 
   return out;
 }
 
-std::string render_model(const ModelSpec& m, Format f) {
-  const ParamCounts p = count_params(m);
+std::string render_model(const ModelSpec& model, Format f) {
+  const ParamCounts p = count_params(model);
   if (f == Format::json) {
-    json j = to_json(m);
+    json j = to_json(model);
     j["derived"] = {{"params_total", p.total}, {"params_per_layer", p.per_layer}, {"params_matmul", p.matmul}};
     return j.dump(2) + "\n";
   }
-  std::string out = fmt::format("{} ({})\n", m.display_name, m.name);
-  if (!m.source.empty()) out += fmt::format("  source: {}\n", m.source);
-  out += fmt::format("  layers {}  hidden {}  FFN {} ({})  heads {}  KV heads {}  head dim {}\n", m.num_layers,
-                     m.hidden_size, m.ffn_hidden_size, to_string(m.ffn_kind), m.num_heads, m.num_kv_heads, m.head_dim);
-  out += fmt::format("  vocab {}  embeddings {}  norm {}  bias {}  dropout {}  positions {}\n", m.vocab_size,
-                     m.tied_embeddings ? "tied" : "untied", to_string(m.norm), m.bias ? "yes" : "no",
-                     m.dropout ? "yes" : "no", to_string(m.position));
-  out += fmt::format("  default sequence {}  default global batch {} tokens\n", m.default_seq_len,
-                     m.default_global_batch_tokens);
+  std::string out = fmt::format("{} ({})\n", model.display_name, model.name);
+  if (!model.source.empty()) out += fmt::format("  source: {}\n", model.source);
+  out += fmt::format("  layers {}  hidden {}  FFN {} ({})  heads {}  KV heads {}  head dim {}\n", model.num_layers,
+                     model.hidden_size, model.ffn_hidden_size, to_string(model.ffn_kind), model.num_heads,
+                     model.num_kv_heads, model.head_dim);
+  out += fmt::format("  vocab {}  embeddings {}  norm {}  bias {}  dropout {}  positions {}\n", model.vocab_size,
+                     model.tied_embeddings ? "tied" : "untied", to_string(model.norm), model.bias ? "yes" : "no",
+                     model.dropout ? "yes" : "no", to_string(model.position));
+  out += fmt::format("  default sequence {}  default global batch {} tokens\n", model.default_seq_len,
+                     model.default_global_batch_tokens);
   out += fmt::format("  parameters {} (per layer {}, embedding {}, output {}; matmul N = {})\n", p.total, p.per_layer,
                      p.embedding, p.output, p.matmul);
-  if (m.expected_params)
-    out += fmt::format("  published count {} ({})\n", m.expected_params,
-                       m.expected_params == p.total ? "matches" : "MISMATCH");
+  if (model.expected_params)
+    out += fmt::format("  published count {} ({})\n", model.expected_params,
+                       model.expected_params == p.total ? "matches" : "MISMATCH");
   return out;
 }
 
