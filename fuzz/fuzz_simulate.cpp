@@ -27,15 +27,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Bytes b{data, size};
   PipelineProblem pr;
   pr.schedule = Schedule(b.next() % 4);
-  pr.p = 1 + b.next() % 8;
-  pr.v = pr.schedule == Schedule::interleaved ? 1 + b.next() % 4 : 1;
-  pr.m = 1 + b.next() % 24;
-  if (pr.schedule == Schedule::interleaved) pr.m = pr.p * (1 + pr.m % 6);  // Megatron's rule
+  pr.stages = 1 + b.next() % 8;
+  pr.chunks_per_stage = pr.schedule == Schedule::interleaved ? 1 + b.next() % 4 : 1;
+  pr.micro_batches = 1 + b.next() % 24;
+  if (pr.schedule == Schedule::interleaved)
+    pr.micro_batches = pr.stages * (1 + pr.micro_batches % 6);  // Megatron's rule
   const std::uint8_t flags = b.next();
   pr.overlap_p2p = flags & 1;
   pr.overlap_grad_reduce = flags & 2;
   pr.overlap_param_gather = flags & 4;
-  pr.chunks.resize(std::size_t(pr.p * pr.v));
+  pr.chunks.resize(std::size_t(pr.stages * pr.chunks_per_stage));
   for (ChunkCost& c : pr.chunks) {
     c.forward_tp_cp_s = b.duration() / 4;
     c.forward_s = b.duration() + c.forward_tp_cp_s;
@@ -46,9 +47,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     c.param_gather_s = (flags & 16) ? b.duration() : 0.0;
     for (int k = b.next() % 4; k > 0; --k) c.grad_buckets_s.push_back(b.duration());
   }
-  pr.send_s.resize(std::size_t(pr.p));
+  pr.send_s.resize(std::size_t(pr.stages));
   for (double& x : pr.send_s) x = b.duration() / 8;
-  pr.optimizer_s.resize(std::size_t(pr.p));
+  pr.optimizer_s.resize(std::size_t(pr.stages));
   for (double& x : pr.optimizer_s) x = b.duration() / 4;
   try {
     const SimResult r = simulate(pr);

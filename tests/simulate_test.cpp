@@ -13,10 +13,10 @@
 #include "planner/model/evaluate.h"
 #include "planner/model/layer_cost.h"
 #include "planner/model/pipeline.h"
+#include "planner/simulate/compare.h"
 #include "planner/simulate/simulate.h"
 #include "planner/simulate/simulate_top.h"
 #include "planner/spec/input_error.h"
-#include "planner/views/simulate_report.h"
 
 using namespace planner;
 
@@ -29,9 +29,9 @@ PipelineProblem ideal(Schedule s, std::int64_t p, std::int64_t v, std::int64_t m
                       double w = 1.0) {
   PipelineProblem pr;
   pr.schedule = s;
-  pr.p = p;
-  pr.v = v;
-  pr.m = m;
+  pr.stages = p;
+  pr.chunks_per_stage = v;
+  pr.micro_batches = m;
   pr.chunks.resize(std::size_t(p * v));
   for (ChunkCost& c : pr.chunks) {
     c.forward_s = f / double(v);
@@ -230,7 +230,7 @@ TEST_CASE("the problem is the analytical engine's costs cut into chunks", "[simu
   const Evaluation ev = evaluate(m, hw, pc, ts);
   REQUIRE(ev.reasons == (ev.reasons & (1u << unsigned(Reason::out_of_memory))));
   const PipelineProblem pr = pipeline_problem(m, hw, pc, ts, ev, Schedule::interleaved);
-  CHECK(pr.m == 16);
+  CHECK(pr.micro_batches == 16);
   const LayerTime lt = layer_time(m, hw, normalized(pc), ts);
   const HeadTime head = head_time(m, hw, normalized(pc), ts);
   for (std::int64_t s = 0; s < 4; ++s) {

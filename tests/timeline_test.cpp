@@ -18,10 +18,10 @@ namespace {
 SimResult small_run(Schedule s = Schedule::interleaved, std::int64_t v = 2) {
   PipelineProblem pr;
   pr.schedule = s;
-  pr.p = 4;
-  pr.v = v;
-  pr.m = 8;
-  pr.chunks.resize(std::size_t(pr.p * pr.v));
+  pr.stages = 4;
+  pr.chunks_per_stage = v;
+  pr.micro_batches = 8;
+  pr.chunks.resize(std::size_t(pr.stages * pr.chunks_per_stage));
   for (ChunkCost& c : pr.chunks) {
     c.forward_s = 1e-3;
     c.forward_tp_cp_s = 1e-4;

@@ -77,7 +77,7 @@ void require_positive(const char* flag, std::optional<std::int64_t> v) {
   if (v && *v < 1) throw InputError(flag, fmt::format("expected a positive integer, got {}", *v));
 }
 
-TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m) {
+TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
   if (f.gpus < 1) throw InputError("--gpus", fmt::format("expected a positive number of GPUs, got {}", f.gpus));
   if (f.gpus > kMaxGpus) throw InputError("--gpus", fmt::format("expected at most {} GPUs, got {}", kMaxGpus, f.gpus));
   require_positive("--seq-len", f.seq_len);
@@ -87,13 +87,13 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m) {
     throw InputError("--global-batch", "give the global batch in sequences or in tokens, not both");
   TrainingSpec ts;
   ts.num_gpus = f.gpus;
-  ts.seq_len = f.seq_len.value_or(m.default_seq_len);
+  ts.seq_len = f.seq_len.value_or(model.default_seq_len);
   if (ts.seq_len > kMaxSeqLen)
     throw InputError("--seq-len", fmt::format("expected at most {}, got {}", kMaxSeqLen, ts.seq_len));
   if (f.global_batch) {
     ts.global_batch_sequences = *f.global_batch;
   } else {
-    const std::int64_t tokens = f.global_batch_tokens.value_or(m.default_global_batch_tokens);
+    const std::int64_t tokens = f.global_batch_tokens.value_or(model.default_global_batch_tokens);
     if (tokens % ts.seq_len != 0 && f.global_batch_tokens)
       throw InputError("--global-batch-tokens",
                        fmt::format("expected a multiple of the sequence length {}, got {}", ts.seq_len, tokens));

@@ -43,7 +43,7 @@ Format parse_format(const std::string& s);
 std::vector<std::string> table_or_json();
 Recompute parse_recompute(const std::string& s);
 void require_positive(const char* flag, std::optional<std::int64_t> v);
-TrainingSpec training_from(const CommonFlags& f, const ModelSpec& m);
+TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model);
 // The knobs the flags fix (search pins); each given degree must be positive.
 SearchPins pins_from(const ConfigFlags& c);
 // The layout the flags give: pinned_config() of their pins, with dp filling

@@ -21,14 +21,14 @@ struct EvaluateFlags {
 };
 
 int run(const EvaluateFlags& f) {
-  const ModelSpec m = find_model(f.common.model);
+  const ModelSpec model = find_model(f.common.model);
   const HardwareProfile hw = find_hardware(f.common.hardware);
-  const TrainingSpec ts = training_from(f.common, m);
+  const TrainingSpec ts = training_from(f.common, model);
   const ParallelConfig pc = config_from(f.config, ts);
   const Format format = parse_format(f.common.format);
   Explain ex;
-  const Evaluation ev = evaluate(m, hw, pc, ts, f.explain ? &ex : nullptr);
-  std::cout << render_evaluation(ev, RunContext{m, hw, ts}, format);
+  const Evaluation ev = evaluate(model, hw, pc, ts, f.explain ? &ex : nullptr);
+  std::cout << render_evaluation(ev, RunContext{model, hw, ts}, format);
   if (f.explain && format == Format::table) std::cout << render_explain(ex);
   return ev.feasible() ? 0 : 1;
 }

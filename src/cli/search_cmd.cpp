@@ -27,10 +27,10 @@ struct SearchFlags {
 };
 
 int run(const SearchFlags& f) {
-  const ModelSpec m = find_model(f.common.model);
+  const ModelSpec model = find_model(f.common.model);
   const HardwareProfile hw = find_hardware(f.common.hardware);
   SearchSpec spec;
-  spec.training = training_from(f.common, m);
+  spec.training = training_from(f.common, model);
   spec.pins = pins_from(f.config);
   if (f.top < 1 || f.top > 10000) throw InputError("--top", fmt::format("expected 1 to 10000, got {}", f.top));
   if (f.simulate_top > 10000)
@@ -40,12 +40,12 @@ int run(const SearchFlags& f) {
     progress.update(p.considered, p.total);
     if (p.considered >= p.total) progress.finish();  // the search is done; simulations may follow
   };
-  const SearchReport rep = search_and_simulate(m, hw, spec, f.top, f.simulate_top);
+  const SearchReport rep = search_and_simulate(model, hw, spec, f.top, f.simulate_top);
   progress.finish();
-  std::cout << render_search_report(rep, RunContext{m, hw, spec.training}, parse_format(f.common.format));
+  std::cout << render_search_report(rep, RunContext{model, hw, spec.training}, parse_format(f.common.format));
   if (rep.search.top.empty()) {
     std::cerr << fmt::format("planner: error: no layout of {} GPUs fits {} on {} (rejection reasons above)\n",
-                             spec.training.num_gpus, m.name, hw.name);
+                             spec.training.num_gpus, model.name, hw.name);
     return 1;
   }
   return 0;

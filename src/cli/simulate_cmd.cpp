@@ -14,6 +14,7 @@
 #include "planner/io/atomic_write.h"
 #include "planner/io/catalog.h"
 #include "planner/model/evaluate.h"
+#include "planner/simulate/compare.h"
 #include "planner/simulate/preflight.h"
 #include "planner/simulate/simulate.h"
 #include "planner/spec/names.h"
@@ -45,15 +46,15 @@ void write_timelines(const SimulateFlags& f, const SimResult& r, const TimelineL
 }
 
 int run(const SimulateFlags& f) {
-  const ModelSpec m = find_model(f.common.model);
+  const ModelSpec model = find_model(f.common.model);
   const HardwareProfile hw = find_hardware(f.common.hardware);
-  const TrainingSpec ts = training_from(f.common, m);
+  const TrainingSpec ts = training_from(f.common, model);
   ParallelConfig pc = config_from(f.config, ts);
   const std::optional<Schedule> requested =
       f.schedule.empty() ? std::nullopt : parse_name<Schedule>(f.schedule);  // checked by CLI::IsMember
   const Schedule schedule = simulated_schedule(pc, requested);
   pc = closed_form_config(pc, schedule);
-  const Evaluation ev = evaluate(m, hw, pc, ts);
+  const Evaluation ev = evaluate(model, hw, pc, ts);
   require_runnable(ev);
   const Format format = parse_format(f.common.format);
   if (ev.has(Reason::out_of_memory))
@@ -61,12 +62,13 @@ int run(const SimulateFlags& f) {
         "planner: warning: this layout does not fit in memory ({:.1f} GiB of {:.1f} GiB per GPU); "
         "simulated anyway\n",
         ev.memory.total_bytes / double(1ull << 30), ev.memory.capacity_bytes / double(1ull << 30));
-  const PipelineProblem pr = pipeline_problem(m, hw, pc, ts, ev, schedule);
+  const PipelineProblem pr = pipeline_problem(model, hw, pc, ts, ev, schedule);
   const SimResult r = simulate(pr);
   const SimComparison cmp = compare_with_closed_form(ev, pr, r);
-  const RunContext ctx{m, hw, ts};
+  const RunContext ctx{model, hw, ts};
   // Render everything first, so a bad flag (--ascii on a large case) leaves no file behind.
-  const std::string ascii = f.ascii ? render_ascii_timeline(r, pr.p, pr.v, pr.m) : std::string();
+  const std::string ascii =
+      f.ascii ? render_ascii_timeline(r, pr.stages, pr.chunks_per_stage, pr.micro_batches) : std::string();
   std::cout << render_simulation(r, cmp, ev, pr, ctx, format);
   if (f.ascii) std::cout << (format == Format::table ? "\n" : "") << ascii;
   write_timelines(f, r, timeline_labels(ctx, ev, pr, command_line()));

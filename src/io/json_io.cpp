@@ -230,30 +230,30 @@ HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
   return h;
 }
 
-json to_json(const ModelSpec& m) {
+json to_json(const ModelSpec& model) {
   json j;
   j["schema_version"] = kSpecSchemaVersion;
-  j["name"] = m.name;
-  j["aliases"] = m.aliases;
-  j["display_name"] = m.display_name;
-  if (!m.source.empty()) j["source"] = m.source;
-  j["num_layers"] = m.num_layers;
-  j["hidden_size"] = m.hidden_size;
-  j["ffn_hidden_size"] = m.ffn_hidden_size;
-  j["ffn_type"] = std::string(to_string(m.ffn_kind));
-  j["num_attention_heads"] = m.num_heads;
-  j["num_kv_heads"] = m.num_kv_heads;
-  j["head_dim"] = m.head_dim;
-  j["vocab_size"] = m.vocab_size;
-  j["tied_embeddings"] = m.tied_embeddings;
-  j["norm"] = std::string(to_string(m.norm));
-  j["bias"] = m.bias;
-  j["dropout"] = m.dropout;
-  j["position_embedding"] = std::string(to_string(m.position));
-  if (m.position == PositionKind::learned) j["max_position_embeddings"] = m.max_position_embeddings;
-  j["default_seq_len"] = m.default_seq_len;
-  j["default_global_batch_tokens"] = m.default_global_batch_tokens;
-  if (m.expected_params) j["expected_params"] = m.expected_params;
+  j["name"] = model.name;
+  j["aliases"] = model.aliases;
+  j["display_name"] = model.display_name;
+  if (!model.source.empty()) j["source"] = model.source;
+  j["num_layers"] = model.num_layers;
+  j["hidden_size"] = model.hidden_size;
+  j["ffn_hidden_size"] = model.ffn_hidden_size;
+  j["ffn_type"] = std::string(to_string(model.ffn_kind));
+  j["num_attention_heads"] = model.num_heads;
+  j["num_kv_heads"] = model.num_kv_heads;
+  j["head_dim"] = model.head_dim;
+  j["vocab_size"] = model.vocab_size;
+  j["tied_embeddings"] = model.tied_embeddings;
+  j["norm"] = std::string(to_string(model.norm));
+  j["bias"] = model.bias;
+  j["dropout"] = model.dropout;
+  j["position_embedding"] = std::string(to_string(model.position));
+  if (model.position == PositionKind::learned) j["max_position_embeddings"] = model.max_position_embeddings;
+  j["default_seq_len"] = model.default_seq_len;
+  j["default_global_batch_tokens"] = model.default_global_batch_tokens;
+  if (model.expected_params) j["expected_params"] = model.expected_params;
   return j;
 }
 

@@ -26,11 +26,6 @@ double pp_send_bytes(const ModelSpec& model, const ParallelConfig& pc, const Tra
 
 namespace {
 
-void note(Explain* ex, const char* name, const char* formula, const char* cite,
-          std::vector<std::pair<std::string, double>> inputs, double out) {
-  if (ex) ex->add({name, formula, cite, std::move(inputs), out, "s"});
-}
-
 // The steady state: m micro-batches through the slowest stage, which paces
 // every other (Narayanan et al. 2021 §2.2). The four terms below are its
 // kernels, its recomputation and its exposed TP and CP traffic, each per
@@ -86,12 +81,12 @@ double bubble_term_s(const ModelSpec& model, const PricedPlan& plan, double t_ma
     bubble += md * std::max(0.0, pace - t_max);
   }
   if (ex)
-    note(ex, "pipeline bubble",
-         "(sum of stage times - heaviest) / v [+ m * (sum over chunks of the slowest stage's chunk - heaviest "
-         "stage), v > 1]",
-         "Narayanan et al. 2021 §2.2.2; round pacing of the interleaved order (approximation, checked by planner "
-         "simulate)",
-         {{"p", double(p)}, {"v", double(v)}, {"m", md}, {"heaviest_stage_s", t_max}}, bubble);
+    note_step(ex, "pipeline bubble",
+              "(sum of stage times - heaviest) / v [+ m * (sum over chunks of the slowest stage's chunk - heaviest "
+              "stage), v > 1]",
+              "Narayanan et al. 2021 §2.2.2; round pacing of the interleaved order (approximation, checked by planner "
+              "simulate)",
+              {{"p", double(p)}, {"v", double(v)}, {"m", md}, {"heaviest_stage_s", t_max}}, bubble);
   return bubble;
 }
 
@@ -109,8 +104,8 @@ double p2p_term_s(const ModelSpec& model, const HardwareProfile& hw, const Paral
       ts.overlap_p2p ? 2.0 * double(p - 1) : 2.0 * (double(plan.micro_batches) * double(v) + double(p - 1));
   const double p2p = transfers * one;
   if (ex)
-    note(ex, "pipeline send/recv", "transfers * (alpha + b*s/cp*h*2/t / B)", "Narayanan et al. 2021 §4.1",
-         {{"bytes", bytes}, {"transfers", transfers}, {"one_s", one}}, p2p);
+    note_step(ex, "pipeline send/recv", "transfers * (alpha + b*s/cp*h*2/t / B)", "Narayanan et al. 2021 §4.1",
+              {{"bytes", bytes}, {"transfers", transfers}, {"one_s", one}}, p2p);
   return p2p;
 }
 
@@ -199,25 +194,26 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
   t.optimizer_s = std::max(0.0, tail.optimizer_s - tail.lead_s);
   t.dp_comm_s = tail.end_s() - t.optimizer_s;
   if (ex && plan.grads_reduced)
-    note(ex, "DP gradient reduction (exposed)",
-         "max over stages r of [max(reduce(grads_r) - backward of last micro-batch, last 40M-param bucket) "
-         "(+ ZeRO-1/2 weight all-gather) + Adam_r - lead_r], lead_r = (sum_{j<r} bwd_j)/v; less the optimizer line",
-         "Li et al. 2020 (PyTorch DDP buckets); Megatron-LM distributed optimizer; drain lead: approximation, checked "
-         "by "
-         "planner simulate",
-         {{"stage", double(tail.stage)},
-          {"grad_bytes", tail.grad_bytes},
-          {"group", double(plan.weight_group.size)},
-          {"reduce_s", tail.reduce_s},
-          {"window_s", tail.window_s},
-          {"lead_s", tail.lead_s}},
-         t.dp_comm_s);
+    note_step(
+        ex, "DP gradient reduction (exposed)",
+        "max over stages r of [max(reduce(grads_r) - backward of last micro-batch, last 40M-param bucket) "
+        "(+ ZeRO-1/2 weight all-gather) + Adam_r - lead_r], lead_r = (sum_{j<r} bwd_j)/v; less the optimizer line",
+        "Li et al. 2020 (PyTorch DDP buckets); Megatron-LM distributed optimizer; drain lead: approximation, checked "
+        "by "
+        "planner simulate",
+        {{"stage", double(tail.stage)},
+         {"grad_bytes", tail.grad_bytes},
+         {"group", double(plan.weight_group.size)},
+         {"reduce_s", tail.reduce_s},
+         {"window_s", tail.window_s},
+         {"lead_s", tail.lead_s}},
+        t.dp_comm_s);
   if (ex)
-    note(ex, "optimizer step (Adam, memory bound)",
-         "(3g + 28 + w) bytes per local parameter (/ DP*CP with ZeRO >= 1) / (HBM bandwidth * efficiency), "
-         "of the stage that ends the step, less the part of its lead over stage 0 its DP traffic leaves",
-         "Megatron-LM MixedPrecisionOptimizer.step (grad norm, Adam, bf16 copy, zeroing)",
-         {{"stage", double(tail.stage)}, {"adam_s", tail.optimizer_s}, {"lead_s", tail.lead_s}}, t.optimizer_s);
+    note_step(ex, "optimizer step (Adam, memory bound)",
+              "(3g + 28 + w) bytes per local parameter (/ DP*CP with ZeRO >= 1) / (HBM bandwidth * efficiency), "
+              "of the stage that ends the step, less the part of its lead over stage 0 its DP traffic leaves",
+              "Megatron-LM MixedPrecisionOptimizer.step (grad norm, Adam, bf16 copy, zeroing)",
+              {{"stage", double(tail.stage)}, {"adam_s", tail.optimizer_s}, {"lead_s", tail.lead_s}}, t.optimizer_s);
   return t;
 }
 
@@ -239,14 +235,14 @@ Zero3Terms zero3_terms(const PricedPlan& plan, std::int64_t heavy, Explain* ex) 
   z.exposed_s = md * (fwd_exposed + bwd_exposed);
   z.total_s = md * layers * (2.0 * t_ag + t_rs);
   if (ex)
-    note(ex, "ZeRO-3 parameter gathers (exposed)",
-         "m * [ag + L*max(0, ag - fwd_layer) + L*max(0, ag + rs - bwd_layer)]",
-         "Rajbhandari et al. 2020; prefetch condition from the course slides",
-         {{"ag_per_layer_s", t_ag},
-          {"rs_per_layer_s", t_rs},
-          {"fwd_layer_s", plan.layer.fwd_s()},
-          {"bwd_layer_s", plan.layer.bwd_s()}},
-         z.exposed_s);
+    note_step(ex, "ZeRO-3 parameter gathers (exposed)",
+              "m * [ag + L*max(0, ag - fwd_layer) + L*max(0, ag + rs - bwd_layer)]",
+              "Rajbhandari et al. 2020; prefetch condition from the course slides",
+              {{"ag_per_layer_s", t_ag},
+               {"rs_per_layer_s", t_rs},
+               {"fwd_layer_s", plan.layer.fwd_s()},
+               {"bwd_layer_s", plan.layer.bwd_s()}},
+              z.exposed_s);
   return z;
 }
 

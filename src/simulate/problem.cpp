@@ -14,13 +14,14 @@
 namespace planner {
 
 Schedule default_sim_schedule(const ParallelConfig& pc) {
-  if (pc.virtual_stages > 1) return Schedule::interleaved;
-  return pc.schedule == Schedule::gpipe ? Schedule::gpipe : Schedule::one_f_one_b;
+  // normalized() settles interleaving (iff v > 1); ZB-H1 is priced, so run, as 1F1B.
+  const Schedule s = normalized(pc).schedule;
+  return s == Schedule::zb_h1 ? Schedule::one_f_one_b : s;
 }
 
 double PipelineProblem::stage_work_s(std::int64_t stage) const {
   double x = 0;
-  for (std::int64_t c = 0; c < v; ++c) {
+  for (std::int64_t c = 0; c < chunks_per_stage; ++c) {
     const ChunkCost& cc = cost(stage, c);
     x += cc.forward_s + cc.recompute_s + cc.backward_s;
   }
@@ -29,7 +30,7 @@ double PipelineProblem::stage_work_s(std::int64_t stage) const {
 
 std::int64_t PipelineProblem::heaviest_stage() const {
   std::int64_t heavy = 0;
-  for (std::int64_t k = 1; k < p; ++k)
+  for (std::int64_t k = 1; k < stages; ++k)
     if (stage_work_s(k) > stage_work_s(heavy)) heavy = k;
   return heavy;
 }
@@ -55,9 +56,9 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
 
   PipelineProblem pr;
   pr.schedule = schedule;
-  pr.p = pc.pp;
-  pr.v = pc.virtual_stages;
-  pr.m = plan.micro_batches;
+  pr.stages = pc.pp;
+  pr.chunks_per_stage = pc.virtual_stages;
+  pr.micro_batches = plan.micro_batches;
   pr.overlap_p2p = ts.overlap_p2p;
   pr.overlap_grad_reduce = ts.overlap_grad_reduce;
   pr.overlap_param_gather = ts.overlap_grad_reduce;
@@ -65,18 +66,18 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
   const GroupPlacement& wg = plan.weight_group;
   const Collective red = pc.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
 
-  pr.chunks.resize(std::size_t(pr.p * pr.v));
-  pr.optimizer_s.resize(std::size_t(pr.p));
-  pr.send_s.resize(std::size_t(pr.p));
-  for (std::int64_t s = 0; s < pr.p; ++s) {
+  pr.chunks.resize(std::size_t(pr.stages * pr.chunks_per_stage));
+  pr.optimizer_s.resize(std::size_t(pr.stages));
+  pr.send_s.resize(std::size_t(pr.stages));
+  for (std::int64_t s = 0; s < pr.stages; ++s) {
     const std::vector<ChunkPlan> chunks = plan.chunks(s);
     pr.optimizer_s[std::size_t(s)] = optimizer_time_s(hw, pc, ts, plan.stage_params(s) / t);
-    pr.send_s[std::size_t(s)] =
-        pr.p > 1 ? collective_cost(hw, hop_placement(hw, pc, s), Collective::send_recv, pp_send_bytes(model, pc, ts))
-                       .total_s()
-                 : 0.0;
-    for (std::int64_t c = 0; c < pr.v; ++c) {
-      ChunkCost& cc = pr.chunks[std::size_t(s * pr.v + c)];
+    pr.send_s[std::size_t(s)] = pr.stages > 1 ? collective_cost(hw, hop_placement(hw, pc, s), Collective::send_recv,
+                                                                pp_send_bytes(model, pc, ts))
+                                                    .total_s()
+                                              : 0.0;
+    for (std::int64_t c = 0; c < pr.chunks_per_stage; ++c) {
+      ChunkCost& cc = pr.chunks[std::size_t(s * pr.chunks_per_stage + c)];
       const ChunkPlan& chunk = chunks[std::size_t(c)];
       const std::int64_t n = chunk.layers;
       const double nd = double(n);

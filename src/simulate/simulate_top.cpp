@@ -8,13 +8,13 @@
 
 namespace planner {
 
-std::vector<SimulatedRank> simulate_top(const ModelSpec& m, const HardwareProfile& hw, const TrainingSpec& ts,
+std::vector<SimulatedRank> simulate_top(const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts,
                                         const std::vector<Evaluation>& top, std::size_t k) {
   std::vector<SimulatedRank> out;
   for (std::size_t i = 0; i < top.size() && i < k; ++i) {
     const Evaluation& ev = top[i];
     try {
-      const PipelineProblem pr = pipeline_problem(m, hw, ev.config, ts, ev, default_sim_schedule(ev.config));
+      const PipelineProblem pr = pipeline_problem(model, hw, ev.config, ts, ev, default_sim_schedule(ev.config));
       const SimResult r = simulate(pr);
       out.push_back({i + 1, ev, r.step_s, r.critical_wait_fraction(), {}});
     } catch (const InputError& e) {
@@ -28,12 +28,12 @@ std::vector<SimulatedRank> simulate_top(const ModelSpec& m, const HardwareProfil
   return out;
 }
 
-SearchReport search_and_simulate(const ModelSpec& m, const HardwareProfile& hw, SearchSpec spec, std::size_t top,
+SearchReport search_and_simulate(const ModelSpec& model, const HardwareProfile& hw, SearchSpec spec, std::size_t top,
                                  std::size_t simulate_k) {
   spec.top_k = std::max(top, simulate_k);
   SearchReport rep;
-  rep.search = search(m, hw, spec);
-  if (simulate_k > 0) rep.simulated = simulate_top(m, hw, spec.training, rep.search.top, simulate_k);
+  rep.search = search(model, hw, spec);
+  if (simulate_k > 0) rep.simulated = simulate_top(model, hw, spec.training, rep.search.top, simulate_k);
   if (rep.search.top.size() > top) rep.search.top.resize(top);
   return rep;
 }

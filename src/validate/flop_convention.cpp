@@ -56,20 +56,20 @@ FlopConvention parse_flop_convention(const std::string& text_in, double* stated_
   return FlopConvention::unknown;
 }
 
-double convention_flops_per_step(FlopConvention c, const ModelSpec& m, std::int64_t seq_len,
+double convention_flops_per_step(FlopConvention c, const ModelSpec& model, std::int64_t seq_len,
                                  std::int64_t global_batch_sequences, double stated_flops_per_sequence) {
-  const double B = double(global_batch_sequences), s = double(seq_len), L = double(m.num_layers),
-               h = double(m.hidden_size), V = double(m.vocab_size);
+  const double B = double(global_batch_sequences), s = double(seq_len), L = double(model.num_layers),
+               h = double(model.hidden_size), V = double(model.vocab_size);
   switch (c) {
     case FlopConvention::narayanan_eq3:  // Narayanan et al. 2021, Eq. 3
       return 96 * B * s * L * h * h * (1 + s / (6 * h) + V / (16 * L * h));
     case FlopConvention::korthikanti_eq7:  // Korthikanti et al. 2022, Eq. 7
       return 72 * B * L * s * h * h * (1 + s / (6 * h) + V / (12 * h * L));
     case FlopConvention::palm:  // Chowdhery et al. 2022 App. B: 6N + 12·L·H·Q·T per token
-      return flops_per_token(m, seq_len, Recompute::none).model * B * s;
+      return flops_per_token(model, seq_len, Recompute::none).model * B * s;
     case FlopConvention::palm_mha: {  // NeMo's GPT formula: K/V projections as wide as Q
-      ModelSpec mha = m;
-      mha.num_kv_heads = m.num_heads;
+      ModelSpec mha = model;
+      mha.num_kv_heads = model.num_heads;
       return flops_per_token(mha, seq_len, Recompute::none).model * B * s;
     }
     case FlopConvention::stated:

@@ -121,89 +121,103 @@ void add_report_header(json& into, const RunContext& ctx) {
   into["gpus"] = ctx.training.num_gpus;
 }
 
-std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Format f) {
-  if (f == Format::json) {
-    json j = to_json(ev);
-    add_report_header(j, ctx);
-    j["seq_len"] = ctx.training.seq_len;
-    j["global_batch_sequences"] = ctx.training.global_batch_sequences;
-    j["dtype"] = std::string(to_string(ctx.training.dtype));
-    return j.dump(2) + "\n";
-  }
-  const bool priced = ev.memory.capacity_bytes > 0;
-  if (f == Format::csv) {
-    std::string out = "section,item,value\n";
-    // Keep each JSON value alive while iterating its items.
-    const json config = to_json(ev.config);
-    for (const auto& [k, v] : config.items()) out += fmt::format("config,{},{}\n", k, v.dump());
-    if (priced) {
-      const json memory = memory_json(ev.memory), time = time_json(ev.time);
-      for (const auto& [k, v] : memory.items()) out += fmt::format("memory,{},{}\n", k, v.dump());
-      for (const auto& [k, v] : time.items()) out += fmt::format("time,{},{}\n", k, v.dump());
-    }
-    out += fmt::format("result,feasible,{}\n", ev.feasible() ? "true" : "false");
-    return out;
-  }
-  std::string out;
-  out += context_line(ctx) + "\n";
-  out += fmt::format("config: {} schedule={}\n", ev.config, to_string(ev.config.schedule));
+namespace {
+
+std::string evaluation_json(const Evaluation& ev, const RunContext& ctx) {
+  json j = to_json(ev);
+  add_report_header(j, ctx);
+  j["seq_len"] = ctx.training.seq_len;
+  j["global_batch_sequences"] = ctx.training.global_batch_sequences;
+  j["dtype"] = std::string(to_string(ctx.training.dtype));
+  return j.dump(2) + "\n";
+}
+
+std::string evaluation_csv(const Evaluation& ev, bool priced) {
+  std::string out = "section,item,value\n";
+  // Keep each JSON value alive while iterating its items.
+  const json config = to_json(ev.config);
+  for (const auto& [k, v] : config.items()) out += fmt::format("config,{},{}\n", k, v.dump());
   if (priced) {
-    const MemoryBreakdown& m = ev.memory;
-    out += fmt::format("layout: {}\n\n", layout_text(ev.layout));
-    out += fmt::format("memory per GPU (stage {}, {} layers, {:.2f} micro-batches in flight)\n", m.peak_stage,
-                       m.layers_on_peak_stage, m.micro_batches_in_flight);
-    auto row = [&](const char* name, double bytes) {
-      out += fmt::format("  {:<22}{:>10.2f} GiB\n", name, bytes / kGiB);
-    };
-    row("weights", m.weights_bytes);
-    row("gradients", m.gradients_bytes);
-    row("optimizer state", m.optimizer_bytes);
-    row("activations", m.activations_bytes);
-    row("logits (last stage)", m.logits_bytes);
-    row("transient", m.transient_bytes);
-    row("reserve", m.reserve_bytes);
-    out +=
-        fmt::format("  {:<22}{:>10.2f} GiB of {:.2f} GiB\n\n", "total", m.total_bytes / kGiB, m.capacity_bytes / kGiB);
-    const StepTimeBreakdown& t = ev.time;
-    out += fmt::format("step time ({} micro-batches; heaviest stage {:.4f} s per micro-batch)\n", t.micro_batches,
-                       t.stage_time_per_micro_batch_s);
-    auto trow = [&](const char* name, double s) {
-      out += fmt::format("  {:<22}{:>10.4f} s {:>6.1f}%\n", name, s, t.step_s > 0 ? 100.0 * s / t.step_s : 0.0);
-    };
-    trow("compute", t.compute_s);
-    trow("recompute", t.recompute_s);
-    trow("TP comm (exposed)", t.tp_comm_s);
-    trow("CP comm (exposed)", t.cp_comm_s);
-    trow("PP send/recv", t.pp_p2p_s);
-    trow("PP bubble", t.pp_bubble_s);
-    trow("DP comm (exposed)", t.dp_comm_s);
-    trow("ZeRO-3 comm (exposed)", t.zero3_comm_s);
-    trow("optimizer", t.optimizer_s);
-    out += fmt::format("  {:<22}{:>10.4f} s\n", "step", t.step_s);
-    out += fmt::format(
-        "  DP comm before overlap {:.4f} s; ZeRO-3 comm before overlap {:.4f} s; DP and optimizer "
-        "tail of stage {}\n",
-        t.dp_comm_total_s, t.zero3_comm_total_s, t.dp_tail_stage);
-    out += fmt::format("  one layer, one micro-batch: forward {:.3f} ms, backward {:.3f} ms (incl. recompute)\n",
-                       1e3 * t.layer_fwd_s, 1e3 * t.layer_bwd_s);
-    out += fmt::format(
-        "\nthroughput {:.0f} tokens/s ({:.1f} per GPU) | MFU {:.1f}% | HFU {:.1f}% | dominant overhead: {}\n",
-        t.tokens_per_s, t.tokens_per_s / double(ctx.training.num_gpus), 100.0 * t.mfu, 100.0 * t.hfu,
-        dominant_overhead(t));
+    const json memory = memory_json(ev.memory), time = time_json(ev.time);
+    for (const auto& [k, v] : memory.items()) out += fmt::format("memory,{},{}\n", k, v.dump());
+    for (const auto& [k, v] : time.items()) out += fmt::format("time,{},{}\n", k, v.dump());
   }
-  if (ev.feasible()) {
-    out += "fits: yes\n";
-  } else {
-    out += "fits: no\n";
-    for (Reason r : ev.reason_list()) {
-      if (r == Reason::out_of_memory)
-        out += fmt::format("  - {}: needs {:.2f} GiB, has {:.2f} GiB\n", describe(r), ev.memory.total_bytes / kGiB,
-                           ev.memory.capacity_bytes / kGiB);
-      else
-        out += fmt::format("  - {}\n", describe(r));
-    }
+  out += fmt::format("result,feasible,{}\n", ev.feasible() ? "true" : "false");
+  return out;
+}
+
+std::string memory_text(const MemoryBreakdown& m) {
+  std::string out = fmt::format("memory per GPU (stage {}, {} layers, {:.2f} micro-batches in flight)\n", m.peak_stage,
+                                m.layers_on_peak_stage, m.micro_batches_in_flight);
+  auto row = [&](const char* name, double bytes) { out += fmt::format("  {:<22}{:>10.2f} GiB\n", name, bytes / kGiB); };
+  row("weights", m.weights_bytes);
+  row("gradients", m.gradients_bytes);
+  row("optimizer state", m.optimizer_bytes);
+  row("activations", m.activations_bytes);
+  row("logits (last stage)", m.logits_bytes);
+  row("transient", m.transient_bytes);
+  row("reserve", m.reserve_bytes);
+  out += fmt::format("  {:<22}{:>10.2f} GiB of {:.2f} GiB\n\n", "total", m.total_bytes / kGiB, m.capacity_bytes / kGiB);
+  return out;
+}
+
+std::string step_time_text(const StepTimeBreakdown& t, const RunContext& ctx) {
+  std::string out = fmt::format("step time ({} micro-batches; heaviest stage {:.4f} s per micro-batch)\n",
+                                t.micro_batches, t.stage_time_per_micro_batch_s);
+  auto row = [&](const char* name, double s) {
+    out += fmt::format("  {:<22}{:>10.4f} s {:>6.1f}%\n", name, s, t.step_s > 0 ? 100.0 * s / t.step_s : 0.0);
+  };
+  row("compute", t.compute_s);
+  row("recompute", t.recompute_s);
+  row("TP comm (exposed)", t.tp_comm_s);
+  row("CP comm (exposed)", t.cp_comm_s);
+  row("PP send/recv", t.pp_p2p_s);
+  row("PP bubble", t.pp_bubble_s);
+  row("DP comm (exposed)", t.dp_comm_s);
+  row("ZeRO-3 comm (exposed)", t.zero3_comm_s);
+  row("optimizer", t.optimizer_s);
+  out += fmt::format("  {:<22}{:>10.4f} s\n", "step", t.step_s);
+  out += fmt::format(
+      "  DP comm before overlap {:.4f} s; ZeRO-3 comm before overlap {:.4f} s; DP and optimizer "
+      "tail of stage {}\n",
+      t.dp_comm_total_s, t.zero3_comm_total_s, t.dp_tail_stage);
+  out += fmt::format("  one layer, one micro-batch: forward {:.3f} ms, backward {:.3f} ms (incl. recompute)\n",
+                     1e3 * t.layer_fwd_s, 1e3 * t.layer_bwd_s);
+  out +=
+      fmt::format("\nthroughput {:.0f} tokens/s ({:.1f} per GPU) | MFU {:.1f}% | HFU {:.1f}% | dominant overhead: {}\n",
+                  t.tokens_per_s, t.tokens_per_s / double(ctx.training.num_gpus), 100.0 * t.mfu, 100.0 * t.hfu,
+                  dominant_overhead(t));
+  return out;
+}
+
+// "fits: yes", or "fits: no" with every reason.
+std::string fits_text(const Evaluation& ev) {
+  if (ev.feasible()) return "fits: yes\n";
+  std::string out = "fits: no\n";
+  for (Reason r : ev.reason_list()) {
+    if (r == Reason::out_of_memory)
+      out += fmt::format("  - {}: needs {:.2f} GiB, has {:.2f} GiB\n", describe(r), ev.memory.total_bytes / kGiB,
+                         ev.memory.capacity_bytes / kGiB);
+    else
+      out += fmt::format("  - {}\n", describe(r));
   }
   return out;
+}
+
+}  // namespace
+
+std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Format f) {
+  if (f == Format::json) return evaluation_json(ev, ctx);
+  const bool priced = ev.memory.capacity_bytes > 0;
+  if (f == Format::csv) return evaluation_csv(ev, priced);
+  std::string out = context_line(ctx) + "\n";
+  out += fmt::format("config: {} schedule={}\n", ev.config, to_string(ev.config.schedule));
+  if (priced) {
+    out += fmt::format("layout: {}\n\n", layout_text(ev.layout));
+    out += memory_text(ev.memory);
+    out += step_time_text(ev.time, ctx);
+  }
+  return out + fits_text(ev);
 }
 
 json to_json(const SearchResult& r, const RunContext& ctx) {
@@ -316,27 +330,28 @@ std::string render_hardware_list(const std::vector<HardwareProfile>& hw, Format 
   return out;
 }
 
-std::string render_model(const ModelSpec& m, Format f) {
-  const ParamCounts p = count_params(m);
+std::string render_model(const ModelSpec& model, Format f) {
+  const ParamCounts p = count_params(model);
   if (f == Format::json) {
-    json j = to_json(m);
+    json j = to_json(model);
     j["derived"] = {{"params_total", p.total}, {"params_per_layer", p.per_layer}, {"params_matmul", p.matmul}};
     return j.dump(2) + "\n";
   }
-  std::string out = fmt::format("{} ({})\n", m.display_name, m.name);
-  if (!m.source.empty()) out += fmt::format("  source: {}\n", m.source);
-  out += fmt::format("  layers {}  hidden {}  FFN {} ({})  heads {}  KV heads {}  head dim {}\n", m.num_layers,
-                     m.hidden_size, m.ffn_hidden_size, to_string(m.ffn_kind), m.num_heads, m.num_kv_heads, m.head_dim);
-  out += fmt::format("  vocab {}  embeddings {}  norm {}  bias {}  dropout {}  positions {}\n", m.vocab_size,
-                     m.tied_embeddings ? "tied" : "untied", to_string(m.norm), m.bias ? "yes" : "no",
-                     m.dropout ? "yes" : "no", to_string(m.position));
-  out += fmt::format("  default sequence {}  default global batch {} tokens\n", m.default_seq_len,
-                     m.default_global_batch_tokens);
+  std::string out = fmt::format("{} ({})\n", model.display_name, model.name);
+  if (!model.source.empty()) out += fmt::format("  source: {}\n", model.source);
+  out += fmt::format("  layers {}  hidden {}  FFN {} ({})  heads {}  KV heads {}  head dim {}\n", model.num_layers,
+                     model.hidden_size, model.ffn_hidden_size, to_string(model.ffn_kind), model.num_heads,
+                     model.num_kv_heads, model.head_dim);
+  out += fmt::format("  vocab {}  embeddings {}  norm {}  bias {}  dropout {}  positions {}\n", model.vocab_size,
+                     model.tied_embeddings ? "tied" : "untied", to_string(model.norm), model.bias ? "yes" : "no",
+                     model.dropout ? "yes" : "no", to_string(model.position));
+  out += fmt::format("  default sequence {}  default global batch {} tokens\n", model.default_seq_len,
+                     model.default_global_batch_tokens);
   out += fmt::format("  parameters {} (per layer {}, embedding {}, output {}; matmul N = {})\n", p.total, p.per_layer,
                      p.embedding, p.output, p.matmul);
-  if (m.expected_params)
-    out += fmt::format("  published count {} ({})\n", m.expected_params,
-                       m.expected_params == p.total ? "matches" : "MISMATCH");
+  if (model.expected_params)
+    out += fmt::format("  published count {} ({})\n", model.expected_params,
+                       model.expected_params == p.total ? "matches" : "MISMATCH");
   return out;
 }
 

@@ -2,21 +2,13 @@
 // (search_report.h).
 #include "planner/views/search_report.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "planner/spec/names.h"
+#include "views/format.h"
 
 namespace planner {
-
-namespace {
-
-// Rounds |x| < 0.005 (what "%.2f" prints as 0.00) to +0 so no "-0.00" appears.
-double clean_zero(double x) { return std::abs(x) < 0.005 ? 0.0 : x; }
-
-}  // namespace
 
 std::string render_search_report(const SearchReport& rep, const RunContext& ctx, Format f) {
   if (!rep.simulated) return render_search(rep.search, ctx, f);

@@ -10,9 +10,9 @@ TimelineLabels timeline_labels(const RunContext& ctx, const Evaluation& ev, cons
                                std::string command) {
   const ParallelConfig& pc = ev.config;
   TimelineLabels labels;
-  labels.title =
-      fmt::format("{} on {}, {} GPUs: {:d}, mbs {}, m {}, vpp {}, {}", ctx.model.name, ctx.hardware.name,
-                  ctx.training.num_gpus, pc, pc.micro_batch_size, pr.m, pc.virtual_stages, to_string(pr.schedule));
+  labels.title = fmt::format("{} on {}, {} GPUs: {:d}, mbs {}, m {}, vpp {}, {}", ctx.model.name, ctx.hardware.name,
+                             ctx.training.num_gpus, pc, pc.micro_batch_size, pr.micro_batches, pc.virtual_stages,
+                             to_string(pr.schedule));
   for (std::int64_t s = 0; s < pc.pp; ++s) {
     std::string name = fmt::format("stage {}: {} layers", s, ev.layout.layers_on(s));
     if (s == 0) name += " + emb";

@@ -19,7 +19,7 @@ inline constexpr int kSpecSchemaVersion = 1;
 // `origin` names the file (or "<string>") in error messages.
 [[nodiscard]] ModelSpec model_from_json(const nlohmann::json& j, const std::string& origin);
 [[nodiscard]] HardwareProfile hardware_from_json(const nlohmann::json& j, const std::string& origin);
-[[nodiscard]] nlohmann::json to_json(const ModelSpec& m);
+[[nodiscard]] nlohmann::json to_json(const ModelSpec& model);
 [[nodiscard]] nlohmann::json to_json(const HardwareProfile& h);
 
 // Parses JSON text; malformed JSON (including numbers out of range) is an

@@ -67,15 +67,17 @@ struct ChunkCost {
 
 struct PipelineProblem {
   Schedule schedule = Schedule::one_f_one_b;
-  std::int64_t p = 1, v = 1, m = 1;  // stages, chunks per stage, micro-batches (Narayanan et al.'s p, v, m)
-  std::vector<ChunkCost> chunks;     // [stage * v + chunk]
-  std::vector<double> send_s;        // [stage]: one activation (or gradient) between stage and stage+1 (mod p)
-  bool overlap_p2p = false;          // sends on their own stream; otherwise they block the sender's compute
-  bool overlap_grad_reduce = true;   // buckets reduced during the backward; otherwise after it
-  bool overlap_param_gather = true;  // ZeRO-1/2 gathers prefetched at the step start; otherwise after the optimizer
-  std::vector<double> optimizer_s;   // [stage]
+  std::int64_t stages = 1;            // Narayanan et al.'s p
+  std::int64_t chunks_per_stage = 1;  // virtual chunks per stage, their v
+  std::int64_t micro_batches = 1;     // per step, their m
+  std::vector<ChunkCost> chunks;      // [stage * v + chunk]
+  std::vector<double> send_s;         // [stage]: one activation (or gradient) between stage and stage+1 (mod p)
+  bool overlap_p2p = false;           // sends on their own stream; otherwise they block the sender's compute
+  bool overlap_grad_reduce = true;    // buckets reduced during the backward; otherwise after it
+  bool overlap_param_gather = true;   // ZeRO-1/2 gathers prefetched at the step start; otherwise after the optimizer
+  std::vector<double> optimizer_s;    // [stage]
   [[nodiscard]] const ChunkCost& cost(std::int64_t stage, std::int64_t chunk) const {
-    return chunks[std::size_t(stage * v + chunk)];
+    return chunks[std::size_t(stage * chunks_per_stage + chunk)];
   }
   // F + R + B of one micro-batch through every chunk of `stage`.
   [[nodiscard]] double stage_work_s(std::int64_t stage) const;

@@ -25,7 +25,7 @@ struct SimulatedRank {
 
 // The first `k` of `top`, simulated, sorted by simulated step (stable; those
 // that could not be simulated last, in search order).
-[[nodiscard]] std::vector<SimulatedRank> simulate_top(const ModelSpec& m, const HardwareProfile& hw,
+[[nodiscard]] std::vector<SimulatedRank> simulate_top(const ModelSpec& model, const HardwareProfile& hw,
                                                       const TrainingSpec& ts, const std::vector<Evaluation>& top,
                                                       std::size_t k);
 
@@ -37,7 +37,7 @@ struct SearchReport {
 // Searches for the first max(top, simulate_k) results (spec.top_k is
 // replaced), simulates the first simulate_k of them when simulate_k > 0, and
 // keeps the first `top` in the search result.
-[[nodiscard]] SearchReport search_and_simulate(const ModelSpec& m, const HardwareProfile& hw, SearchSpec spec,
+[[nodiscard]] SearchReport search_and_simulate(const ModelSpec& model, const HardwareProfile& hw, SearchSpec spec,
                                                std::size_t top, std::size_t simulate_k);
 
 }  // namespace planner

@@ -29,8 +29,8 @@ enum class FlopConvention {
                                                    double* stated_flops_per_sequence = nullptr);
 
 // FLOPs one training step counts under convention `c` (B sequences of length
-// seq_len); 0 for none/unknown. `m` is the row's own architecture.
-[[nodiscard]] double convention_flops_per_step(FlopConvention c, const ModelSpec& m, std::int64_t seq_len,
+// seq_len); 0 for none/unknown. `model` is the row's own architecture.
+[[nodiscard]] double convention_flops_per_step(FlopConvention c, const ModelSpec& model, std::int64_t seq_len,
                                                std::int64_t global_batch_sequences,
                                                double stated_flops_per_sequence = 0);
 

@@ -33,7 +33,7 @@ struct RunContext {  // what the user asked, echoed in every report
 [[nodiscard]] std::string render_explain(const Explain& ex);
 [[nodiscard]] std::string render_model_list(const std::vector<ModelSpec>& models, Format f);
 [[nodiscard]] std::string render_hardware_list(const std::vector<HardwareProfile>& hw, Format f);
-[[nodiscard]] std::string render_model(const ModelSpec& m, Format f);
+[[nodiscard]] std::string render_model(const ModelSpec& model, Format f);
 [[nodiscard]] std::string render_hardware(const HardwareProfile& h, Format f);
 
 [[nodiscard]] nlohmann::json to_json(const Evaluation& ev);
