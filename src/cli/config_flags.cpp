@@ -63,6 +63,9 @@ void add_config(CLI::App* app, ConfigFlags& c) {
   app->add_option("--vpp,--virtual-stages", c.vpp, "virtual pipeline stages per GPU (interleaving)");
   app->add_option("--recompute", c.recompute, "none, selective or full")->check(CLI::IsMember(name_list<Recompute>()));
   app->add_option("--zero", c.zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
+  app->add_option("--reshard-after-forward", c.reshard_after_forward,
+                  "ZeRO-3: free gathered weights after the forward (true, FSDP2 default) or keep them until the "
+                  "backward (false); implies --zero 3");
   app->add_option("--sp", c.sp, "sequence parallelism (true/false)");
 }
 
@@ -132,6 +135,13 @@ SearchPins pins_from(const ConfigFlags& c) {
   pins.virtual_stages = c.vpp;
   if (c.recompute) pins.recompute = parse_recompute(*c.recompute);
   pins.zero_stage = c.zero;
+  if (c.reshard_after_forward) {
+    if (c.zero && *c.zero != 3)
+      throw InputError("--reshard-after-forward",
+                       fmt::format("applies to ZeRO-3 only (FSDP), but --zero is {}", *c.zero));
+    pins.zero_stage = 3;
+    pins.reshard_after_forward = c.reshard_after_forward;
+  }
   pins.sequence_parallel = c.sp;
   return pins;
 }

@@ -32,6 +32,7 @@ struct ConfigFlags {
   std::optional<std::int64_t> tp, cp, pp, dp, mbs, vpp;
   std::optional<std::string> recompute;
   std::optional<int> zero;
+  std::optional<bool> reshard_after_forward;
   std::optional<bool> sp;
   std::string schedule = "1f1b";
 };

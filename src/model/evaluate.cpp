@@ -92,6 +92,7 @@ std::uint32_t structural_reasons(const ModelSpec& model, const HardwareProfile& 
 
 ParallelConfig normalized(ParallelConfig pc) {
   if (pc.tp == 1) pc.sequence_parallel = false;  // SP is a TP refinement
+  if (pc.zero_stage != 3) pc.reshard_after_forward = true;  // only ZeRO-3 gathers weights
   if (pc.virtual_stages > 1)
     pc.schedule = Schedule::interleaved;
   else if (pc.schedule == Schedule::interleaved)
@@ -157,7 +158,7 @@ const char* dominant_overhead(const StepTimeBreakdown& t) {
   const Term terms[] = {{"recompute", t.recompute_s},      {"TP comm", t.tp_comm_s},
                         {"CP comm", t.cp_comm_s},          {"PP p2p", t.pp_p2p_s},
                         {"PP bubble", t.pp_bubble_s},      {"DP comm", t.dp_comm_s},
-                        {"ZeRO-3 gather", t.zero3_comm_s}, {"optimizer", t.optimizer_s}};
+                        {"ZeRO-2/3 per-layer comm", t.zero3_comm_s}, {"optimizer", t.optimizer_s}};
   const Term* best = &terms[0];
   for (const Term& x : terms)
     if (x.s > best->s) best = &x;

@@ -12,12 +12,16 @@ std::string config_label(const ParallelConfig& c, char style) {
     if (c.virtual_stages > 1) s += fmt::format(" v{}", c.virtual_stages);
     if (c.sequence_parallel) s += " sp";
     if (c.recompute != Recompute::none) s += c.recompute == Recompute::full ? " rc-full" : " rc-sel";
-    if (c.zero_stage) s += fmt::format(" z{}", c.zero_stage);
+    if (c.zero_stage) s += fmt::format(" z{}", zero_label(c));
     return s;
   }
   return fmt::format("tp={} cp={} pp={} dp={} mbs={} vpp={} recompute={} zero={} sp={}", c.tp, c.cp, c.pp, c.dp,
-                     c.micro_batch_size, c.virtual_stages, to_string(c.recompute), c.zero_stage,
+                     c.micro_batch_size, c.virtual_stages, to_string(c.recompute), zero_label(c),
                      c.sequence_parallel ? "on" : "off");
+}
+
+std::string zero_label(const ParallelConfig& c) {
+  return c.zero_stage == 3 && !c.reshard_after_forward ? "3nr" : fmt::format("{}", c.zero_stage);
 }
 
 std::string reasons_label(ReasonSet r) {

@@ -19,7 +19,11 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
   for (std::int64_t r : layout.distinct_stages()) {
     MemoryBreakdown stage;
     const double params = plan.stage_params(r) / t;
-    stage.weights_bytes = params * ts.weight_bytes_per_param / (pc.zero_stage >= 3 ? shard : 1.0);
+    // ZeRO-3 that keeps the gathered weights from the forward to the
+    // backward holds the stage's weights whole while any micro-batch is in
+    // flight, i.e. at the peak (Llama 3 405B, arXiv:2407.21783 §3.3.2).
+    const bool weights_sharded = pc.zero_stage >= 3 && pc.reshard_after_forward;
+    stage.weights_bytes = params * ts.weight_bytes_per_param / (weights_sharded ? shard : 1.0);
     stage.gradients_bytes = params * ts.grad_bytes_per_param / (pc.zero_stage >= 2 ? shard : 1.0);
     stage.optimizer_bytes = params * ts.optimizer_bytes_per_param / (pc.zero_stage >= 1 ? shard : 1.0);
     stage.micro_batches_in_flight =
@@ -41,12 +45,13 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
     // so the working layer adds what it keeps without recomputation less
     // what it stores with it.
     stage.transient_bytes += act.full_layer_bytes - act.stored_bytes;
-    // Current + prefetched layer gathered, one layer of unsharded grads. A
-    // ZeRO-3 group of one rank holds every weight already and gathers nothing
-    // (as step_time prices no ZeRO-3 traffic for it).
+    // Current + prefetched layer gathered (unless the weights were kept
+    // whole, counted above), one layer of unsharded grads. A ZeRO-3 group of
+    // one rank holds every weight already and gathers nothing (as step_time
+    // prices no ZeRO-3 traffic for it).
     if (plan.zero3_gathers)
-      stage.transient_bytes +=
-          double(plan.params.per_layer) / t * (2.0 * ts.weight_bytes_per_param + ts.grad_bytes_per_param);
+      stage.transient_bytes += double(plan.params.per_layer) / t *
+                               ((weights_sharded ? 2.0 * ts.weight_bytes_per_param : 0.0) + ts.grad_bytes_per_param);
     stage.reserve_bytes = hw.memory_reserve_bytes;
     stage.total_bytes = stage.weights_bytes + stage.gradients_bytes + stage.optimizer_bytes + stage.activations_bytes +
                         stage.logits_bytes + stage.transient_bytes + stage.reserve_bytes;

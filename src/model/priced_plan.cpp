@@ -27,18 +27,25 @@ GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelCon
 Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                 const TrainingSpec& ts, const LayerTime& lt, const GroupPlacement& weight_group) {
   Zero3LayerComm z;
-  if (pc.zero_stage < 3 || weight_group.size <= 1) return z;
-  // ZeRO-3 / FSDP: all-gather each layer's weights before its forward and
-  // backward, reduce-scatter its gradients after the backward; prefetching
-  // the next layer hides the gather when a layer's compute outlasts it:
-  // alpha*lg p <= (B*S/C - 1/beta)*n (course slides, Kakade & Anand).
+  if (pc.zero_stage < 2 || weight_group.size <= 1) return z;
+  // ZeRO-3 / FSDP: all-gather each layer's weights before its forward (and
+  // before its backward when they were resharded after the forward),
+  // reduce-scatter its gradients after the backward; prefetching the next
+  // layer hides the gather when a layer's compute outlasts it:
+  // alpha*lg p <= (B*S/C - 1/beta)*n (Zhao et al. 2023, "PyTorch FSDP",
+  // arXiv:2304.11277 §3.3). ZeRO-2: the reduce-scatter alone, every
+  // micro-batch (Rajbhandari et al. 2020 §5.2: gradients are reduced into
+  // their owner's shard as the backward produces them).
   const double layer_params = double(count_params(model).per_layer) / double(pc.tp);
-  z.all_gather_s =
-      collective_cost(hw, weight_group, Collective::all_gather, layer_params * ts.weight_bytes_per_param).total_s();
+  if (pc.zero_stage >= 3) {
+    z.all_gather_s =
+        collective_cost(hw, weight_group, Collective::all_gather, layer_params * ts.weight_bytes_per_param).total_s();
+    if (pc.reshard_after_forward) z.bwd_all_gather_s = z.all_gather_s;
+  }
   z.reduce_scatter_s =
       collective_cost(hw, weight_group, Collective::reduce_scatter, layer_params * ts.grad_bytes_per_param).total_s();
   z.exposed_fwd_s = std::max(0.0, z.all_gather_s - lt.fwd_s());
-  z.exposed_bwd_s = std::max(0.0, z.all_gather_s + z.reduce_scatter_s - lt.bwd_s());
+  z.exposed_bwd_s = std::max(0.0, z.bwd_all_gather_s + z.reduce_scatter_s - lt.bwd_s());
   return z;
 }
 
@@ -53,8 +60,11 @@ PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const 
   plan.layer = lt;
   plan.head = head;
   plan.weight_group = weight_sharing_group(hw, pc);
-  plan.grads_reduced = plan.weight_group.size > 1 && pc.zero_stage < 3;
-  plan.zero3_gathers = plan.weight_group.size > 1 && pc.zero_stage >= 3;
+  const bool sharded = plan.weight_group.size > 1;
+  plan.grads_reduced = sharded && pc.zero_stage <= 1;
+  plan.zero3_gathers = sharded && pc.zero_stage >= 3;
+  plan.per_layer_sharding = sharded && pc.zero_stage >= 2;
+  plan.params_gathered = sharded && (pc.zero_stage == 1 || pc.zero_stage == 2);
   plan.zero3 = zero3_layer_comm(model, hw, pc, ts, lt, plan.weight_group);
   // A layer costs its compute and TP/CP traffic plus its exposed ZeRO-3
   // traffic: with ZeRO-3 a stage with more layers can be the slowest even

@@ -121,8 +121,10 @@ struct StageTail {
 
 // Data parallelism over DP x CP (ranks holding the same weights): a stage
 // reduces its own gradients and steps its own optimizer after its last
-// backward. ZeRO-0: all-reduce; ZeRO-1/2 (Megatron distributed optimizer):
-// reduce-scatter the gradients, all-gather the updated bf16 weights. Buckets
+// backward. ZeRO-0: all-reduce; ZeRO-1 (Megatron distributed optimizer):
+// reduce-scatter the accumulated gradients once; ZeRO-2 reduce-scatters every
+// micro-batch instead (zero3_terms). ZeRO-1/2 then all-gather the updated
+// bf16 weights. Buckets
 // of 40M parameters (Megatron-LM DDP default, Li et al. 2020): the last
 // bucket's reduction starts only when the backward ends, so it is always
 // exposed; the rest hides behind the last micro-batch's backward.
@@ -144,11 +146,11 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
     tl.dp_exposed_s = ts.overlap_grad_reduce ? std::max(tl.reduce_s - bwd_window, t_bucket) : tl.reduce_s;
     tl.window_s = bwd_window;
     tl.grad_bytes = grad_bytes;
-    if (pc.zero_stage >= 1) {
-      tl.gather_s = collective_cost(hw, wg, Collective::all_gather, params_local * ts.weight_bytes_per_param).total_s();
-      const double fwd_window = ts.overlap_grad_reduce ? layers_r * lt.fwd_s() : 0.0;
-      tl.dp_exposed_s += std::max(tl.gather_s - fwd_window, 0.0);
-    }
+  }
+  if (plan.params_gathered) {
+    tl.gather_s = collective_cost(hw, wg, Collective::all_gather, params_local * ts.weight_bytes_per_param).total_s();
+    const double fwd_window = ts.overlap_grad_reduce ? layers_r * lt.fwd_s() : 0.0;
+    tl.dp_exposed_s += std::max(tl.gather_s - fwd_window, 0.0);
   }
   tl.optimizer_s = optimizer_time_s(hw, pc, ts, params_local);
   return tl;
@@ -193,7 +195,7 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
   TailTerms t;
   t.optimizer_s = std::max(0.0, tail.optimizer_s - tail.lead_s);
   t.dp_comm_s = tail.end_s() - t.optimizer_s;
-  if (ex && plan.grads_reduced)
+  if (ex && (plan.grads_reduced || plan.params_gathered))
     note_step(
         ex, "DP gradient reduction (exposed)",
         "max over stages r of [max(reduce(grads_r) - backward of last micro-batch, last 40M-param bucket) "
@@ -217,28 +219,31 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
   return t;
 }
 
-// ZeRO-3 (Rajbhandari et al. 2020): per micro-batch, the slowest stage's
+// ZeRO-2/3 (Rajbhandari et al. 2020): per micro-batch, the slowest stage's
 // layers expose what their compute does not hide of the next layer's
-// prefetched gather (zero3_layer_comm), and the first layer's gather of each
-// pass is never hidden.
+// prefetched gather and of their own gradients' reduce-scatter
+// (zero3_layer_comm), and the first layer's gather of each pass is never
+// hidden.
 struct Zero3Terms {
   double exposed_s = 0, total_s = 0;
 };
 Zero3Terms zero3_terms(const PricedPlan& plan, std::int64_t heavy, Explain* ex) {
   Zero3Terms z;
-  if (!plan.zero3_gathers) return z;
+  if (!plan.per_layer_sharding) return z;
   const Zero3LayerComm& z3 = plan.zero3;
   const double md = double(plan.micro_batches), layers = double(plan.layout.layers_on(heavy));
   const double t_ag = z3.all_gather_s, t_rs = z3.reduce_scatter_s;
   const double fwd_exposed = t_ag + layers * z3.exposed_fwd_s;
   const double bwd_exposed = layers * z3.exposed_bwd_s;
   z.exposed_s = md * (fwd_exposed + bwd_exposed);
-  z.total_s = md * layers * (2.0 * t_ag + t_rs);
+  z.total_s = md * layers * z3.total_s();
   if (ex)
-    note_step(ex, "ZeRO-3 parameter gathers (exposed)",
-              "m * [ag + L*max(0, ag - fwd_layer) + L*max(0, ag + rs - bwd_layer)]",
-              "Rajbhandari et al. 2020; prefetch condition from the course slides",
+    note_step(ex, "ZeRO-2/3 per-layer gathers and reduce-scatters (exposed)",
+              "m * [ag + L*max(0, ag - fwd_layer) + L*max(0, ag_bwd + rs - bwd_layer)]; ag_bwd = 0 without "
+              "resharding after the forward; ZeRO-2: rs only",
+              "Rajbhandari et al. 2020 §5; prefetch: Zhao et al. 2023 (PyTorch FSDP) §3.3",
               {{"ag_per_layer_s", t_ag},
+               {"ag_bwd_per_layer_s", z3.bwd_all_gather_s},
                {"rs_per_layer_s", t_rs},
                {"fwd_layer_s", plan.layer.fwd_s()},
                {"bwd_layer_s", plan.layer.bwd_s()}},

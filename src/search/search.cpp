@@ -32,7 +32,7 @@ std::vector<T> pinned_or(const std::optional<T>& pin, std::vector<T> all) {
 
 auto key(const ParallelConfig& c) {
   return std::make_tuple(c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages, int(c.recompute), c.zero_stage,
-                         c.sequence_parallel);
+                         !c.reshard_after_forward, c.sequence_parallel);
 }
 
 void check_pins(const SearchPins& pin) {
@@ -46,12 +46,19 @@ void check_pins(const SearchPins& pin) {
       throw InputError("search", fmt::format("pinned {}: expected a positive integer, got {}", name, *v));
 }
 
+// A ZeRO stage and, at ZeRO-3, whether the gathered weights are freed after
+// the forward.
+struct Sharding {
+  int zero_stage = 0;
+  bool reshard_after_forward = true;
+};
+
 // The values of the knobs that do not depend on the other degrees: the pinned
 // value alone, else every candidate.
 struct Axes {
   std::vector<std::int64_t> tps, cps, mbss;
   std::vector<Recompute> recs;
-  std::vector<int> zeros;
+  std::vector<Sharding> shardings;
 };
 
 Axes search_axes(const HardwareProfile& hw, const SearchSpec& spec) {
@@ -73,7 +80,9 @@ Axes search_axes(const HardwareProfile& hw, const SearchSpec& spec) {
       pinned_or(pin.recompute, spec.training.attention == AttentionKernel::flash
                                    ? std::vector<Recompute>{Recompute::none, Recompute::full}
                                    : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
-  ax.zeros = pinned_or(pin.zero_stage, {0, 1, 2, 3});
+  for (int z : pinned_or(pin.zero_stage, {0, 1, 2, 3}))
+    for (bool reshard : z == 3 ? pinned_or(pin.reshard_after_forward, {true, false}) : std::vector<bool>{true})
+      ax.shardings.push_back({z, reshard});
   return ax;
 }
 
@@ -116,7 +125,7 @@ Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, co
                 dp,
                 pinned_or(pin.virtual_stages, vpp_all),
                 pinned_or(pin.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})};
-        en.total += std::int64_t(ax.mbss.size() * o.sps.size() * ax.recs.size() * o.vpps.size() * ax.zeros.size());
+        en.total += std::int64_t(ax.mbss.size() * o.sps.size() * ax.recs.size() * o.vpps.size() * ax.shardings.size());
         en.outers.push_back(std::move(o));
       }
     }
@@ -190,10 +199,11 @@ class Tally {
 // once for the group; each variant is then evaluated (memory pruning inside
 // evaluate) and offered to `top` when it fits.
 void price_group(const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts, const ParallelConfig& base,
-                 const std::vector<std::int64_t>& vpps, const std::vector<int>& zeros, Tally& tally, TopK& top) {
+                 const std::vector<std::int64_t>& vpps, const std::vector<Sharding>& shardings, Tally& tally,
+                 TopK& top) {
   SearchResult& res = tally.res();
   const std::uint32_t shape_reasons = structural_reasons(model, hw, base, ts);
-  const std::int64_t variants = std::int64_t(vpps.size() * zeros.size());
+  const std::int64_t variants = std::int64_t(vpps.size() * shardings.size());
   if (shape_reasons) {
     res.considered += variants;
     for (std::int64_t i = 0; i < variants; ++i) tally.reject(shape_reasons);
@@ -203,10 +213,11 @@ void price_group(const ModelSpec& model, const HardwareProfile& hw, const Traini
   const LayerTime lt = layer_time(model, hw, base, ts);
   const HeadTime head = head_time(model, hw, base, ts);
   for (std::int64_t v : vpps)
-    for (int z : zeros) {
+    for (const Sharding& z : shardings) {
       ParallelConfig pc = base;
       pc.virtual_stages = v;
-      pc.zero_stage = z;
+      pc.zero_stage = z.zero_stage;
+      pc.reshard_after_forward = z.reshard_after_forward;
       ++res.considered;
       Evaluation ev = evaluate(model, hw, pc, ts, lt, head);
       if (!ev.feasible()) {
@@ -231,6 +242,7 @@ ParallelConfig pinned_config(const SearchPins& pins) {
   pc.virtual_stages = pins.virtual_stages.value_or(1);
   pc.recompute = pins.recompute.value_or(Recompute::none);
   pc.zero_stage = pins.zero_stage.value_or(0);
+  pc.reshard_after_forward = pins.reshard_after_forward.value_or(true);
   pc.sequence_parallel = pins.sequence_parallel.value_or(pc.tp > 1);
   return pc;
 }
@@ -259,7 +271,7 @@ SearchResult search(const ModelSpec& model, const HardwareProfile& hw, const Sea
           ParallelConfig base;
           base.tp = o.tp, base.cp = o.cp, base.pp = o.pp, base.dp = o.dp;
           base.micro_batch_size = mbs, base.sequence_parallel = sp, base.recompute = rec;
-          price_group(model, hw, ts, base, o.vpps, ax.zeros, tally, top);
+          price_group(model, hw, ts, base, o.vpps, ax.shardings, tally, top);
         }
   if (spec.progress) spec.progress(SearchProgress{res.considered, en.total});
   res.top = std::move(top).ranked();

@@ -95,13 +95,14 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
       // dgrad and wgrad GEMMs have equal FLOPs: W is half the backward GEMMs
       // plus the gradient accumulation (Qi et al. 2023 §2 count T_B = T_W).
       cc.weight_grad_s = nd * (0.5 * lt.gemm_bwd_s + lt.grad_accumulate_s);
-      if (plan.zero3_gathers && n > 0) {
+      if (plan.per_layer_sharding && n > 0) {
         // The closed form's per-layer prefetch rule (zero3_layer_comm), with
-        // the first layer's gather of each chunk exposed.
+        // the first layer's gather of each chunk exposed (ZeRO-2: no gathers,
+        // the reduce-scatters only).
         cc.forward_zero3_s = z3.all_gather_s + nd * z3.exposed_fwd_s;
         cc.backward_zero3_s = nd * z3.exposed_bwd_s;
         cc.zero3_forward_total_s = nd * z3.all_gather_s;
-        cc.zero3_backward_total_s = nd * (z3.all_gather_s + z3.reduce_scatter_s);
+        cc.zero3_backward_total_s = nd * (z3.bwd_all_gather_s + z3.reduce_scatter_s);
         cc.forward_s += cc.forward_zero3_s;
         cc.backward_s += cc.backward_zero3_s;
       }
@@ -117,10 +118,9 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
           cc.grad_buckets_s.push_back(collective_cost(hw, wg, red, b * ts.grad_bytes_per_param).total_s());
           left -= b;
         }
-        if (pc.zero_stage >= 1)
-          cc.param_gather_s =
-              collective_cost(hw, wg, Collective::all_gather, params * ts.weight_bytes_per_param).total_s();
       }
+      if (plan.params_gathered && params > 0)
+        cc.param_gather_s = collective_cost(hw, wg, Collective::all_gather, params * ts.weight_bytes_per_param).total_s();
     }
   }
   return pr;

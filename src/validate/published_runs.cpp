@@ -304,6 +304,9 @@ void map_measured(const json& row, MeasuredRun& r) {
   r.step_time_s = number(row, "step_time_s");
   r.tflops_per_gpu = number(row, "tflops_per_gpu");
   r.mfu = number(row, "mfu");
+  r.tokens_per_sec_per_gpu = number(row, "tokens_per_sec_per_gpu");
+  if (r.tokens_per_sec_per_gpu && !(*r.tokens_per_sec_per_gpu > 0))
+    throw RowError{"tokens_per_sec_per_gpu: expected a positive number"};
   r.convention_text = text(row, "reported_flop_convention");
   r.convention = parse_flop_convention(r.convention_text, &r.stated_flops_per_sequence);
   if (const json* v = field(row, "flop_convention")) {
@@ -320,11 +323,12 @@ void map_measured(const json& row, MeasuredRun& r) {
     r.convention = FlopConvention::stated;
     r.stated_flops_per_sequence = *f;
   }
-  if (!r.step_time_s && !r.tflops_per_gpu && !r.mfu)
-    throw RowError{"nothing measured: step_time_s, tflops_per_gpu and mfu are all missing"};
+  if (!r.step_time_s && !r.tokens_per_sec_per_gpu && !r.tflops_per_gpu && !r.mfu)
+    throw RowError{"nothing measured: step_time_s, tokens_per_sec_per_gpu, tflops_per_gpu and mfu are all missing"};
   if (r.convention == FlopConvention::stated && !(r.stated_flops_per_sequence > 0))
     throw RowError{"flops_per_sequence: expected a positive number"};
-  if (!r.step_time_s && (r.convention == FlopConvention::none || r.convention == FlopConvention::unknown))
+  if (!r.step_time_s && !r.tokens_per_sec_per_gpu &&
+      (r.convention == FlopConvention::none || r.convention == FlopConvention::unknown))
     throw RowError{fmt::format("no step_time_s, and the FLOP convention of its TFLOP/s or MFU is not recognised: '{}'",
                                r.convention_text)};
 }

@@ -104,6 +104,7 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   pc.virtual_stages = r.integer_in("vpp", 1, kMaxLayers, false, 1);
   pc.recompute = r.choice("recompute", kRecomputeNames, Recompute::none, false);
   pc.zero_stage = int(r.integer_in("zero", 0, kMaxZeroStage, false, 0));
+  pc.reshard_after_forward = r.boolean("reshard_after_forward", false, true);
   pc.sequence_parallel = r.boolean("sp", false, pc.tp > 1);  // as `planner evaluate`: on when TP > 1
   pc.schedule = r.choice("schedule", kClosedFormSchedules, Schedule::one_f_one_b, false);
   r.allow("note");

@@ -67,8 +67,13 @@ void compare_with_measured(const MeasuredRun& run, const HardwareProfile& hw, Va
   const double peak = hw.peak_flops_per_s[std::size_t(ts.dtype)];
   const double flops = convention_flops_per_step(run.convention, run.model, ts.seq_len, ts.global_batch_sequences,
                                                  run.stated_flops_per_sequence);
+  const double tokens = double(ts.global_batch_sequences) * double(ts.seq_len);
   if (run.step_time_s) {
     out.measured_step_s = *run.step_time_s;
+  } else if (run.tokens_per_sec_per_gpu && run.scope == MeasurementScope::step) {
+    // Throughput needs no FLOP convention: step = GBS * seq / (tokens/s/GPU * GPUs).
+    out.measured_step_s = tokens / (*run.tokens_per_sec_per_gpu * gpus);
+    out.step_implied = "tokens/s";
   } else if (run.tflops_per_gpu && flops > 0) {
     out.measured_step_s = flops / (*run.tflops_per_gpu * 1e12 * gpus);
     out.step_implied = "TFLOP/s";
@@ -81,6 +86,12 @@ void compare_with_measured(const MeasuredRun& run, const HardwareProfile& hw, Va
     return;
   }
   out.step_error = (out.predicted_step_s - out.measured_step_s) / out.measured_step_s;
+  if (run.step_time_s && run.tokens_per_sec_per_gpu && run.scope == MeasurementScope::step) {
+    const double implied = tokens / (*run.step_time_s * gpus);
+    if (std::abs(implied / *run.tokens_per_sec_per_gpu - 1) > 0.03)
+      out.warnings.push_back(fmt::format("reported {:.0f} tokens/s per GPU, but its step time gives {:.0f}",
+                                         *run.tokens_per_sec_per_gpu, implied));
+  }
   // A row reporting both a time and a rate must agree with its own convention.
   if (run.step_time_s && flops > 0 && run.scope == MeasurementScope::step) {
     if (run.tflops_per_gpu) {

@@ -91,6 +91,7 @@ json to_json(const ParallelConfig& c) {
           {"virtual_stages", c.virtual_stages},
           {"recompute", std::string(to_string(c.recompute))},
           {"zero_stage", c.zero_stage},
+          {"reshard_after_forward", c.reshard_after_forward},
           {"sequence_parallel", c.sequence_parallel},
           {"schedule", std::string(to_string(c.schedule))}};
 }
@@ -165,7 +166,7 @@ std::string step_time_text(const StepTimeBreakdown& t, const RunContext& ctx) {
   std::string out = fmt::format("step time ({} micro-batches; heaviest stage {:.4f} s per micro-batch)\n",
                                 t.micro_batches, t.stage_time_per_micro_batch_s);
   auto row = [&](const char* name, double s) {
-    out += fmt::format("  {:<22}{:>10.4f} s {:>6.1f}%\n", name, s, t.step_s > 0 ? 100.0 * s / t.step_s : 0.0);
+    out += fmt::format("  {:<26}{:>10.4f} s {:>6.1f}%\n", name, s, t.step_s > 0 ? 100.0 * s / t.step_s : 0.0);
   };
   row("compute", t.compute_s);
   row("recompute", t.recompute_s);
@@ -174,9 +175,9 @@ std::string step_time_text(const StepTimeBreakdown& t, const RunContext& ctx) {
   row("PP send/recv", t.pp_p2p_s);
   row("PP bubble", t.pp_bubble_s);
   row("DP comm (exposed)", t.dp_comm_s);
-  row("ZeRO-3 comm (exposed)", t.zero3_comm_s);
+  row("ZeRO-2/3 comm (exposed)", t.zero3_comm_s);
   row("optimizer", t.optimizer_s);
-  out += fmt::format("  {:<22}{:>10.4f} s\n", "step", t.step_s);
+  out += fmt::format("  {:<26}{:>10.4f} s\n", "step", t.step_s);
   out += fmt::format(
       "  DP comm before overlap {:.4f} s; ZeRO-3 comm before overlap {:.4f} s; DP and optimizer "
       "tail of stage {}\n",
@@ -250,7 +251,7 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
       const auto& c = ev.config;
       out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.2f},{:.4f},{:.0f},{:.4f},{}\n", rank++, c.tp, c.cp, c.pp,
                          c.dp, c.micro_batch_size, ev.time.micro_batches, c.virtual_stages, to_string(c.recompute),
-                         c.zero_stage, c.sequence_parallel ? 1 : 0, ev.memory.total_bytes / kGiB, ev.time.step_s,
+                         zero_label(c), c.sequence_parallel ? 1 : 0, ev.memory.total_bytes / kGiB, ev.time.step_s,
                          ev.time.tokens_per_s, ev.time.mfu, dominant_overhead(ev.time));
     }
     return out;
@@ -270,7 +271,7 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
           "{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<9} {:>4} {:>3} {:>8.2f} {:>9.3f} {:>11.0f} {:>5.1f}%  "
           "{}\n",
           rank++, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, ev.time.micro_batches, c.virtual_stages,
-          to_string(c.recompute), c.zero_stage, c.sequence_parallel ? "on" : "off", ev.memory.total_bytes / kGiB,
+          to_string(c.recompute), zero_label(c), c.sequence_parallel ? "on" : "off", ev.memory.total_bytes / kGiB,
           ev.time.step_s, ev.time.tokens_per_s, 100.0 * ev.time.mfu, dominant_overhead(ev.time));
     }
   }

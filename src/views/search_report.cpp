@@ -2,6 +2,8 @@
 // (search_report.h).
 #include "planner/views/search_report.h"
 
+#include "planner/model/labels.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -49,7 +51,7 @@ std::string render_simulated_ranking(const std::vector<SimulatedRank>& ranks, Fo
       const auto& x = ranks[i];
       const auto& c = x.evaluation.config;
       out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.6f},{}\n", i + 1, x.closed_form_rank, c.tp, c.cp, c.pp, c.dp,
-                         c.micro_batch_size, c.virtual_stages, to_string(c.recompute), c.zero_stage,
+                         c.micro_batch_size, c.virtual_stages, to_string(c.recompute), zero_label(c),
                          x.evaluation.time.step_s,
                          x.not_simulated.empty() ? fmt::format("{:.6f}", x.simulated_step_s) : std::string());
     }
@@ -66,13 +68,13 @@ std::string render_simulated_ranking(const std::vector<SimulatedRank>& ranks, Fo
     if (!x.not_simulated.empty()) {
       out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13.3f}   not simulated: {}\n",
                          i + 1, x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages,
-                         to_string(c.recompute), c.zero_stage, x.evaluation.time.step_s, x.not_simulated);
+                         to_string(c.recompute), zero_label(c), x.evaluation.time.step_s, x.not_simulated);
       continue;
     }
     out += fmt::format(
         "{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13.3f} {:>13.3f} {:>7.2f}% {:>9.2f}%\n", i + 1,
         x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages, to_string(c.recompute),
-        c.zero_stage, x.evaluation.time.step_s, x.simulated_step_s,
+        zero_label(c), x.evaluation.time.step_s, x.simulated_step_s,
         clean_zero(100.0 * (x.simulated_step_s / x.evaluation.time.step_s - 1.0)), 100.0 * x.simulated_bubble_fraction);
   }
   return out;

@@ -101,7 +101,7 @@ std::string summary_text(const SimResult& r, const SimComparison& cmp, const Eva
       "simulate: {} on {}, {} GPUs; {:d}, micro-batch {}, {} micro-batches, vpp {}, {} schedule, "
       "recompute {}, ZeRO-{}, SP {}\n\n",
       ctx.model.name, ctx.hardware.name, ctx.training.num_gpus, pc, pc.micro_batch_size, pr.micro_batches,
-      pc.virtual_stages, to_string(pr.schedule), to_string(pc.recompute), pc.zero_stage,
+      pc.virtual_stages, to_string(pr.schedule), to_string(pc.recompute), zero_label(pc),
       pc.sequence_parallel ? "on" : "off");
   out += fmt::format("step time      {:.4f} s simulated, {:.4f} s closed form ({})\n", r.step_s, cmp.closed_form_step_s,
                      pct(cmp.relative_difference()));

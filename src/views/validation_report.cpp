@@ -136,9 +136,8 @@ std::string render_table(const ValidationReport& rep) {
                      marks(r));
   }
   s += "times in seconds (per step; per layer fwd+bwd for 'l' rows). marks: c = knobs the row leaves unknown were "
-       "chosen "
-       "by the planner, i = measured time implied from the row's TFLOP/s or MFU in its FLOP convention, w = warning "
-       "below, l = one-layer measurement\n";
+       "chosen by the planner, i = measured time implied from the row's tokens/s per GPU, or its TFLOP/s or MFU in "
+       "its FLOP convention, w = warning below, l = one-layer measurement\n";
 
   std::string notes;
   for (const auto& r : rep.rows)

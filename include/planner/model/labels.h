@@ -26,6 +26,9 @@ struct ReasonSet {
 // style: 'f' (full), 'c' (compact) or 'd' (degrees), as above.
 [[nodiscard]] std::string config_label(const ParallelConfig& c, char style = 'f');
 [[nodiscard]] std::string reasons_label(ReasonSet r);
+// The ZeRO stage: "0" to "3", and "3nr" for ZeRO-3 that keeps the gathered
+// weights from the forward to the backward (no reshard after forward).
+[[nodiscard]] std::string zero_label(const ParallelConfig& c);
 
 }  // namespace planner
 

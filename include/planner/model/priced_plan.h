@@ -19,15 +19,24 @@ namespace planner {
 // The ranks holding the same weights (DP x CP), placed on the tiers.
 [[nodiscard]] GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelConfig& pc);
 
-// ZeRO-3 / FSDP traffic of one layer for one micro-batch: the all-gather of
-// its weights (before the forward, and again before the backward) and the
-// reduce-scatter of its gradients, and the part that the layer's own compute
-// does not hide (the next layer is prefetched while this one computes). All
-// zero unless ZeRO-3 runs over more than one rank.
+// Sharded-data traffic of one layer for one micro-batch, and the part that
+// the layer's own compute does not hide (the next layer is prefetched while
+// this one computes):
+// - ZeRO-3 / FSDP: the all-gather of its weights before the forward, again
+//   before the backward unless they were kept (reshard_after_forward false),
+//   and the reduce-scatter of its gradients;
+// - ZeRO-2: the reduce-scatter of its gradients in every micro-batch's
+//   backward (gradients are sharded, so each micro-batch's must be reduced
+//   into the shard: DeepSpeed stage 2's backward hooks, FSDP2's
+//   SHARD_GRAD_OP), no gathers.
+// All zero below ZeRO-2 or over one rank.
 struct Zero3LayerComm {
-  double all_gather_s = 0, reduce_scatter_s = 0;
+  double all_gather_s = 0;      // before the forward
+  double bwd_all_gather_s = 0;  // before the backward (ZeRO-3 with resharding)
+  double reduce_scatter_s = 0;
   double exposed_fwd_s = 0, exposed_bwd_s = 0;
   [[nodiscard]] double exposed_s() const { return exposed_fwd_s + exposed_bwd_s; }
+  [[nodiscard]] double total_s() const { return all_gather_s + bwd_all_gather_s + reduce_scatter_s; }
 };
 [[nodiscard]] Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& hw,
                                               const ParallelConfig& pc, const TrainingSpec& ts, const LayerTime& lt,
@@ -51,9 +60,11 @@ struct PricedPlan {
   LayerTime layer;  // one layer, one micro-batch
   HeadTime head;
   GroupPlacement weight_group;     // DP x CP: the ranks holding the same weights
-  bool grads_reduced = false;      // DP x CP > 1, ZeRO 0-2: each stage reduces its gradients after its last backward
+  bool grads_reduced = false;      // DP x CP > 1, ZeRO 0-1: each stage reduces its gradients after its last backward
   bool zero3_gathers = false;      // DP x CP > 1, ZeRO-3: each layer's weights gathered, its gradients reduce-scattered
-  Zero3LayerComm zero3;            // per layer and micro-batch; zero unless zero3_gathers
+  bool per_layer_sharding = false;  // DP x CP > 1, ZeRO 2-3: the per-layer, per-micro-batch traffic of `zero3`
+  bool params_gathered = false;     // DP x CP > 1, ZeRO 1-2: updated weight shards all-gathered once per step
+  Zero3LayerComm zero3;            // per layer and micro-batch; zero unless per_layer_sharding
   double layer_step_s = 0;         // layer.total_s() + zero3.exposed_s()
   double layer_unit_s = 0;         // layer_step_s, at least kTinyTime_s: what a layer-equivalent is worth
   double head_first_s = 0;         // embedding forward + backward (stage 0), one micro-batch

@@ -19,6 +19,7 @@ struct SearchPins {
   std::optional<std::int64_t> tp, cp, pp, dp, micro_batch_size, virtual_stages;
   std::optional<Recompute> recompute;
   std::optional<int> zero_stage;
+  std::optional<bool> reshard_after_forward;  // ZeRO-3 only
   std::optional<bool> sequence_parallel;
 };
 

@@ -120,6 +120,11 @@ struct ParallelConfig {
   std::int64_t virtual_stages = 1;
   Recompute recompute = Recompute::none;
   int zero_stage = 0;
+  // ZeRO-3 / FSDP only: free each layer's gathered weights after its forward
+  // and gather them again for its backward (FSDP2 fully_shard default, and
+  // torchtitan's without PP), or keep them until the backward (Llama 3 405B,
+  // arXiv:2407.21783 §3.3.2). normalized() sets it true below ZeRO-3.
+  bool reshard_after_forward = true;
   bool sequence_parallel = false;
   Schedule schedule = Schedule::one_f_one_b;
   bool operator==(const ParallelConfig&) const = default;

@@ -32,6 +32,7 @@ struct MeasuredRun {
   std::string convention_text;
   double stated_flops_per_sequence = 0;                    // FlopConvention::stated only
   std::optional<double> step_time_s, tflops_per_gpu, mfu;  // measured, as reported
+  std::optional<double> tokens_per_sec_per_gpu;            // measured throughput (needs no FLOP convention)
   std::optional<std::string> hardware;  // explicit profile name from the row's optional `hardware` field
 };
 

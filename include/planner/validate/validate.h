@@ -25,9 +25,9 @@ struct ValidatedRow {
   std::vector<std::string> warnings;  // e.g. "planner predicts out of memory"
   FlopConvention convention = FlopConvention::none;
   // Step (or layer) time. measured_step_s is the row's own, or implied from its
-  // TFLOP/s or MFU through its FLOP convention (step_implied then says which).
+  // tokens/s per GPU, TFLOP/s or MFU through its FLOP convention (step_implied then says which).
   double predicted_step_s = 0, measured_step_s = 0, step_error = 0;
-  std::string step_implied;  // "", "TFLOP/s" or "MFU"
+  std::string step_implied;  // "", "tokens/s", "TFLOP/s" or "MFU"
   std::optional<double> predicted_tflops, measured_tflops, tflops_error;
   std::optional<double> predicted_mfu, measured_mfu, mfu_error;
   double predicted_palm_mfu = 0;  // the planner's own MFU (PaLM), for reference
