@@ -161,8 +161,8 @@ TEST_CASE("step-time terms are non-negative, finite and sum to the step", "[eval
     // Structure valid: at most out of memory.
     REQUIRE((ev.reasons & ~(1u << unsigned(Reason::out_of_memory))) == 0u);
     const StepTimeBreakdown& t = ev.time;
-    const double terms[] = {t.compute_s,   t.recompute_s, t.tp_comm_s,    t.cp_comm_s,  t.pp_p2p_s,
-                            t.pp_bubble_s, t.dp_comm_s,   t.zero3_comm_s, t.optimizer_s};
+    const double terms[] = {t.compute_s, t.recompute_s, t.contention_s, t.tp_comm_s,    t.cp_comm_s,
+                            t.pp_p2p_s,  t.pp_bubble_s, t.dp_comm_s,    t.zero3_comm_s, t.optimizer_s};
     double sum = 0;
     for (double x : terms) {
       CHECK(std::isfinite(x));
@@ -179,7 +179,7 @@ TEST_CASE("step-time terms are non-negative, finite and sum to the step", "[eval
     const double tokens = double(ts.global_batch_sequences) * double(ts.seq_len);
     CHECK(t.micro_batches == ts.global_batch_sequences / (r.dp * r.mbs));
     CHECK(t.tokens_per_s == Approx(tokens / t.step_s).epsilon(kRel));
-    CHECK(t.model_flops_per_step == Approx(flops_per_token(m, ts.seq_len, r.rec).model * tokens).epsilon(kRel));
+    CHECK(t.model_flops_per_step == Approx(flops_per_token(m, ts.seq_len, r.rec, ts.attention).model * tokens).epsilon(kRel));
     CHECK(t.mfu == Approx(t.model_flops_per_step / (t.step_s * double(r.gpus) * hw.peak_flops_per_s[0])).epsilon(kRel));
     CHECK(t.bubble_fraction == Approx(t.pp_bubble_s / t.step_s).epsilon(kRel));
     // Terms that must vanish for this layout.

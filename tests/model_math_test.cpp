@@ -105,29 +105,39 @@ TEST_CASE("every stock model parses and its count matches its closed form", "[mo
   }
 }
 
-TEST_CASE("FLOPs per token: PaLM 6N + 12*L*H*Q*T and recompute extras", "[model_math]") {
+TEST_CASE("FLOPs per token: Megatron-LM's model FLOPs, PaLM's, and what executes", "[model_math]") {
   const ModelSpec m = find_model("llama8b", kDir);
   const ParamCounts p = count_params(m);
-  const double T = 8192, L = 32, H = 32, Q = 128;
+  const double T = 8192, L = 32, H = 32, Q = 128, h = 4096, KV = 8, F = 14336, V = 128256;
   const double N = double(p.matmul);
   const double attn = 12.0 * L * H * Q * T;  // integers far below 2^53: exact in double
+  // Megatron-LM transformer_flops: 12*B*s*L*h^2*(1 + KV/H + s/(2h) + 3F/(2h)) + 6*B*s*h*V for Llama 3.1 8B
+  // (SwiGLU, kv_channels*heads == h), per token.
+  const double megatron = 12.0 * L * h * h * (1 + KV / H + T / (2 * h) + 1.5 * F / h) + 6.0 * h * V;
+  const double layer_w = h * H * Q + 2 * h * KV * Q + H * Q * h + 3 * h * F;
   struct Row {
     Recompute r;
-    double recompute;  // Korthikanti et al. 2022 §5
+    AttentionKernel a;
+    double recompute;  // Korthikanti et al. 2022 §5, counting only what runs
+    double attention_executed;
   };
   const Row rows[] = {
-      {Recompute::none, 0.0},
-      {Recompute::selective, 4.0 * L * H * Q * T},
-      {Recompute::full, 2.0 * L * double(p.per_layer) + 4.0 * L * H * Q * T},
+      {Recompute::none, AttentionKernel::flash, 0.0, 7.0 * L * H * Q * T},
+      {Recompute::selective, AttentionKernel::flash, 0.0, 7.0 * L * H * Q * T},  // flash stores nothing to drop
+      {Recompute::selective, AttentionKernel::unfused, 4.0 * L * H * Q * T, 12.0 * L * H * Q * T},
+      {Recompute::full, AttentionKernel::flash, 2.0 * L * layer_w + 2.0 * L * H * Q * T, 7.0 * L * H * Q * T},
+      {Recompute::full, AttentionKernel::unfused, 2.0 * L * layer_w + 4.0 * L * H * Q * T, 12.0 * L * H * Q * T},
   };
   for (const Row& r : rows) {
-    const FlopsPerToken f = flops_per_token(m, 8192, r.r);
+    const FlopsPerToken f = flops_per_token(m, 8192, r.r, r.a);
     CHECK(f.matmul_params == N);
     CHECK(f.dense == 6.0 * N);
     CHECK(f.attention == attn);
-    CHECK(f.model == 6.0 * N + attn);
-    CHECK(f.recompute == r.recompute);
-    CHECK(f.hardware == f.model + r.recompute);
+    CHECK(f.palm == 6.0 * N + attn);
+    CHECK(f.model == Approx(megatron).epsilon(1e-12));
+    CHECK(f.recompute == Approx(r.recompute).epsilon(1e-12));
+    CHECK(f.attention_executed == Approx(r.attention_executed).epsilon(1e-12));
+    CHECK(f.hardware == Approx(6.0 * (L * layer_w + V * h) + r.attention_executed + r.recompute).epsilon(1e-12));
   }
 }
 

@@ -237,7 +237,7 @@ TEST_CASE("evaluate keeps the plan it priced memory and time from", "[priced_pla
     CHECK(plan.zero3_gathers == (zero == 3));
     if (zero < 3) CHECK(plan.zero3.all_gather_s == 0.0);
     if (zero == 3) CHECK(plan.zero3.all_gather_s > 0.0);
-    CHECK(plan.layer_step_s == lt.total_s() + plan.zero3.exposed_s());
+    CHECK(plan.layer_step_s == lt.total_s() + plan.zero3.exposed_s() + plan.zero3.contention_s());
     CHECK(plan.extra_first == plan.head_first_s / std::max(plan.layer_step_s, kTinyTime_s));
     CHECK(plan.extra_last == plan.head_last_s / std::max(plan.layer_step_s, kTinyTime_s));
     // The plan is all step_time and memory_per_gpu need: pricing it again gives the same bits.

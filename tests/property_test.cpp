@@ -10,7 +10,9 @@
 // so another standard library draws other cases). PLANNER_PROPERTY_SEED
 // replaces kSeed to explore other cases. Each property reports how many
 // cases it ran (WARN, printed on every run).
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <cstdint>
 #include <cstdlib>
 #include <numeric>
@@ -579,4 +581,43 @@ TEST_CASE("property: every search result uses all GPUs, fits, is feasible, and i
   CHECK(with_results >= kCases / 4);  // the generator must not drift into all-infeasible problems
   WARN("search: " << kCases << " searches (" << with_results << " with results, " << results << " results checked, "
                   << considered << " configurations considered; seed " << seed << ")");
+}
+
+TEST_CASE("property: no predicted MFU above the profile's GEMM ceiling", "[property]") {
+  // MFU counts Megatron-LM's model FLOPs (causal attention), each of which
+  // runs at most at peak * gemm_max (attention at attention_max < gemm_max),
+  // so MFU <= gemm_max for every configuration: random ones, and every
+  // feasible layout of two searches (top_k above the feasible count).
+  const std::uint64_t seed = base_seed() + 7'000'000;
+  constexpr int kCases = 1000;
+  double highest = 0;
+  for (int i = 0; i < kCases; ++i) {
+    Rng r(seed + std::uint64_t(i));
+    const Case c = random_case(r);
+    INFO("seed " << seed << " + case " << i << ": " << describe_case(c));
+    const Evaluation ev = evaluate(c.model, c.hw, c.pc, c.ts);
+    REQUIRE(priced(ev));
+    const double ceiling = c.hw.efficiency.gemm_max[std::size_t(c.ts.dtype)];
+    CHECK(ev.time.mfu <= ceiling * (1 + 1e-12));
+    CHECK(ev.time.hfu >= ev.time.mfu * (1 - 1e-12));  // executed FLOPs include the model's
+    highest = std::max(highest, ev.time.mfu / ceiling);
+  }
+  std::size_t searched = 0;
+  for (const auto& [model, gpus, seq] : {std::tuple{"llama8b", 64, 131072}, std::tuple{"llama70b", 256, 8192}}) {
+    SearchSpec spec;
+    spec.training.num_gpus = gpus;
+    spec.training.seq_len = seq;
+    spec.training.global_batch_sequences = 4194304 / seq;
+    spec.top_k = 1'000'000;
+    const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+    const SearchResult res = search(find_model(model, kDir), hw, spec);
+    for (const Evaluation& ev : res.top) {
+      INFO(model << " " << fmt::format("{}", ev.config));
+      CHECK(ev.time.mfu <= hw.efficiency.gemm_max[0] * (1 + 1e-12));
+      highest = std::max(highest, ev.time.mfu / hw.efficiency.gemm_max[0]);
+    }
+    searched += res.top.size();
+  }
+  WARN("MFU ceiling: " << kCases << " random configurations and " << searched
+                       << " feasible search results; highest MFU / gemm_max " << highest << " (seed " << seed << ")");
 }

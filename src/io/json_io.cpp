@@ -88,6 +88,10 @@ std::optional<InterconnectTier> read_tier(const json& tj, std::size_t i, std::ve
   tier.latency_s = t.number("latency_s", 0, 1, true, 0, false);
   tier.bandwidth_nominal_bytes_per_s = t.number("bandwidth_nominal_bytes_per_s", 0, 1e15);
   tier.bandwidth_achieved_bytes_per_s = t.number("bandwidth_achieved_bytes_per_s", 0, 1e15);
+  tier.collective_channels = t.integer("collective_channels", 0, false, 0);
+  if (tier.collective_channels > 1024)
+    t.problem("collective_channels",
+              fmt::format("expected at most 1024 channels (SMs), got {}", tier.collective_channels));
   if (tier.topology == Topology::torus) {
     const json* dims = t.get("torus_dims", true, "a list of positive integers");
     if (dims) {
@@ -295,6 +299,7 @@ json to_json(const HardwareProfile& h) {
                {"bandwidth_nominal_bytes_per_s", t.bandwidth_nominal_bytes_per_s},
                {"bandwidth_achieved_bytes_per_s", t.bandwidth_achieved_bytes_per_s}};
     if (t.topology == Topology::torus) tj["torus_dims"] = t.torus_dims;
+    if (t.collective_channels > 0) tj["collective_channels"] = t.collective_channels;
     if (i == 1) {
       tj["nics_per_node"] = t.nics_per_node;
       tj["gpus_per_node"] = t.gpus_per_node;

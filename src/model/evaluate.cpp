@@ -155,10 +155,15 @@ const char* dominant_overhead(const StepTimeBreakdown& t) {
     const char* name;
     double s;
   };
-  const Term terms[] = {{"recompute", t.recompute_s},      {"TP comm", t.tp_comm_s},
-                        {"CP comm", t.cp_comm_s},          {"PP p2p", t.pp_p2p_s},
-                        {"PP bubble", t.pp_bubble_s},      {"DP comm", t.dp_comm_s},
-                        {"ZeRO-2/3 per-layer comm", t.zero3_comm_s}, {"optimizer", t.optimizer_s}};
+  const Term terms[] = {{"recompute", t.recompute_s},
+                        {"contention", t.contention_s},
+                        {"TP comm", t.tp_comm_s},
+                        {"CP comm", t.cp_comm_s},
+                        {"PP p2p", t.pp_p2p_s},
+                        {"PP bubble", t.pp_bubble_s},
+                        {"DP comm", t.dp_comm_s},
+                        {"ZeRO comm", t.zero3_comm_s},
+                        {"optimizer", t.optimizer_s}};
   const Term* best = &terms[0];
   for (const Term& x : terms)
     if (x.s > best->s) best = &x;

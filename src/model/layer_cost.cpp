@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "planner/model/collectives.h"
+#include "planner/model/contention.h"
 #include "planner/model/model_math.h"
 
 namespace planner {
@@ -244,11 +245,17 @@ void add_cp_exchange(LayerTime& lt, const Dims& d, const HardwareProfile& hw, co
   GroupPlacement pair = g;
   pair.size = 2;
   pair.stride = g.crosses_domains() ? hw.tiers[0].size : pc.tp;
-  const double step = collective_cost(hw, pair, Collective::send_recv, kv_bytes).total_s();
-  const double fwd = double(pc.cp - 1) * step;
+  const CollectiveCost one = collective_cost(hw, pair, Collective::send_recv, kv_bytes);
+  const double fwd = double(pc.cp - 1) * one.total_s();
   lt.cp_comm_total_s = 3.0 * fwd;
   lt.cp_comm_fwd_s = std::max(0.0, fwd - lt.attention_fwd_s);
   lt.cp_comm_bwd_s = std::max(0.0, 2.0 * fwd - lt.attention_bwd_s);
+  // The hidden part runs beside the attention kernels (compute-bound) and
+  // slows them (contention.h).
+  lt.contention_fwd_s =
+      contention_s(hw, pair, Collective::send_recv, one, fwd - lt.cp_comm_fwd_s, lt.attention_fwd_s, 0.0);
+  lt.contention_bwd_s =
+      contention_s(hw, pair, Collective::send_recv, one, 2.0 * fwd - lt.cp_comm_bwd_s, lt.attention_bwd_s, 0.0);
   if (ex)
     note_step(ex, "CP K/V ring exchange (fwd)", "max(0, (cp-1) * send(2*b*s/cp*KV*hd/t*2 bytes) - attention_fwd)",
               "Liu et al. 2023 (Ring Attention)",
@@ -260,7 +267,7 @@ void add_cp_exchange(LayerTime& lt, const Dims& d, const HardwareProfile& hw, co
 // core only (Korthikanti et al. 2022 §5). Flash attention already recomputes
 // internally, so selective adds nothing. Needs the forward terms set.
 double recompute_s(const LayerTime& lt, Recompute recompute, AttentionKernel kernel) {
-  if (recompute == Recompute::full) return lt.compute_fwd_s() + lt.cp_comm_fwd_s;
+  if (recompute == Recompute::full) return lt.compute_fwd_s() + lt.cp_comm_fwd_s + lt.contention_fwd_s;
   if (recompute == Recompute::selective && kernel == AttentionKernel::unfused) return lt.attention_fwd_s;
   return 0.0;
 }

@@ -21,7 +21,7 @@ ParamCounts count_params(const ModelSpec& model) {
   return p;
 }
 
-FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Recompute r) {
+FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Recompute r, AttentionKernel attention) {
   const ParamCounts p = count_params(model);
   FlopsPerToken f;
   const double L = double(model.num_layers), H = double(model.num_heads), Q = double(model.head_dim),
@@ -29,10 +29,17 @@ FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Reco
   f.matmul_params = double(p.matmul);
   f.dense = 6.0 * f.matmul_params;
   f.attention = 12.0 * L * H * Q * T;
-  f.model = f.dense + f.attention;
-  if (r == Recompute::full) f.recompute = 2.0 * L * double(p.per_layer) + 4.0 * L * H * Q * T;
-  if (r == Recompute::selective) f.recompute = 4.0 * L * H * Q * T;
-  f.hardware = f.model + f.recompute;
+  f.palm = f.dense + f.attention;
+  const double h = double(model.hidden_size), KV = double(model.num_kv_heads), F = double(model.ffn_hidden_size);
+  const double layer_gemm_weights = h * H * Q + 2.0 * h * KV * Q + H * Q * h + (is_gated(model.ffn_kind) ? 3.0 : 2.0) * h * F;
+  f.gemm_weights = L * layer_gemm_weights + double(model.vocab_size) * h;
+  f.model = 6.0 * f.gemm_weights + 6.0 * L * H * Q * T;
+  const bool flash = attention == AttentionKernel::flash;
+  const double attention_fwd = (flash ? 2.0 : 4.0) * L * H * Q * T;  // QK^T and AV, causal half skipped by flash
+  f.attention_executed = attention_fwd * (flash ? 3.5 : 3.0);
+  if (r == Recompute::full) f.recompute = 2.0 * L * layer_gemm_weights + attention_fwd;
+  if (r == Recompute::selective && !flash) f.recompute = attention_fwd;
+  f.hardware = 6.0 * f.gemm_weights + f.attention_executed + f.recompute;
   return f;
 }
 

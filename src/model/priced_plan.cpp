@@ -1,5 +1,7 @@
 #include "planner/model/priced_plan.h"
 
+#include "planner/model/contention.h"
+
 #include <algorithm>
 
 #include "planner/spec/limits.h"
@@ -37,19 +39,38 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
   // micro-batch (Rajbhandari et al. 2020 §5.2: gradients are reduced into
   // their owner's shard as the backward produces them).
   const double layer_params = double(count_params(model).per_layer) / double(pc.tp);
+  CollectiveCost ag{};
   if (pc.zero_stage >= 3) {
-    z.all_gather_s =
-        collective_cost(hw, weight_group, Collective::all_gather, layer_params * ts.weight_bytes_per_param).total_s();
+    ag = collective_cost(hw, weight_group, Collective::all_gather, layer_params * ts.weight_bytes_per_param);
+    z.all_gather_s = ag.total_s();
     if (pc.reshard_after_forward) z.bwd_all_gather_s = z.all_gather_s;
   }
-  z.reduce_scatter_s =
-      collective_cost(hw, weight_group, Collective::reduce_scatter, layer_params * ts.grad_bytes_per_param).total_s();
+  const CollectiveCost rs =
+      collective_cost(hw, weight_group, Collective::reduce_scatter, layer_params * ts.grad_bytes_per_param);
+  z.reduce_scatter_s = rs.total_s();
   z.exposed_fwd_s = std::max(0.0, z.all_gather_s - lt.fwd_s());
   z.exposed_bwd_s = std::max(0.0, z.bwd_all_gather_s + z.reduce_scatter_s - lt.bwd_s());
+  // What is hidden runs beside the layer's kernels and slows them
+  // (contention.h); the backward's hidden part is split between its gather
+  // and its reduce-scatter in proportion to their times.
+  const double hidden_fwd = z.all_gather_s - z.exposed_fwd_s;
+  const double bwd_comm = z.bwd_all_gather_s + z.reduce_scatter_s;
+  const double hidden_bwd = bwd_comm - z.exposed_bwd_s;
+  z.contention_fwd_s =
+      contention_s(hw, weight_group, Collective::all_gather, ag, hidden_fwd, lt.fwd_s(), lt.memory_bound_fwd_s());
+  if (bwd_comm > 0) {
+    const double ag_part = z.bwd_all_gather_s / bwd_comm, rs_part = z.reduce_scatter_s / bwd_comm;
+    z.contention_bwd_s = contention_s(hw, weight_group, Collective::all_gather, ag, hidden_bwd * ag_part, lt.bwd_s(),
+                                      lt.memory_bound_bwd_s()) +
+                         contention_s(hw, weight_group, Collective::reduce_scatter, rs, hidden_bwd * rs_part,
+                                      lt.bwd_s(), lt.memory_bound_bwd_s());
+  }
   return z;
 }
 
-double layer_step_s(const LayerTime& lt, const Zero3LayerComm& z3) { return lt.total_s() + z3.exposed_s(); }
+double layer_step_s(const LayerTime& lt, const Zero3LayerComm& z3) {
+  return lt.total_s() + z3.exposed_s() + z3.contention_s();
+}
 
 namespace {
 

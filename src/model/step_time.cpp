@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "planner/model/collectives.h"
+#include "planner/model/contention.h"
 #include "planner/model/model_math.h"
 
 namespace planner {
@@ -64,6 +65,27 @@ double cp_term_s(const PricedPlan& plan, std::int64_t heavy) {
   return double(plan.micro_batches) * double(plan.layout.layers_on(heavy)) * (lt.cp_comm_fwd_s + lt.cp_comm_bwd_s);
 }
 
+// Compute slowed by the communication hidden behind it (contention.h): the
+// CP exchange beside the attention kernels and the ZeRO-2/3 per-layer
+// gathers and reduce-scatters beside the layer's kernels, every micro-batch
+// on the slowest stage's layers.
+double contention_term_s(const PricedPlan& plan, std::int64_t heavy, Explain* ex) {
+  const LayerTime& lt = plan.layer;
+  const double per_layer = lt.contention_fwd_s + lt.contention_bwd_s + plan.zero3.contention_s();
+  const double c = double(plan.micro_batches) * double(plan.layout.layers_on(heavy)) * per_layer;
+  if (ex && c > 0)
+    note_step(ex, "overlap contention (per layer)",
+              "m * L * share * hidden, share = (1 - mem) * channels/SMs + mem * min(1, k * busbw / HBM), over the CP "
+              "exchange and the ZeRO-2/3 traffic hidden behind the layer",
+              "NCCL one CTA (SM) per channel (src/enqueue.cc); Rashidi et al. 2021 (ISCA) §2; roofline for HBM",
+              {{"cp_fwd_s", lt.contention_fwd_s},
+               {"cp_bwd_s", lt.contention_bwd_s},
+               {"zero_fwd_s", plan.zero3.contention_fwd_s},
+               {"zero_bwd_s", plan.zero3.contention_bwd_s}},
+              c);
+  return c;
+}
+
 // Bubble: while the slowest stage works m micro-batches, the fill and drain
 // pass once through every other stage, 1/v of it per chunk with interleaving:
 // (sum_r t_r - t_max)/v; (p-1)/v * t for uniform stages (Narayanan et al.
@@ -114,8 +136,9 @@ double p2p_term_s(const ModelSpec& model, const HardwareProfile& hw, const Paral
 struct StageTail {
   std::int64_t stage = 0;
   double dp_exposed_s = 0, optimizer_s = 0, lead_s = 0;
+  double contention_s = 0;  // the backward / forward the hidden DP traffic slowed (contention.h)
   double reduce_s = 0, gather_s = 0, window_s = 0, grad_bytes = 0;  // for the report
-  [[nodiscard]] double total_s() const { return dp_exposed_s + optimizer_s; }
+  [[nodiscard]] double total_s() const { return dp_exposed_s + contention_s + optimizer_s; }
   [[nodiscard]] double end_s() const { return total_s() - lead_s; }  // relative to stage 0's last backward
 };
 
@@ -140,21 +163,39 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
   if (plan.grads_reduced) {
     const double grad_bytes = params_local * ts.grad_bytes_per_param;
     const Collective red = pc.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
-    tl.reduce_s = collective_cost(hw, wg, red, grad_bytes).total_s();
+    const CollectiveCost reduce = collective_cost(hw, wg, red, grad_bytes);
+    tl.reduce_s = reduce.total_s();
     const double bucket = std::min(grad_bytes, kGradBucketParams * ts.grad_bytes_per_param);
     const double t_bucket = collective_cost(hw, wg, red, bucket).total_s();
     tl.dp_exposed_s = ts.overlap_grad_reduce ? std::max(tl.reduce_s - bwd_window, t_bucket) : tl.reduce_s;
+    tl.contention_s +=
+        contention_s(hw, wg, red, reduce, tl.reduce_s - tl.dp_exposed_s, lt.bwd_s(), lt.memory_bound_bwd_s());
     tl.window_s = bwd_window;
     tl.grad_bytes = grad_bytes;
   }
   if (plan.params_gathered) {
-    tl.gather_s = collective_cost(hw, wg, Collective::all_gather, params_local * ts.weight_bytes_per_param).total_s();
+    const CollectiveCost gather =
+        collective_cost(hw, wg, Collective::all_gather, params_local * ts.weight_bytes_per_param);
+    tl.gather_s = gather.total_s();
     const double fwd_window = ts.overlap_grad_reduce ? layers_r * lt.fwd_s() : 0.0;
-    tl.dp_exposed_s += std::max(tl.gather_s - fwd_window, 0.0);
+    const double gather_exposed = std::max(tl.gather_s - fwd_window, 0.0);
+    tl.dp_exposed_s += gather_exposed;
+    tl.contention_s +=
+        contention_s(hw, wg, Collective::all_gather, gather, tl.gather_s - gather_exposed, lt.fwd_s(),
+                     lt.memory_bound_fwd_s());
   }
   tl.optimizer_s = optimizer_time_s(hw, pc, ts, params_local);
   return tl;
 }
+
+}  // namespace
+
+double dp_tail_contention_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
+                            const PricedPlan& plan, std::int64_t stage) {
+  return stage_tail(hw, pc, ts, plan, stage).contention_s;
+}
+
+namespace {
 
 // Stage r's last backward ends before stage 0's by the drain that follows it:
 // the last micro-batch's gradient still passes back through stages r-1 .. 0,
@@ -189,12 +230,20 @@ StageTail critical_tail(const HardwareProfile& hw, const ParallelConfig& pc, con
 // (taken from the optimizer first: the other stages' drain covers it), and
 // its exposed DP traffic, the rest.
 struct TailTerms {
-  double dp_comm_s = 0, optimizer_s = 0;
+  double dp_comm_s = 0, contention_s = 0, optimizer_s = 0;
 };
 TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex) {
   TailTerms t;
   t.optimizer_s = std::max(0.0, tail.optimizer_s - tail.lead_s);
-  t.dp_comm_s = tail.end_s() - t.optimizer_s;
+  const double rest = tail.end_s() - t.optimizer_s;
+  t.contention_s = std::clamp(rest, 0.0, tail.contention_s);
+  t.dp_comm_s = rest - t.contention_s;
+  if (ex && t.contention_s > 0)
+    note_step(ex, "overlap contention (DP tail)",
+              "share * hidden part of the DP reduction (behind the last backward) and of the weight all-gather "
+              "(behind the first forward), share as for the per-layer contention",
+              "NCCL one CTA (SM) per channel (src/enqueue.cc); Rashidi et al. 2021 (ISCA) §2; roofline for HBM",
+              {{"stage", double(tail.stage)}, {"contention_s", tail.contention_s}}, t.contention_s);
   if (ex && (plan.grads_reduced || plan.params_gathered))
     note_step(
         ex, "DP gradient reduction (exposed)",
@@ -251,23 +300,27 @@ Zero3Terms zero3_terms(const PricedPlan& plan, std::int64_t heavy, Explain* ex) 
   return z;
 }
 
-// Throughput and utilisation of a summed step: MFU counts the model's FLOPs
-// (PaLM convention, Chowdhery et al. 2022 App. B), HFU adds recomputation.
+// Throughput and utilisation of a summed step: MFU and TFLOP/s per GPU count
+// the model's FLOPs as Megatron-LM does (num_floating_point_operations:
+// causal attention halved, logits counted), HFU the FLOPs that execute
+// (model_math.h).
 void add_rates(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                StepTimeBreakdown& st, Explain* ex) {
   st.bubble_fraction = st.step_s > 0 ? st.pp_bubble_s / st.step_s : 0.0;
   const double tokens = double(ts.global_batch_sequences) * double(ts.seq_len);
   st.tokens_per_s = tokens / st.step_s;
-  const FlopsPerToken f = flops_per_token(model, ts.seq_len, pc.recompute);
+  const FlopsPerToken f = flops_per_token(model, ts.seq_len, pc.recompute, ts.attention);
   st.model_flops_per_step = f.model * tokens;
   st.hardware_flops_per_step = f.hardware * tokens;
   const double peak_total = double(ts.num_gpus) * hw.peak_flops_per_s[std::size_t(ts.dtype)];
   st.mfu = st.model_flops_per_step / (st.step_s * peak_total);
   st.hfu = st.hardware_flops_per_step / (st.step_s * peak_total);
+  st.tflops_per_gpu = st.model_flops_per_step / (st.step_s * double(ts.num_gpus)) / 1e12;
   if (ex)
     ex->add({"MFU",
-             "(6N + 12*L*H*Q*T) * tokens / (step * GPUs * peak)",
-             "Chowdhery et al. 2022 (PaLM) App. B",
+             "(6*W + 6*L*H*Q*T) * tokens / (step * GPUs * peak), W = GEMM weights incl. the output projection, "
+             "attention causal (half the scores)",
+             "Megatron-LM megatron/training/training.py num_floating_point_operations",
              {{"model_flops_per_step", st.model_flops_per_step}, {"step_s", st.step_s}, {"gpus", double(ts.num_gpus)}},
              st.mfu,
              "fraction"});
@@ -287,6 +340,7 @@ StepTimeBreakdown step_time(const ModelSpec& model, const HardwareProfile& hw, c
 
   st.compute_s = compute_term_s(plan, heavy);
   st.recompute_s = recompute_term_s(plan, heavy);
+  st.contention_s = contention_term_s(plan, heavy, ex);
   st.tp_comm_s = tp_term_s(plan, heavy);
   st.cp_comm_s = cp_term_s(plan, heavy);
   if (pc.pp > 1) {
@@ -297,14 +351,16 @@ StepTimeBreakdown step_time(const ModelSpec& model, const HardwareProfile& hw, c
   const TailTerms tail_terms = split_tail(tail, plan, ex);
   st.dp_tail_stage = tail.stage;
   st.dp_comm_s = tail_terms.dp_comm_s;
+  st.contention_tail_s = tail_terms.contention_s;
+  st.contention_s += tail_terms.contention_s;
   st.dp_comm_total_s = tail.reduce_s + tail.gather_s;
   st.optimizer_s = tail_terms.optimizer_s;
   const Zero3Terms z3 = zero3_terms(plan, heavy, ex);
   st.zero3_comm_s = z3.exposed_s;
   st.zero3_comm_total_s = z3.total_s;
 
-  st.step_s = st.compute_s + st.recompute_s + st.tp_comm_s + st.cp_comm_s + st.pp_p2p_s + st.pp_bubble_s +
-              st.dp_comm_s + st.zero3_comm_s + st.optimizer_s;
+  st.step_s = st.compute_s + st.recompute_s + st.contention_s + st.tp_comm_s + st.cp_comm_s + st.pp_p2p_s +
+              st.pp_bubble_s + st.dp_comm_s + st.zero3_comm_s + st.optimizer_s;
   add_rates(model, hw, pc, ts, st, ex);
   return st;
 }

@@ -71,7 +71,10 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
   pr.send_s.resize(std::size_t(pr.stages));
   for (std::int64_t s = 0; s < pr.stages; ++s) {
     const std::vector<ChunkPlan> chunks = plan.chunks(s);
-    pr.optimizer_s[std::size_t(s)] = optimizer_time_s(hw, pc, ts, plan.stage_params(s) / t);
+    // The optimizer op also carries the contention of the stage's hidden DP
+    // traffic, as the closed form's tail does (dp_tail_contention_s).
+    pr.optimizer_s[std::size_t(s)] =
+        optimizer_time_s(hw, pc, ts, plan.stage_params(s) / t) + dp_tail_contention_s(hw, pc, ts, plan, s);
     pr.send_s[std::size_t(s)] = pr.stages > 1 ? collective_cost(hw, hop_placement(hw, pc, s), Collective::send_recv,
                                                                 pp_send_bytes(model, pc, ts))
                                                     .total_s()
@@ -85,13 +88,14 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
       const bool output = chunk.output;
       cc.layers = std::max<std::int64_t>(1, n);
       cc.forward_tp_cp_s = nd * (lt.tp_comm_fwd_s + lt.cp_comm_fwd_s) + (output ? head.output_tp_comm_s : 0.0);
-      cc.forward_s = nd * lt.compute_fwd_s() + cc.forward_tp_cp_s + (embedding ? head.embedding_fwd_s : 0.0) +
-                     (output ? head.output_fwd_s : 0.0);
+      // Contention (contention.h) slows the kernels themselves: it is compute time.
+      cc.forward_s = nd * (lt.compute_fwd_s() + lt.contention_fwd_s) + cc.forward_tp_cp_s +
+                     (embedding ? head.embedding_fwd_s : 0.0) + (output ? head.output_fwd_s : 0.0);
       cc.recompute_tp_s = nd * lt.tp_comm_recompute_s;
       cc.recompute_s = nd * lt.recompute_s + cc.recompute_tp_s;
       cc.backward_tp_cp_s = nd * (lt.tp_comm_bwd_s + lt.cp_comm_bwd_s);
-      cc.backward_s = nd * lt.compute_bwd_s() + cc.backward_tp_cp_s + (embedding ? head.embedding_bwd_s : 0.0) +
-                      (output ? head.output_bwd_s : 0.0);
+      cc.backward_s = nd * (lt.compute_bwd_s() + lt.contention_bwd_s) + cc.backward_tp_cp_s +
+                      (embedding ? head.embedding_bwd_s : 0.0) + (output ? head.output_bwd_s : 0.0);
       // dgrad and wgrad GEMMs have equal FLOPs: W is half the backward GEMMs
       // plus the gradient accumulation (Qi et al. 2023 §2 count T_B = T_W).
       cc.weight_grad_s = nd * (0.5 * lt.gemm_bwd_s + lt.grad_accumulate_s);
@@ -103,8 +107,8 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
         cc.backward_zero3_s = nd * z3.exposed_bwd_s;
         cc.zero3_forward_total_s = nd * z3.all_gather_s;
         cc.zero3_backward_total_s = nd * (z3.bwd_all_gather_s + z3.reduce_scatter_s);
-        cc.forward_s += cc.forward_zero3_s;
-        cc.backward_s += cc.backward_zero3_s;
+        cc.forward_s += cc.forward_zero3_s + nd * z3.contention_fwd_s;
+        cc.backward_s += cc.backward_zero3_s + nd * z3.contention_bwd_s;
       }
       // Parameters of the chunk, per GPU.
       const double params = chunk.params / t;

@@ -66,11 +66,11 @@ double convention_flops_per_step(FlopConvention c, const ModelSpec& model, std::
     case FlopConvention::korthikanti_eq7:  // Korthikanti et al. 2022, Eq. 7
       return 72 * B * L * s * h * h * (1 + s / (6 * h) + V / (12 * h * L));
     case FlopConvention::palm:  // Chowdhery et al. 2022 App. B: 6N + 12·L·H·Q·T per token
-      return flops_per_token(model, seq_len, Recompute::none).model * B * s;
+      return flops_per_token(model, seq_len, Recompute::none).palm * B * s;
     case FlopConvention::palm_mha: {  // NeMo's GPT formula: K/V projections as wide as Q
       ModelSpec mha = model;
       mha.num_kv_heads = model.num_heads;
-      return flops_per_token(mha, seq_len, Recompute::none).model * B * s;
+      return flops_per_token(mha, seq_len, Recompute::none).palm * B * s;
     }
     case FlopConvention::stated:
       return stated_flops_per_sequence * B;

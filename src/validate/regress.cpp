@@ -152,6 +152,7 @@ const MetricDef kMetrics[] = {
     PLANNER_TIME(pp_bubble_s),
     PLANNER_TIME(dp_comm_s),
     PLANNER_TIME(zero3_comm_s),
+    PLANNER_TIME(contention_s),
     PLANNER_TIME(optimizer_s),
     PLANNER_TIME(step_s),
     PLANNER_TIME(dp_comm_total_s),

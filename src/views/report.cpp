@@ -55,6 +55,7 @@ json time_json(const StepTimeBreakdown& t) {
           {"pp_bubble_s", round_to(t.pp_bubble_s, 6)},
           {"dp_comm_s", round_to(t.dp_comm_s, 6)},
           {"zero3_comm_s", round_to(t.zero3_comm_s, 6)},
+          {"contention_s", round_to(t.contention_s, 6)},
           {"optimizer_s", round_to(t.optimizer_s, 6)},
           {"step_s", round_to(t.step_s, 6)},
           {"dp_comm_total_s", round_to(t.dp_comm_total_s, 6)},
@@ -66,7 +67,9 @@ json time_json(const StepTimeBreakdown& t) {
           {"bubble_fraction", round_to(t.bubble_fraction, 5)},
           {"tokens_per_s", round_to(t.tokens_per_s, 1)},
           {"mfu", round_to(t.mfu, 5)},
-          {"hfu", round_to(t.hfu, 5)}};
+          {"hfu", round_to(t.hfu, 5)},
+          {"tflops_per_gpu", round_to(t.tflops_per_gpu, 2)},
+          {"flop_convention", "megatron"}};
 }
 
 std::string layout_text(const StageLayout& l) {
@@ -170,6 +173,7 @@ std::string step_time_text(const StepTimeBreakdown& t, const RunContext& ctx) {
   };
   row("compute", t.compute_s);
   row("recompute", t.recompute_s);
+  row("overlap contention", t.contention_s);
   row("TP comm (exposed)", t.tp_comm_s);
   row("CP comm (exposed)", t.cp_comm_s);
   row("PP send/recv", t.pp_p2p_s);
@@ -185,9 +189,11 @@ std::string step_time_text(const StepTimeBreakdown& t, const RunContext& ctx) {
   out += fmt::format("  one layer, one micro-batch: forward {:.3f} ms, backward {:.3f} ms (incl. recompute)\n",
                      1e3 * t.layer_fwd_s, 1e3 * t.layer_bwd_s);
   out +=
-      fmt::format("\nthroughput {:.0f} tokens/s ({:.1f} per GPU) | MFU {:.1f}% | HFU {:.1f}% | dominant overhead: {}\n",
-                  t.tokens_per_s, t.tokens_per_s / double(ctx.training.num_gpus), 100.0 * t.mfu, 100.0 * t.hfu,
-                  dominant_overhead(t));
+      fmt::format("\nthroughput {:.0f} tokens/s ({:.1f} per GPU) | {:.0f} TFLOP/s per GPU | MFU {:.1f}% | HFU {:.1f}% "
+                  "| dominant overhead: {}\n",
+                  t.tokens_per_s, t.tokens_per_s / double(ctx.training.num_gpus), t.tflops_per_gpu, 100.0 * t.mfu,
+                  100.0 * t.hfu, dominant_overhead(t));
+  out += "  (model FLOPs as Megatron-LM counts them: causal attention, logits included; HFU: FLOPs executed)\n";
   return out;
 }
 

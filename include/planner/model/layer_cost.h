@@ -20,6 +20,9 @@ struct LayerTime {
   double tp_comm_fwd_s = 0, tp_comm_bwd_s = 0, tp_comm_recompute_s = 0;  // exposed
   double cp_comm_fwd_s = 0, cp_comm_bwd_s = 0;                           // exposed part of the K/V ring exchange
   double cp_comm_total_s = 0;                                            // before overlap
+  // Compute slowed by the hidden part of the CP exchange (contention.h); under
+  // full recompute the recomputed forward's is part of recompute_s.
+  double contention_fwd_s = 0, contention_bwd_s = 0;
   double gemm_flops_fwd = 0;                                             // executed, per GPU
   double attention_flops_fwd = 0;                                        // executed, per GPU
 
@@ -27,10 +30,15 @@ struct LayerTime {
   [[nodiscard]] double compute_bwd_s() const {
     return gemm_bwd_s + attention_bwd_s + elementwise_bwd_s + grad_accumulate_s;
   }
-  [[nodiscard]] double fwd_s() const { return compute_fwd_s() + tp_comm_fwd_s + cp_comm_fwd_s; }
+  [[nodiscard]] double fwd_s() const { return compute_fwd_s() + tp_comm_fwd_s + cp_comm_fwd_s + contention_fwd_s; }
   [[nodiscard]] double bwd_s() const {
-    return compute_bwd_s() + recompute_s + tp_comm_bwd_s + tp_comm_recompute_s + cp_comm_bwd_s;
+    return compute_bwd_s() + recompute_s + tp_comm_bwd_s + tp_comm_recompute_s + cp_comm_bwd_s + contention_bwd_s;
   }
+  // Time of the forward / backward in HBM-bound kernels (element-wise work
+  // and gradient accumulation): what an overlapped collective slows through
+  // HBM rather than SMs (contention.h).
+  [[nodiscard]] double memory_bound_fwd_s() const { return elementwise_fwd_s; }
+  [[nodiscard]] double memory_bound_bwd_s() const { return elementwise_bwd_s + grad_accumulate_s; }
   [[nodiscard]] double total_s() const { return fwd_s() + bwd_s(); }
 };
 

@@ -1,5 +1,5 @@
 // Closed-form model arithmetic: exact parameter counts and FLOPs per token
-// (PaLM's MFU convention). Pure functions of ModelSpec; used by the memory and
+// (Megatron-LM's MFU convention, PaLM's for reference, and what executes). Pure functions of ModelSpec; used by the memory and
 // time models and by reports.
 #pragma once
 
@@ -35,18 +35,30 @@ struct ParamCounts {
 [[nodiscard]] ParamCounts count_params(const ModelSpec& model);
 
 struct FlopsPerToken {
-  double matmul_params = 0;  // N
+  double matmul_params = 0;  // N (PaLM): layer parameters + output projection
   double dense = 0;          // 6N
   double attention = 0;      // 12*L*H*Q*T (PaLM, no causal discount)
-  double model = 0;          // dense + attention: the MFU numerator per token
-  double recompute = 0;      // extra forward FLOPs executed by recomputation
-  double hardware = 0;       // model + recompute: the HFU numerator per token
+  double palm = 0;           // dense + attention: PaLM's model FLOPs (validate's "palm" convention)
+  double gemm_weights = 0;   // weights of the GEMMs: layers' Q, K, V, O, FFN + the output projection
+  double model = 0;          // Megatron-LM: 6*gemm_weights + 6*L*H*Q*T (causal): the MFU numerator
+  double attention_executed = 0;  // attention core FLOPs the kernels run, forward + backward
+  double recompute = 0;           // extra forward FLOPs executed by recomputation
+  double hardware = 0;  // executed: 6*gemm_weights + attention_executed + recompute: the HFU numerator
 };
 
-// PaLM (Chowdhery et al. 2022, App. B): model FLOPs per token = 6N + 12*L*H*Q*T.
-// Recompute (HFU only): full recompute re-runs each layer's forward,
-// 2*N_layers + 4*L*H*Q*T per token; selective re-runs the attention core only,
-// 4*L*H*Q*T (Korthikanti et al. 2022 §5).
-[[nodiscard]] FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Recompute r);
+// MFU counts Megatron-LM's num_floating_point_operations (megatron/training/
+// training.py, transformer_flops): 3 passes x 2 FLOPs per multiply-add over
+// the GEMM weights (Q, K/V at the KV heads, O, FFN with gated FFNs' third
+// matrix) and the logits (6*h*V), plus the attention core with half the
+// score matrix (causal): 6*L*H*Q*T. PaLM (Chowdhery et al. 2022, App. B)
+// counts 6N + 12*L*H*Q*T, no causal discount; kept as `palm`.
+// HFU counts what runs: flash attention skips the masked half and recomputes
+// QK^T in its backward (fwd 2*H*Q*T, bwd 2.5x: Dao 2023 §3.1); unfused
+// attention computes the full s x s scores (fwd 4*H*Q*T, bwd 2x). Full
+// recompute re-runs each layer's forward (2*gemm_layer_weights + the
+// attention forward); selective re-runs the unfused attention core only and
+// nothing with flash attention (Korthikanti et al. 2022 §5).
+[[nodiscard]] FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Recompute r,
+                                            AttentionKernel attention = AttentionKernel::flash);
 
 }  // namespace planner

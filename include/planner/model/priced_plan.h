@@ -35,7 +35,10 @@ struct Zero3LayerComm {
   double bwd_all_gather_s = 0;  // before the backward (ZeRO-3 with resharding)
   double reduce_scatter_s = 0;
   double exposed_fwd_s = 0, exposed_bwd_s = 0;
+  // The compute it hides behind, slowed while it runs (contention.h).
+  double contention_fwd_s = 0, contention_bwd_s = 0;
   [[nodiscard]] double exposed_s() const { return exposed_fwd_s + exposed_bwd_s; }
+  [[nodiscard]] double contention_s() const { return contention_fwd_s + contention_bwd_s; }
   [[nodiscard]] double total_s() const { return all_gather_s + bwd_all_gather_s + reduce_scatter_s; }
 };
 [[nodiscard]] Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& hw,
@@ -43,7 +46,8 @@ struct Zero3LayerComm {
                                               const GroupPlacement& weight_group);
 
 // Time of one layer for one micro-batch on the critical path: forward and
-// backward (LayerTime::total_s) plus its exposed ZeRO-3 traffic. The unit in
+// backward (LayerTime::total_s) plus its exposed ZeRO-2/3 traffic and the
+// contention of the hidden part. The unit in
 // which stages are balanced and the slowest stage is found.
 [[nodiscard]] double layer_step_s(const LayerTime& lt, const Zero3LayerComm& z3);
 
@@ -65,7 +69,7 @@ struct PricedPlan {
   bool per_layer_sharding = false;  // DP x CP > 1, ZeRO 2-3: the per-layer, per-micro-batch traffic of `zero3`
   bool params_gathered = false;     // DP x CP > 1, ZeRO 1-2: updated weight shards all-gathered once per step
   Zero3LayerComm zero3;            // per layer and micro-batch; zero unless per_layer_sharding
-  double layer_step_s = 0;         // layer.total_s() + zero3.exposed_s()
+  double layer_step_s = 0;         // layer.total_s() + zero3.exposed_s() + zero3.contention_s()
   double layer_unit_s = 0;         // layer_step_s, at least kTinyTime_s: what a layer-equivalent is worth
   double head_first_s = 0;         // embedding forward + backward (stage 0), one micro-batch
   double head_last_s = 0;          // output layer forward + backward + its TP all-reduces (stage p-1)

@@ -14,16 +14,18 @@ namespace planner {
 struct StepTimeBreakdown {
   double compute_s = 0;     // forward + backward kernels, all micro-batches, heaviest stage
   double recompute_s = 0;   // recomputation in the backward pass
+  double contention_s = 0;  // compute slowed by overlapped communication (contention.h), steady state + tail
   double tp_comm_s = 0;     // exposed tensor-parallel collectives
   double cp_comm_s = 0;     // exposed part of the context-parallel K/V exchange
   double pp_p2p_s = 0;      // exposed pipeline send/recv
   double pp_bubble_s = 0;   // pipeline fill and drain
   double dp_comm_s = 0;     // exposed gradient reduction (+ ZeRO-1/2 parameter all-gather), stage dp_tail_stage
-  double zero3_comm_s = 0;  // exposed ZeRO-3 parameter all-gathers / gradient reduce-scatters
+  double zero3_comm_s = 0;  // exposed ZeRO-2/3 per-layer all-gathers / gradient reduce-scatters
   double optimizer_s = 0;   // Adam update, memory bound, less the critical stage's lead over stage 0
   double step_s = 0;        // sum of the above
 
   // Context for reports.
+  double contention_tail_s = 0;    // the part of contention_s in the DP tail (the rest is per layer)
   double dp_comm_total_s = 0;      // before overlap
   std::int64_t dp_tail_stage = 0;  // the stage whose reduction and optimizer end the step
   double zero3_comm_total_s = 0;
@@ -32,9 +34,10 @@ struct StepTimeBreakdown {
   std::int64_t micro_batches = 0;
   double bubble_fraction = 0;  // pp_bubble_s / step_s
   double tokens_per_s = 0;
-  double model_flops_per_step = 0;     // PaLM convention
-  double hardware_flops_per_step = 0;  // + recomputation
+  double model_flops_per_step = 0;     // Megatron-LM num_floating_point_operations (causal attention)
+  double hardware_flops_per_step = 0;  // FLOPs executed (flash skips the masked half; recomputation)
   double mfu = 0, hfu = 0;
+  double tflops_per_gpu = 0;  // model FLOPs per GPU per second / 1e12, as Megatron-LM logs it
 };
 
 // Megatron-LM DDP gradient bucket size (parameters), the default of
@@ -46,6 +49,13 @@ inline constexpr double kGradBucketParams = 40e6;
 // MixedPrecisionOptimizer.step: grad norm, Adam, master-to-bf16 copy, zeroing).
 [[nodiscard]] double optimizer_time_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                                       double params_local);
+
+// Compute that stage `stage`'s hidden DP traffic slows after its last
+// backward: the reduction hidden behind it and the weight all-gather hidden
+// behind the next forward (contention.h). Read by the simulator, which adds
+// it to the stage's optimizer step.
+[[nodiscard]] double dp_tail_contention_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
+                                          const PricedPlan& plan, std::int64_t stage);
 
 // One pipeline send/recv message: the boundary activation b*s/cp*h in bf16,
 // split over TP by the scatter-gather optimisation (Narayanan et al. 2021 §4.1).

@@ -69,6 +69,11 @@ struct InterconnectTier {
   // direction; scale-out: per NIC per direction.
   double bandwidth_nominal_bytes_per_s = 0;
   double bandwidth_achieved_bytes_per_s = 0;
+  // SMs (one CTA per NCCL channel) a collective on a group of this tier
+  // occupies while it runs (tier 0: groups inside the domain; tier 1: groups
+  // crossing domains); what overlapped communication takes from compute
+  // (contention.h). 0 = not modelled.
+  std::int64_t collective_channels = 0;
   std::int64_t nics_per_node = 0;                                // scale-out only
   std::int64_t gpus_per_node = 0;                                // scale-out only: GPUs sharing those NICs
   std::array<CollectiveFit, kNumCollectives> collective_fits{};  // switch tiers only; all unfitted by default
