@@ -13,6 +13,7 @@
 #include "planner/io/catalog.h"
 #include "planner/model/collectives.h"
 #include "planner/model/layer_cost.h"
+#include "planner/model/straggler.h"
 #include "planner/model/model_math.h"
 
 using namespace planner;
@@ -185,7 +186,9 @@ TEST_CASE("layer FLOPs: 2 x tokens x matmul parameters / t, attention 4*b*(H/t)*
 
 TEST_CASE("layer time structure: backward multiples, TP collectives, recompute", "[layer_cost]") {
   const ModelSpec m = find_model("llama70b", kDir);
-  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  // The roofline alone: the slowest-chip stretch is checked on its own below.
+  HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  hw.efficiency.chip_speed_sigma = 0;
   const TrainingSpec flash = training(8192, AttentionKernel::flash);
   const TrainingSpec unfused = training(8192, AttentionKernel::unfused);
   const double n = 8192, h = 8192;
@@ -262,5 +265,32 @@ TEST_CASE("layer time structure: backward multiples, TP collectives, recompute",
       }
       CHECK(lt.cp_comm_fwd_s + lt.cp_comm_bwd_s <= lt.cp_comm_total_s + 1e-18);
     }
+  }
+}
+
+TEST_CASE("the slowest of N chips stretches every kernel by sigma * E[max of N normals]", "[layer_cost]") {
+  // Blom's approximation against exact expected maxima of n standard normals
+  // (Harter 1961 tables): n = 2: 0.5642, 8: 1.4236, 16: 1.7660, 1000: 3.2414.
+  CHECK(expected_max_standard_normal(1) == 0.0);
+  CHECK(expected_max_standard_normal(2) == Approx(0.5642).margin(0.03));  // Blom is 0.025 high at n = 2
+  CHECK(expected_max_standard_normal(8) == Approx(1.4236).margin(0.02));
+  CHECK(expected_max_standard_normal(16) == Approx(1.7660).margin(0.02));
+  CHECK(expected_max_standard_normal(1000) == Approx(3.2414).margin(0.02));
+  const ModelSpec m = find_model("llama8b", kDir);
+  HardwareProfile plain = find_hardware("dgx-h100", kDir);
+  plain.efficiency.chip_speed_sigma = 0;
+  HardwareProfile varied = plain;
+  varied.efficiency.chip_speed_sigma = 0.012;
+  TrainingSpec ts = training(8192, AttentionKernel::flash);
+  for (std::int64_t gpus : {1, 8, 1024}) {
+    ts.num_gpus = gpus;
+    const ParallelConfig pc = config(1, false, Recompute::none, 1);
+    const LayerTime a = layer_time(m, plain, pc, ts), b = layer_time(m, varied, pc, ts);
+    const double k = 1.0 + 0.012 * expected_max_standard_normal(gpus);
+    INFO(gpus << " GPUs");
+    CHECK(b.gemm_fwd_s == Approx(a.gemm_fwd_s * k).epsilon(1e-12));
+    CHECK(b.compute_bwd_s() == Approx(a.compute_bwd_s() * k).epsilon(1e-12));
+    CHECK(b.straggler_s == Approx((k - 1) * (a.compute_fwd_s() + a.compute_bwd_s())).epsilon(1e-9));
+    CHECK(a.straggler_s == 0.0);
   }
 }

@@ -212,6 +212,7 @@ HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
     h.efficiency.compute_units = e.integer("compute_units", 1, false, 0);
     h.efficiency.gemm_tile_m = e.integer("gemm_tile_m", 1, false, 0);
     h.efficiency.gemm_tile_n = e.integer("gemm_tile_n", 1, false, 0);
+    h.efficiency.chip_speed_sigma = e.number("chip_speed_sigma", 0, 0.5, false, 0, false);
     if ((h.efficiency.compute_units > 0) != (h.efficiency.gemm_tile_m > 0 && h.efficiency.gemm_tile_n > 0))
       e.problem("compute_units", "expected compute_units, gemm_tile_m and gemm_tile_n together (all or none)");
     e.reject_unknown();
@@ -284,6 +285,7 @@ json to_json(const HardwareProfile& h) {
                      {"attention_max", dt(h.efficiency.attention_max)},
                      {"unfused_attention_max", h.efficiency.unfused_attention_max},
                      {"hbm_efficiency", h.efficiency.hbm_efficiency}};
+  if (h.efficiency.chip_speed_sigma > 0) j["efficiency"]["chip_speed_sigma"] = h.efficiency.chip_speed_sigma;
   if (h.efficiency.compute_units > 0) {
     j["efficiency"]["compute_units"] = h.efficiency.compute_units;
     j["efficiency"]["gemm_tile_m"] = h.efficiency.gemm_tile_m;

@@ -5,6 +5,7 @@
 
 #include "planner/model/collectives.h"
 #include "planner/model/contention.h"
+#include "planner/model/straggler.h"
 #include "planner/model/model_math.h"
 
 namespace planner {
@@ -262,6 +263,28 @@ void add_cp_exchange(LayerTime& lt, const Dims& d, const HardwareProfile& hw, co
               {{"kv_bytes", kv_bytes}, {"cp", d.cp}, {"attention_fwd_s", lt.attention_fwd_s}}, lt.cp_comm_fwd_s, "s");
 }
 
+// --- The slowest of the step's GPUs paces every synchronous collective, so
+// each kernel runs at its speed: (1 + sigma * E[max of N normals])
+// (straggler.h; Sinha et al. 2022, SC'22). Before TP/CP, whose overlap rules
+// compare against these kernel times.
+void stretch_for_slowest_chip(LayerTime& lt, const HardwareProfile& hw, const TrainingSpec& ts, Explain* ex) {
+  const double k = 1.0 + straggler_slowdown(hw, ts.num_gpus);
+  if (k == 1.0) return;
+  const double before = lt.compute_fwd_s() + lt.compute_bwd_s();
+  for (double* x : {&lt.gemm_fwd_s, &lt.attention_fwd_s, &lt.elementwise_fwd_s, &lt.gemm_bwd_s, &lt.attention_bwd_s,
+                    &lt.elementwise_bwd_s, &lt.grad_accumulate_s})
+    *x *= k;
+  lt.straggler_s = lt.compute_fwd_s() + lt.compute_bwd_s() - before;
+  if (ex)
+    note_step(ex, "slowest of N chips (per layer, fwd + bwd)",
+              "kernels * sigma * E[max of N standard normals] (Blom), sigma = chip_speed_sigma",
+              "Sinha et al. 2022, Not All GPUs Are Created Equal (SC'22, arXiv:2208.11035); Blom 1958",
+              {{"gpus", double(ts.num_gpus)},
+               {"sigma", hw.efficiency.chip_speed_sigma},
+               {"slowdown", k - 1.0}},
+              lt.straggler_s, "s");
+}
+
 // --- Recomputation: full re-runs the forward (and its CP traffic; its TP
 // traffic is tp_comm_recompute_s); selective re-runs the unfused attention
 // core only (Korthikanti et al. 2022 §5). Flash attention already recomputes
@@ -286,6 +309,7 @@ LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const Pa
   lt.elementwise_bwd_s = (2.0 * eb.kernels + eb.fp8_bwd) / hbm_bw(hw);
   add_grad_accumulate(lt, model, d, hw, ts, ex);
   if (ex) note_elementwise(ex, eb, hw, lt.elementwise_fwd_s);  // after accumulation: the --explain order
+  stretch_for_slowest_chip(lt, hw, ts, ex);
   if (pc.tp > 1) add_tp_comm(lt, d, hw, pc, ex);
   if (pc.cp > 1) add_cp_exchange(lt, d, hw, pc, ex);
   lt.recompute_s = recompute_s(lt, pc.recompute, ts.attention);
@@ -321,6 +345,8 @@ HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const Para
   // Embedding lookup: gather n rows of h (read + write), backward scatter-add.
   ht.embedding_fwd_s = 2.0 * kAct * d.n * d.h / hbm_bw(hw);
   ht.embedding_bwd_s = 2.0 * ht.embedding_fwd_s;
+  const double k = 1.0 + straggler_slowdown(hw, ts.num_gpus);  // as stretch_for_slowest_chip
+  for (double* x : {&ht.output_fwd_s, &ht.output_bwd_s, &ht.embedding_fwd_s, &ht.embedding_bwd_s}) *x *= k;
   if (ex)
     note_step(ex, "output layer (fwd)", "(2*n*h*V/t + F_half)/(peak*gemm_max) + 38 bytes * n*V/t / HBM (bwd: 14 bytes)",
               "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron fp32 vocab-parallel cross-entropy, pass by pass",

@@ -77,7 +77,7 @@ double contention_term_s(const PricedPlan& plan, std::int64_t heavy, Explain* ex
     note_step(ex, "overlap contention (per layer)",
               "m * L * share * hidden, share = (1 - mem) * channels/SMs + mem * min(1, k * busbw / HBM), over the CP "
               "exchange and the ZeRO-2/3 traffic hidden behind the layer",
-              "NCCL one CTA (SM) per channel (src/enqueue.cc); Rashidi et al. 2021 (ISCA) §2; roofline for HBM",
+              "NCCL one CTA (SM) per channel (src/enqueue.cc, NVIDIA/nccl#689); Lee et al. 2025 (arXiv:2507.03114); roofline for HBM",
               {{"cp_fwd_s", lt.contention_fwd_s},
                {"cp_bwd_s", lt.contention_bwd_s},
                {"zero_fwd_s", plan.zero3.contention_fwd_s},
@@ -242,7 +242,7 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
     note_step(ex, "overlap contention (DP tail)",
               "share * hidden part of the DP reduction (behind the last backward) and of the weight all-gather "
               "(behind the first forward), share as for the per-layer contention",
-              "NCCL one CTA (SM) per channel (src/enqueue.cc); Rashidi et al. 2021 (ISCA) §2; roofline for HBM",
+              "NCCL one CTA (SM) per channel (src/enqueue.cc, NVIDIA/nccl#689); Lee et al. 2025 (arXiv:2507.03114); roofline for HBM",
               {{"stage", double(tail.stage)}, {"contention_s", tail.contention_s}}, t.contention_s);
   if (ex && (plan.grads_reduced || plan.params_gathered))
     note_step(
@@ -339,6 +339,7 @@ StepTimeBreakdown step_time(const ModelSpec& model, const HardwareProfile& hw, c
   st.layer_bwd_s = plan.layer.bwd_s();
 
   st.compute_s = compute_term_s(plan, heavy);
+  st.straggler_s = double(plan.micro_batches) * double(plan.layout.layers_on(heavy)) * plan.layer.straggler_s;
   st.recompute_s = recompute_term_s(plan, heavy);
   st.contention_s = contention_term_s(plan, heavy, ex);
   st.tp_comm_s = tp_term_s(plan, heavy);

@@ -56,6 +56,7 @@ json time_json(const StepTimeBreakdown& t) {
           {"dp_comm_s", round_to(t.dp_comm_s, 6)},
           {"zero3_comm_s", round_to(t.zero3_comm_s, 6)},
           {"contention_s", round_to(t.contention_s, 6)},
+          {"straggler_s", round_to(t.straggler_s, 6)},
           {"optimizer_s", round_to(t.optimizer_s, 6)},
           {"step_s", round_to(t.step_s, 6)},
           {"dp_comm_total_s", round_to(t.dp_comm_total_s, 6)},
@@ -188,6 +189,9 @@ std::string step_time_text(const StepTimeBreakdown& t, const RunContext& ctx) {
       t.dp_comm_total_s, t.zero3_comm_total_s, t.dp_tail_stage);
   out += fmt::format("  one layer, one micro-batch: forward {:.3f} ms, backward {:.3f} ms (incl. recompute)\n",
                      1e3 * t.layer_fwd_s, 1e3 * t.layer_bwd_s);
+  if (t.straggler_s > 0)
+    out += fmt::format("  compute includes {:.4f} s of waiting for the slowest of {} GPUs\n", t.straggler_s,
+                       ctx.training.num_gpus);
   out +=
       fmt::format("\nthroughput {:.0f} tokens/s ({:.1f} per GPU) | {:.0f} TFLOP/s per GPU | MFU {:.1f}% | HFU {:.1f}% "
                   "| dominant overhead: {}\n",

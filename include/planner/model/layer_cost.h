@@ -23,6 +23,7 @@ struct LayerTime {
   // Compute slowed by the hidden part of the CP exchange (contention.h); under
   // full recompute the recomputed forward's is part of recompute_s.
   double contention_fwd_s = 0, contention_bwd_s = 0;
+  double straggler_s = 0;  // of the kernel times above: waiting for the slowest chip (straggler.h)
   double gemm_flops_fwd = 0;                                             // executed, per GPU
   double attention_flops_fwd = 0;                                        // executed, per GPU
 

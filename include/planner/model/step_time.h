@@ -26,6 +26,7 @@ struct StepTimeBreakdown {
 
   // Context for reports.
   double contention_tail_s = 0;    // the part of contention_s in the DP tail (the rest is per layer)
+  double straggler_s = 0;          // of compute_s: the layers' kernels waiting for the slowest chip (straggler.h)
   double dp_comm_total_s = 0;      // before overlap
   std::int64_t dp_tail_stage = 0;  // the stage whose reduction and optimizer end the step
   double zero3_comm_total_s = 0;

@@ -95,6 +95,10 @@ struct ComputeEfficiency {
   // compute_units (SMs / MXUs); the last partial wave idles units. 0 = off.
   std::int64_t compute_units = 0;
   std::int64_t gemm_tile_m = 0, gemm_tile_n = 0;
+  // Standard deviation of per-chip kernel speed across identical chips of a
+  // cluster (manufacturing and power management), relative; a synchronous
+  // step waits for the slowest of its GPUs (model/straggler.h). 0 = off.
+  double chip_speed_sigma = 0;
   bool operator==(const ComputeEfficiency&) const = default;
 };
 
