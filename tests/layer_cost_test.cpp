@@ -294,3 +294,24 @@ TEST_CASE("the slowest of N chips stretches every kernel by sigma * E[max of N n
     CHECK(a.straggler_s == 0.0);
   }
 }
+
+TEST_CASE("TP communication overlap: less exposed TP, never below one chunk, contention added", "[layer_cost]") {
+  const ModelSpec m = find_model("llama70b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  TrainingSpec ts = training(8192, AttentionKernel::flash);
+  const ParallelConfig pc = config(8, true, Recompute::none, 1);
+  const LayerTime plain = layer_time(m, hw, pc, ts);
+  ts.tp_comm_overlap = true;
+  const LayerTime over = layer_time(m, hw, pc, ts);
+  CHECK(over.tp_comm_fwd_s < plain.tp_comm_fwd_s);
+  CHECK(over.tp_comm_bwd_s < plain.tp_comm_bwd_s);
+  // At least the first chunk of each collective: 2 all-gathers in 8 (ring
+  // exchange over TP 8) and 2 reduce-scatters in 4 (pipelined).
+  CHECK(over.tp_comm_fwd_s >= plain.tp_comm_fwd_s / 8 - 1e-15);
+  CHECK(over.contention_fwd_s > 0);
+  CHECK(over.contention_bwd_s > 0);
+  CHECK(over.compute_fwd_s() == plain.compute_fwd_s());  // kernels unchanged; the slowdown is contention
+  // Without SP there is nothing to overlap (Megatron requires SP): priced as before.
+  const ParallelConfig no_sp = config(8, false, Recompute::none, 1);
+  CHECK(layer_time(m, hw, no_sp, ts).tp_comm_fwd_s == layer_time(m, hw, no_sp, training(8192, AttentionKernel::flash)).tp_comm_fwd_s);
+}

@@ -51,6 +51,8 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
   app->add_option("--weight-bytes", f.weight_bytes, "bytes per weight (2: bf16)");
   app->add_flag("--no-overlap-grad-reduce", f.no_overlap_grad_reduce, "DP gradient reduction after the backward pass");
   app->add_flag("--overlap-p2p", f.overlap_p2p, "pipeline send/recv overlapped with compute");
+  app->add_flag("--tp-overlap", f.tp_overlap,
+                "TP all-gather / reduce-scatter overlapped with the GEMMs (Megatron --tp-comm-overlap; needs SP)");
   app->add_option("--format", f.format, "table, json or csv")->check(CLI::IsMember(name_list<Format>()));
 }
 
@@ -119,6 +121,7 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
   ts.weight_bytes_per_param = f.weight_bytes;
   ts.overlap_grad_reduce = !f.no_overlap_grad_reduce;
   ts.overlap_p2p = f.overlap_p2p;
+  ts.tp_comm_overlap = f.tp_overlap;
   return ts;
 }
 
@@ -146,6 +149,16 @@ SearchPins pins_from(const ConfigFlags& c) {
   return pins;
 }
 
+void check_tp_overlap(const TrainingSpec& ts, const SearchPins& pins) {
+  if (!ts.tp_comm_overlap) return;
+  if (pins.tp && *pins.tp == 1)
+    throw InputError("--tp-overlap", "overlaps TP communication, but --tp is 1");
+  if (pins.sequence_parallel && !*pins.sequence_parallel)
+    throw InputError("--tp-overlap",
+                     "needs sequence parallelism (Megatron-LM requires --sequence-parallel with --tp-comm-overlap); "
+                     "drop --sp false");
+}
+
 ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts) {
   SearchPins pins = pins_from(c);
   const std::int64_t tp = pins.tp.value_or(1), cp = pins.cp.value_or(1), pp = pins.pp.value_or(1);
@@ -162,7 +175,10 @@ ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts) {
                                 tp, cp, pp));
     pins.dp = N / tp / cp / pp;
   }
+  check_tp_overlap(ts, pins);
   ParallelConfig pc = pinned_config(pins);
+  if (ts.tp_comm_overlap && pc.tp == 1)
+    throw InputError("--tp-overlap", "overlaps TP communication, but the layout has TP 1 (give --tp)");
   pc.schedule = parse_name<Schedule>(c.schedule).value_or(Schedule::one_f_one_b);
   return pc;
 }

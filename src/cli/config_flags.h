@@ -24,7 +24,7 @@ struct CommonFlags {
   std::string dtype = "bf16";
   std::string attention = "flash";
   double grad_bytes = 2, optimizer_bytes = 12, weight_bytes = 2;
-  bool no_overlap_grad_reduce = false, overlap_p2p = false;
+  bool no_overlap_grad_reduce = false, overlap_p2p = false, tp_overlap = false;
   std::string format = "table";
 };
 
@@ -50,5 +50,7 @@ SearchPins pins_from(const ConfigFlags& c);
 // The layout the flags give: pinned_config() of their pins, with dp filling
 // the GPU count unless given.
 ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts);
+// --tp-overlap where it cannot apply (TP pinned to 1, SP pinned off) is an InputError.
+void check_tp_overlap(const TrainingSpec& ts, const SearchPins& pins);
 
 }  // namespace planner::cli

@@ -32,6 +32,7 @@ int run(const SearchFlags& f) {
   SearchSpec spec;
   spec.training = training_from(f.common, model);
   spec.pins = pins_from(f.config);
+  check_tp_overlap(spec.training, spec.pins);
   if (f.top < 1 || f.top > 10000) throw InputError("--top", fmt::format("expected 1 to 10000, got {}", f.top));
   if (f.simulate_top > 10000)
     throw InputError("--simulate-top", fmt::format("expected 0 to 10000, got {}", f.simulate_top));

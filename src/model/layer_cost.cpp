@@ -1,6 +1,7 @@
 #include "planner/model/layer_cost.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "planner/model/collectives.h"
@@ -88,15 +89,22 @@ GemmWidths gemm_widths(const Dims& d) {
 
 // --- GEMMs (forward): 2*M*N*K each. Shapes per TP rank (Megatron column/row
 // parallel linear layers, Shoeybi et al. 2019).
-void add_gemms(LayerTime& lt, const Dims& d, const GemmWidths& w, const HardwareProfile& hw, DType dt, Explain* ex) {
+// Forward time of the QKV, O, FFN-in and FFN-out GEMMs, in that order (the
+// GEMMs TP communication overlaps with under --tp-overlap).
+using GemmTimes = std::array<double, 4>;
+
+void add_gemms(LayerTime& lt, const Dims& d, const GemmWidths& w, const HardwareProfile& hw, DType dt,
+               GemmTimes& fwd_times, Explain* ex) {
   struct Gemm {
     double M, N, K;
   };
   const Gemm gemms[4] = {
       {d.n, w.q_out + w.kv_out, d.h}, {d.n, d.h, d.H * d.hd / d.t}, {d.n, w.ffn_in, d.h}, {d.n, d.h, d.F / d.t}};
-  for (const Gemm& g : gemms) {
+  for (std::size_t i = 0; i < 4; ++i) {
+    const Gemm& g = gemms[i];
     lt.gemm_flops_fwd += 2.0 * g.M * g.N * g.K;
-    lt.gemm_fwd_s += gemm_time_s(hw, dt, g.M, g.N, g.K);
+    fwd_times[i] = gemm_time_s(hw, dt, g.M, g.N, g.K);
+    lt.gemm_fwd_s += fwd_times[i];
     // Backward: input gradient (M x K output) and weight gradient (K x N
     // output, reduced over M), each the forward's FLOPs.
     lt.gemm_bwd_s += gemm_time_s(hw, dt, g.M, g.K, g.N) + gemm_time_s(hw, dt, g.K, g.N, g.M);
@@ -207,17 +215,68 @@ void add_grad_accumulate(LayerTime& lt, const ModelSpec& model, const Dims& d, c
 // backward of the n*h activation; with SP each becomes all-gather +
 // reduce-scatter of the same volume (Korthikanti et al. 2022 §4.2.2). Not
 // overlapped with compute.
-void add_tp_comm(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const ParallelConfig& pc, Explain* ex) {
+// Transformer Engine userbuffers defaults (transformer_engine/pytorch/module/
+// base.py, initialize_ub get_default_config), which Megatron-LM uses without
+// a --tp-comm-overlap-cfg: the forward all-gathers run as a ring exchange in
+// tp chunks on 1 SM; the forward reduce-scatters pipelined in 4 chunks on 16
+// SMs, the GEMM beside them on the others (set_sm_margin); the backward's
+// collectives in bulk beside a backward GEMM on 16 SMs.
+constexpr double kRingExchangeSms = 1, kPipelineSms = 16, kPipelineSplits = 4, kBulkSms = 16;
+
+// One TP collective of `comm_s` overlapped with a GEMM of `gemm_s` in
+// `splits` chunks (0: in bulk, one piece beside the whole GEMM): the first chunk cannot overlap, the rest hides behind the
+// GEMM up to its length; the GEMM loses `sms` of the compute units while the
+// collective runs, or all the GEMM long with an SM margin.
+struct TpOverlap {
+  double exposed_s = 0, contention_s = 0;
+};
+TpOverlap overlap_tp(const HardwareProfile& hw, double comm_s, double gemm_s, double splits, double sms, bool margin) {
+  TpOverlap o;
+  o.exposed_s = std::max(splits > 0 ? comm_s / splits : 0.0, comm_s - gemm_s);  // splits 0: bulk, no chunking
+  const double share = hw.efficiency.compute_units > 0 ? std::min(1.0, sms / double(hw.efficiency.compute_units)) : 0;
+  o.contention_s = (margin ? gemm_s * share / (1.0 - std::min(share, 0.5)) : (comm_s - o.exposed_s) * share);
+  return o;
+}
+
+void add_tp_comm(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const ParallelConfig& pc,
+                 const TrainingSpec& ts, const GemmTimes& gemm_fwd, Explain* ex) {
   const GroupPlacement g = placement(hw, pc.tp, 1);
   const double bytes = kAct * d.n * d.h;
   double per_pair;
+  const double ag = collective_cost(hw, g, Collective::all_gather, bytes).total_s();
+  const double rs = collective_cost(hw, g, Collective::reduce_scatter, bytes).total_s();
   if (pc.sequence_parallel)
-    per_pair = collective_cost(hw, g, Collective::all_gather, bytes).total_s() +
-               collective_cost(hw, g, Collective::reduce_scatter, bytes).total_s();
+    per_pair = ag + rs;
   else
     per_pair = collective_cost(hw, g, Collective::all_reduce, bytes).total_s();
   lt.tp_comm_fwd_s = 2.0 * per_pair;
   lt.tp_comm_bwd_s = 2.0 * per_pair;
+  if (ts.tp_comm_overlap && pc.sequence_parallel) {
+    // Forward: all-gather before QKV and FFN-in (ring exchange), reduce-scatter
+    // after O and FFN-out (pipelined); backward: the same volume plus the
+    // norm-output re-gathers, in bulk beside the backward GEMMs.
+    const double k = 1.0 + straggler_slowdown(hw, ts.num_gpus);  // the GEMMs as stretch_for_slowest_chip left them
+    lt.tp_comm_fwd_s = 0;
+    for (std::size_t i = 0; i < 4; ++i) {
+      const bool gather = i == 0 || i == 2;
+      const TpOverlap o = gather ? overlap_tp(hw, ag, k * gemm_fwd[i], d.t, kRingExchangeSms, false)
+                                 : overlap_tp(hw, rs, k * gemm_fwd[i], kPipelineSplits, kPipelineSms, true);
+      lt.tp_comm_fwd_s += o.exposed_s;
+      lt.contention_fwd_s += o.contention_s;
+    }
+    const TpOverlap b = overlap_tp(hw, 2.0 * per_pair + 2.0 * ag, lt.gemm_bwd_s, 0.0, kBulkSms, false);
+    lt.tp_comm_bwd_s = b.exposed_s;
+    lt.contention_bwd_s += b.contention_s;
+    if (pc.recompute == Recompute::full) lt.tp_comm_recompute_s = lt.tp_comm_fwd_s;
+    if (ex)
+      note_step(ex, "TP communication per layer (fwd, overlapped)",
+                "sum over the 4 GEMMs of max(comm/splits, comm - GEMM); splits tp (ring-exchange all-gather, 1 SM), "
+                "4 (pipelined reduce-scatter, 16 SMs of margin); bwd in bulk beside the backward GEMMs (16 SMs)",
+                "Megatron-LM --tp-comm-overlap; Transformer Engine userbuffers defaults (pytorch/module/base.py)",
+                {{"all_gather_s", ag}, {"reduce_scatter_s", rs}, {"contention_fwd_s", lt.contention_fwd_s}},
+                lt.tp_comm_fwd_s, "s");
+    return;
+  }
   if (pc.sequence_parallel) {
     // SP keeps only the sequence-sharded norm outputs, so the backward
     // all-gathers them again for the QKV and FFN-in weight gradients
@@ -253,9 +312,9 @@ void add_cp_exchange(LayerTime& lt, const Dims& d, const HardwareProfile& hw, co
   lt.cp_comm_bwd_s = std::max(0.0, 2.0 * fwd - lt.attention_bwd_s);
   // The hidden part runs beside the attention kernels (compute-bound) and
   // slows them (contention.h).
-  lt.contention_fwd_s =
+  lt.contention_fwd_s +=
       contention_s(hw, pair, Collective::send_recv, one, fwd - lt.cp_comm_fwd_s, lt.attention_fwd_s, 0.0);
-  lt.contention_bwd_s =
+  lt.contention_bwd_s +=
       contention_s(hw, pair, Collective::send_recv, one, 2.0 * fwd - lt.cp_comm_bwd_s, lt.attention_bwd_s, 0.0);
   if (ex)
     note_step(ex, "CP K/V ring exchange (fwd)", "max(0, (cp-1) * send(2*b*s/cp*KV*hd/t*2 bytes) - attention_fwd)",
@@ -302,7 +361,8 @@ LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const Pa
   const Dims d = dims(model, pc, ts);
   const GemmWidths w = gemm_widths(d);
   LayerTime lt;
-  add_gemms(lt, d, w, hw, ts.dtype, ex);
+  GemmTimes fwd_gemm{};
+  add_gemms(lt, d, w, hw, ts.dtype, fwd_gemm, ex);
   add_attention_core(lt, d, hw, ts.attention, ex);
   const ElementwiseBytes eb = elementwise_bytes(d, w, ts.dtype);
   lt.elementwise_fwd_s = (eb.kernels + eb.fp8_fwd) / hbm_bw(hw);
@@ -310,7 +370,7 @@ LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const Pa
   add_grad_accumulate(lt, model, d, hw, ts, ex);
   if (ex) note_elementwise(ex, eb, hw, lt.elementwise_fwd_s);  // after accumulation: the --explain order
   stretch_for_slowest_chip(lt, hw, ts, ex);
-  if (pc.tp > 1) add_tp_comm(lt, d, hw, pc, ex);
+  if (pc.tp > 1) add_tp_comm(lt, d, hw, pc, ts, fwd_gemm, ex);
   if (pc.cp > 1) add_cp_exchange(lt, d, hw, pc, ex);
   lt.recompute_s = recompute_s(lt, pc.recompute, ts.attention);
   return lt;

@@ -93,6 +93,7 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   ts.weight_bytes_per_param = r.number("weight_bytes", 0, kMaxBytesPerParam, false, ts.weight_bytes_per_param, false);
   ts.overlap_grad_reduce = r.boolean("overlap_grad_reduce", false, ts.overlap_grad_reduce);
   ts.overlap_p2p = r.boolean("overlap_p2p", false, ts.overlap_p2p);
+  ts.tp_comm_overlap = r.boolean("tp_comm_overlap", false, ts.tp_comm_overlap);
 
   ParallelConfig& pc = c.config;
   pc.tp = r.integer_in("tp", 1, kMaxGpus, true, 1);

@@ -152,6 +152,10 @@ struct TrainingSpec {
   double optimizer_bytes_per_param = 12;  // fp32 master + Adam m, v (ZeRO paper)
   bool overlap_grad_reduce = true;        // DP reduction in buckets during backward
   bool overlap_p2p = false;               // PP send/recv hidden behind compute
+  // TP all-gathers / reduce-scatters overlapped with the GEMMs beside them
+  // (Megatron --tp-comm-overlap, Transformer Engine userbuffers; needs
+  // sequence parallelism): layer_cost.cpp add_tp_comm.
+  bool tp_comm_overlap = false;
   bool operator==(const TrainingSpec&) const = default;
 };
 
