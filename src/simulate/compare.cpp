@@ -101,12 +101,19 @@ std::string pipeline_explanation(const Evaluation& ev, const PipelineProblem& pr
 std::string dp_explanation(const Evaluation& ev, const PipelineProblem& pr, const SimResult& r, double d) {
   std::size_t buckets = 0;
   for (std::int64_t k = 0; k < pr.chunks_per_stage; ++k) buckets += pr.cost(r.critical_stage, k).grad_buckets_s.size();
-  std::string text = fmt::format(
-      "DP {:+.4f} s: the simulation reduces {} gradient buckets one by one as the last backward of each chunk "
-      "produces them (each paying alpha), then the optimizer waits for the last; the formula hides one reduction "
-      "behind the last micro-batch's backward, exposes at least the last bucket, and prices the tail of stage {} "
-      "(the latest over the stages, each less its lead over stage 0)",
-      d, buckets, ev.time.dp_tail_stage);
+  std::string text =
+      buckets > 0
+          ? fmt::format(
+                "DP {:+.4f} s: the simulation reduces {} gradient buckets one by one as the last backward of each "
+                "chunk produces them (each paying alpha), then the optimizer waits for the last; the formula hides "
+                "one reduction behind the last micro-batch's backward, exposes at least the last bucket, and prices "
+                "the tail of stage {} (the latest over the stages, each less its lead over stage 0)",
+                d, buckets, ev.time.dp_tail_stage)
+          : fmt::format(
+                "DP {:+.4f} s: ZeRO-{} reduce-scatters every layer's gradients in every micro-batch; the simulation "
+                "exposes the first layer's gather of each chunk and runs the transfers on the DP stream, the "
+                "formula applies its per-layer prefetch rule once per micro-batch on the heaviest stage",
+                d, ev.config.zero_stage);
   if (ev.config.zero_stage >= 1 && ev.config.zero_stage < 3)
     text += pr.overlap_param_gather
                 ? "; ZeRO-1/2 weight gathers are prefetched chunk by chunk at the step start and the first forward "

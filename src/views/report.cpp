@@ -184,7 +184,7 @@ std::string step_time_text(const StepTimeBreakdown& t, const RunContext& ctx) {
   row("optimizer", t.optimizer_s);
   out += fmt::format("  {:<26}{:>10.4f} s\n", "step", t.step_s);
   out += fmt::format(
-      "  DP comm before overlap {:.4f} s; ZeRO-3 comm before overlap {:.4f} s; DP and optimizer "
+      "  DP comm before overlap {:.4f} s; ZeRO-2/3 comm before overlap {:.4f} s; DP and optimizer "
       "tail of stage {}\n",
       t.dp_comm_total_s, t.zero3_comm_total_s, t.dp_tail_stage);
   out += fmt::format("  one layer, one micro-batch: forward {:.3f} ms, backward {:.3f} ms (incl. recompute)\n",
