@@ -1,5 +1,6 @@
 #include "planner/views/report.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -285,6 +286,8 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
           ev.time.step_s, ev.time.tokens_per_s, 100.0 * ev.time.mfu, dominant_overhead(ev.time));
     }
   }
+  if (std::any_of(r.top.begin(), r.top.end(), [](const Evaluation& ev) { return zero_label(ev.config) == "3nr"; }))
+    out += "ZeRO 3nr: ZeRO-3 keeping the gathered weights from forward to backward (--reshard-after-forward false)\n";
   out +=
       fmt::format("\n{} configurations considered, {} feasible, {} rejected\n", r.considered, r.feasible, r.rejected);
   std::vector<std::pair<std::int64_t, std::size_t>> reasons;
