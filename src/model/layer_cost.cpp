@@ -183,6 +183,30 @@ ElementwiseBytes elementwise_bytes(const Dims& d, const GemmWidths& w, DType dt)
   return eb;
 }
 
+// --- Context parallelism's own memory-bound passes (cp > 1). Transformer
+// Engine's ring attention (transformer_engine/pytorch/attention/
+// dot_product_attention/context_parallel.py, AttnFuncWithCPAndKVP2P) runs one
+// attention kernel per ring step and merges their partial outputs: "fwd output
+// correction: out in torch.float32", each step's bf16 output read (2 bytes)
+// into an fp32 accumulator read and written (4 + 4), then cast back to bf16
+// (read 4, write 2); the backward accumulates dQ the same way over the steps
+// and dK/dV (KV-sized) as they travel the ring. Per step 10 bytes per element
+// of the accumulated tensor; the log-sum-exp rows are negligible. An
+// approximation (per-step kernels on shorter blocks also run less efficiently;
+// not modelled: docs/cost_model.md, Known gaps).
+struct CpCorrectionBytes {
+  double fwd = 0, bwd = 0;
+};
+CpCorrectionBytes cp_correction_bytes(const Dims& d) {
+  CpCorrectionBytes c;
+  if (d.cp <= 1) return c;
+  const double out = d.n * d.H * d.hd / d.t;       // attention output (and dQ) elements per GPU
+  const double kv = 2.0 * d.n * d.KV * d.hd / d.t;  // dK + dV elements
+  c.fwd = (10.0 * d.cp + 6.0) * out;
+  c.bwd = (10.0 * d.cp + 6.0) * out + 10.0 * d.cp * kv;
+  return c;
+}
+
 void note_elementwise(Explain* ex, const ElementwiseBytes& eb, const HardwareProfile& hw, double elementwise_fwd_s) {
   note_step(ex, "element-wise kernels (fwd)",
             "bytes(norms, residual/dropout, activation, RoPE [+ fp8 cast/transpose of GEMM inputs]) / (HBM bw * "
@@ -251,6 +275,30 @@ void add_tp_comm(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const 
     per_pair = collective_cost(hw, g, Collective::all_reduce, bytes).total_s();
   lt.tp_comm_fwd_s = 2.0 * per_pair;
   lt.tp_comm_bwd_s = 2.0 * per_pair;
+  if (hw.tiers[0].topology == Topology::torus && !g.crosses_domains() && pc.sequence_parallel) {
+    // XLA on a TPU torus: MaxText's TPU scripts (MaxText/configs/v5e/*.sh) set
+    // --xla_tpu_enable_async_collective_fusion(_fuse_all_gather, _multiple_steps)
+    // and --xla_tpu_overlap_compute_collective_tc, under which XLA decomposes
+    // each TP all-gather / reduce-scatter into tp - 1 neighbour permutes
+    // interleaved with the einsum that consumes or produces it (Wang et al.
+    // 2023, "Overlap Communication with Dependent Computation via
+    // Decomposition in Large Deep Learning Models", ASPLOS'23; the JAX scaling
+    // book's "collective matmul"). Priced as the overlap above in tp chunks,
+    // forward and backward; ICI transfers run on DMA engines and take no
+    // compute units, so no SM contention (collective_channels 0).
+    const double k = 1.0 + straggler_slowdown(hw, ts.num_gpus);
+    lt.tp_comm_fwd_s = 0;
+    for (std::size_t i = 0; i < 4; ++i)
+      lt.tp_comm_fwd_s += overlap_tp(hw, i == 0 || i == 2 ? ag : rs, k * gemm_fwd[i], d.t, 0.0, false).exposed_s;
+    lt.tp_comm_bwd_s = overlap_tp(hw, 2.0 * per_pair + 2.0 * ag, lt.gemm_bwd_s, d.t, 0.0, false).exposed_s;
+    if (pc.recompute == Recompute::full) lt.tp_comm_recompute_s = lt.tp_comm_fwd_s;
+    if (ex)
+      note_step(ex, "TP communication per layer (fwd, XLA collective matmul)",
+                "sum over the 4 GEMMs of max(comm/tp, comm - GEMM); bwd: the same against the backward GEMMs",
+                "MaxText/configs/v5e/*.sh LIBTPU_INIT_ARGS (async collective fusion); Wang et al. 2023 (ASPLOS)",
+                {{"all_gather_s", ag}, {"reduce_scatter_s", rs}, {"tp", d.t}}, lt.tp_comm_fwd_s, "s");
+    return;
+  }
   if (ts.tp_comm_overlap && pc.sequence_parallel) {
     // Forward: all-gather before QKV and FFN-in (ring exchange), reduce-scatter
     // after O and FFN-out (pipelined); backward: the same volume plus the
@@ -365,8 +413,15 @@ LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const Pa
   add_gemms(lt, d, w, hw, ts.dtype, fwd_gemm, ex);
   add_attention_core(lt, d, hw, ts.attention, ex);
   const ElementwiseBytes eb = elementwise_bytes(d, w, ts.dtype);
-  lt.elementwise_fwd_s = (eb.kernels + eb.fp8_fwd) / hbm_bw(hw);
-  lt.elementwise_bwd_s = (2.0 * eb.kernels + eb.fp8_bwd) / hbm_bw(hw);
+  const CpCorrectionBytes cpc = cp_correction_bytes(d);
+  lt.elementwise_fwd_s = (eb.kernels + eb.fp8_fwd + cpc.fwd) / hbm_bw(hw);
+  lt.elementwise_bwd_s = (2.0 * eb.kernels + eb.fp8_bwd + cpc.bwd) / hbm_bw(hw);
+  if (ex && cpc.fwd > 0)
+    note_step(ex, "CP output correction (fwd)",
+              "(10*cp + 6) bytes * b*s/cp*H*hd/t (fp32 merge of each ring step's output, cast back); bwd the same for "
+              "dQ + 10*cp bytes * dK/dV elements",
+              "Transformer Engine context_parallel.py AttnFuncWithCPAndKVP2P (fwd output correction in fp32)",
+              {{"fwd_bytes", cpc.fwd}, {"bwd_bytes", cpc.bwd}, {"cp", d.cp}}, cpc.fwd / hbm_bw(hw), "s");
   add_grad_accumulate(lt, model, d, hw, ts, ex);
   if (ex) note_elementwise(ex, eb, hw, lt.elementwise_fwd_s);  // after accumulation: the --explain order
   stretch_for_slowest_chip(lt, hw, ts, ex);
