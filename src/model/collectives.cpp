@@ -156,7 +156,10 @@ CollectiveCost send_recv_cost(const HardwareProfile& hw, const GroupPlacement& g
   constexpr Collective c = Collective::send_recv;
   CollectiveCost out;
   out.algorithm = Algorithm::direct;
-  const bool remote = g.stride >= (hw.tiers.empty() ? 1 : hw.tiers[0].size);
+  // A ring of send/recv pairs (nccl-tests sendrecv_perf, a pipeline's stage
+  // boundaries) is paced by its slowest pair: once the group spans domains,
+  // some pair crosses the network whatever the stride.
+  const bool remote = g.stride >= (hw.tiers.empty() ? 1 : hw.tiers[0].size) || g.crosses_domains();
   double bw = remote ? nic_bandwidth_per_gpu(hw, c) : intra_bandwidth(hw, GroupPlacement{.members_per_domain = 2}, c);
   if (!remote && is_torus(hw)) bw = hw.tiers[0].bandwidth_achieved_bytes_per_s;  // one neighbour link
   out.bus_bandwidth_bytes_per_s = bw;

@@ -119,7 +119,10 @@ double bubble_term_s(const ModelSpec& model, const PricedPlan& plan, double t_ma
 double p2p_term_s(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                   const PricedPlan& plan, Explain* ex) {
   const std::int64_t p = pc.pp, v = pc.virtual_stages;
-  const GroupPlacement pair = placement(hw, 2, pc.tp * pc.cp);
+  // The pipeline's stage boundaries as one send/recv ring: where the PP group
+  // spans scale-up domains, the boundary that crosses the network paces every
+  // transfer (collectives.cpp, send_recv_cost), whatever the stride.
+  const GroupPlacement pair = placement(hw, pc.pp, pc.tp * pc.cp);
   const double bytes = pp_send_bytes(model, pc, ts);
   const double one = collective_cost(hw, pair, Collective::send_recv, bytes).total_s();
   const double transfers =

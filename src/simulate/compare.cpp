@@ -60,7 +60,7 @@ std::string send_hop_note(const PipelineProblem& pr) {
   if (pr.stages <= 1 || hop_max <= 1.2 * hop_min) return {};
   return fmt::format(
       "; sends cost {:.3f} to {:.3f} ms by hop (stages inside one node or across nodes{}), the "
-      "formula prices every send at the first hop's cost",
+      "formula prices every send at the dearest hop's cost (the pipeline spans nodes)",
       hop_min * 1e3, hop_max * 1e3,
       pr.chunks_per_stage > 1 ? ", the wrap-around from the last stage to the first" : "");
 }

@@ -40,7 +40,14 @@ namespace {
 // Pair of consecutive stages k, k+1 (mod p): ranks tp*cp*(distance) apart.
 GroupPlacement hop_placement(const HardwareProfile& hw, const ParallelConfig& pc, std::int64_t k) {
   const std::int64_t distance = k + 1 < pc.pp ? 1 : pc.pp - 1;  // the wrap-around hop p-1 -> 0
-  return placement(hw, 2, pc.tp * pc.cp * std::max<std::int64_t>(1, distance));
+  const std::int64_t block = pc.tp * pc.cp;                      // ranks of one stage (TP, CP innermost)
+  GroupPlacement g = placement(hw, 2, block * std::max<std::int64_t>(1, distance));
+  // A hop whose two stages sit in different scale-up domains crosses the
+  // network whatever its stride (collectives.cpp, send_recv_cost).
+  const std::int64_t domain = hw.tiers.empty() ? 1 : std::max<std::int64_t>(1, hw.tiers[0].size);
+  const std::int64_t from = k * block, to = (k + 1 < pc.pp ? k + 1 : 0) * block;
+  if (hw.tiers.size() > 1 && from / domain != to / domain) g.stride = std::max(g.stride, domain);
+  return g;
 }
 
 }  // namespace
