@@ -206,8 +206,10 @@ TEST_CASE("layer time structure: backward multiples, TP collectives, recompute",
     const LayerTime li = layer_time(m, ideal, config(4, true, Recompute::none, 1), flash);
     CHECK(li.gemm_fwd_s == Approx(li.gemm_flops_fwd / eff_peak).epsilon(kRel));
     CHECK(li.gemm_bwd_s == Approx(2.0 * li.gemm_fwd_s).epsilon(kRel));
+    const double L = 8192 / 2.0, length_eff = L / (L + hw.efficiency.attention_half_tokens);  // causal, cp 1
     CHECK(lt.attention_fwd_s ==
-          Approx(lt.attention_flops_fwd / (hw.peak_flops_per_s[0] * hw.efficiency.attention_max[0])).epsilon(kRel));
+          Approx(lt.attention_flops_fwd / (hw.peak_flops_per_s[0] * hw.efficiency.attention_max[0] * length_eff))
+              .epsilon(kRel));
     CHECK(lt.attention_bwd_s == Approx(2.5 * lt.attention_fwd_s).epsilon(kRel));
     CHECK(lt.elementwise_bwd_s == Approx(2.0 * lt.elementwise_fwd_s).epsilon(kRel));
   }
@@ -314,4 +316,74 @@ TEST_CASE("TP communication overlap: less exposed TP, never below one chunk, con
   // Without SP there is nothing to overlap (Megatron requires SP): priced as before.
   const ParallelConfig no_sp = config(8, false, Recompute::none, 1);
   CHECK(layer_time(m, hw, no_sp, ts).tp_comm_fwd_s == layer_time(m, hw, no_sp, training(8192, AttentionKernel::flash)).tp_comm_fwd_s);
+}
+
+TEST_CASE("flash attention efficiency follows the key/value length per kernel call: L/(L + half), L = s/(2cp)",
+          "[layer_cost]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  hw.efficiency.chip_speed_sigma = 0;
+  REQUIRE(hw.efficiency.attention_half_tokens > 0);
+  const double Lh = hw.efficiency.attention_half_tokens;
+  const double rate_max = hw.peak_flops_per_s[0] * hw.efficiency.attention_max[0];
+  struct Row {
+    std::int64_t seq, cp;
+  };
+  for (const Row r : {Row{2048, 1}, Row{8192, 1}, Row{8192, 2}, Row{8192, 4}, Row{131072, 16}}) {
+    INFO("seq " << r.seq << " cp " << r.cp);
+    const LayerTime lt = layer_time(m, hw, config(1, false, Recompute::none, 1, r.cp), training(r.seq, AttentionKernel::flash));
+    const double L = double(r.seq) / (2.0 * double(r.cp));
+    CHECK(lt.attention_fwd_s == Approx(lt.attention_flops_fwd / (rate_max * L / (L + Lh))).epsilon(kRel));
+    CHECK(lt.attention_bwd_s == Approx(2.5 * lt.attention_fwd_s).epsilon(kRel));
+  }
+  // Same attention FLOPs per GPU, shorter kernel calls: CP 2 with micro-batch 2 is slower than CP 1 with 1.
+  const LayerTime cp1 = layer_time(m, hw, config(1, false, Recompute::none, 1, 1), training(8192, AttentionKernel::flash));
+  const LayerTime cp2 = layer_time(m, hw, config(1, false, Recompute::none, 2, 2), training(8192, AttentionKernel::flash));
+  CHECK(cp2.attention_flops_fwd == Approx(cp1.attention_flops_fwd).epsilon(kRel));
+  CHECK(cp2.attention_fwd_s > cp1.attention_fwd_s);
+  // A profile without the curve keeps attention_max at every length.
+  hw.efficiency.attention_half_tokens = 0;
+  const LayerTime flat = layer_time(m, hw, config(1, false, Recompute::none, 1, 4), training(8192, AttentionKernel::flash));
+  CHECK(flat.attention_fwd_s == Approx(flat.attention_flops_fwd / rate_max).epsilon(kRel));
+}
+
+TEST_CASE("CP pays Transformer Engine's fp32 merge of its ring steps: (10cp + 6) bytes per output element",
+          "[layer_cost]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  hw.efficiency.chip_speed_sigma = 0;
+  const double bw = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  const TrainingSpec ts = training(8192, AttentionKernel::flash);
+  // CP 1 with micro-batch b and CP k with micro-batch k*b hold the same tokens per GPU: their element-wise
+  // kernels differ by the merge alone.
+  for (std::int64_t cp : {2, 4}) {
+    INFO("cp " << cp);
+    const LayerTime one = layer_time(m, hw, config(1, false, Recompute::none, 1, 1), ts);
+    const LayerTime k = layer_time(m, hw, config(1, false, Recompute::none, cp, cp), ts);
+    const double n = 8192, out = n * 32 * 128, kv = 2.0 * n * 8 * 128, c = double(cp);
+    CHECK(k.elementwise_fwd_s - one.elementwise_fwd_s == Approx((10.0 * c + 6.0) * out / bw).epsilon(1e-9));
+    CHECK(k.elementwise_bwd_s - one.elementwise_bwd_s ==
+          Approx(((10.0 * c + 6.0) * out + 10.0 * c * kv) / bw).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("TP inside a TPU torus overlaps the GEMMs as XLA's collective matmul does", "[layer_cost]") {
+  const ModelSpec m = find_model("llama70b", kDir);
+  HardwareProfile tpu = find_hardware("tpu-v5e-256", kDir);
+  TrainingSpec ts = training(2048, AttentionKernel::flash);
+  ts.num_gpus = 256;
+  const ParallelConfig pc = config(16, true, Recompute::none, 16);
+  const LayerTime xla = layer_time(m, tpu, pc, ts);
+  // The same profile read as a switched fabric prices the collectives the same way but exposed.
+  HardwareProfile flat = tpu;
+  flat.tiers[0].topology = Topology::switched;
+  const LayerTime exposed = layer_time(m, flat, pc, ts);
+  const GroupPlacement g = placement(tpu, 16, 1);
+  const double bytes = 2.0 * 16 * 2048 * 8192;
+  const double ag = collective_cost(tpu, g, Collective::all_gather, bytes).total_s();
+  const double rs = collective_cost(tpu, g, Collective::reduce_scatter, bytes).total_s();
+  CHECK(xla.tp_comm_fwd_s < 2.0 * (ag + rs));
+  CHECK(xla.tp_comm_fwd_s >= 2.0 * (ag + rs) / 16.0 - 1e-15);  // at least the first of 16 chunks of each
+  CHECK(xla.tp_comm_bwd_s < exposed.tp_comm_bwd_s);
+  CHECK(xla.contention_fwd_s == 0);  // ICI DMA engines take no compute units
 }

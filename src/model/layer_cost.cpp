@@ -128,8 +128,20 @@ void add_attention_core(LayerTime& lt, const Dims& d, const HardwareProfile& hw,
     // recomputes QK^T in the backward: bwd = 2.5x fwd FLOPs (Dao 2023,
     // FlashAttention-2 §3.1). Runs in bf16 in common stacks even for fp8
     // training (Transformer Engine default).
+    //
+    // Each kernel call walks, per query tile, a key/value length L; a fixed
+    // cost per tile (loading Q, writing O, the softmax epilogue) is amortised
+    // over it: efficiency attention_max * L / (L + attention_half_tokens), the
+    // form FA3's forward throughput follows from 512 to 16K tokens
+    // (pytorch/benchmark#2391, hardware profile sources). Causal: L = s/2 on
+    // average. Ring attention under CP (Transformer Engine
+    // AttnFuncWithCPAndKVP2P) calls one kernel per ring step on the rank's
+    // two s/(2cp) chunks: L = s/(2cp). The same curve is assumed for the
+    // backward kernel (an approximation).
     lt.attention_flops_fwd = 4.0 * scores * d.hd * 0.5;
-    const double rate = peak(hw, DType::bf16) * hw.efficiency.attention_max[std::size_t(DType::bf16)];
+    const double L = d.s / (2.0 * d.cp), Lh = hw.efficiency.attention_half_tokens;
+    const double length_eff = Lh > 0 ? L / (L + Lh) : 1.0;
+    const double rate = peak(hw, DType::bf16) * hw.efficiency.attention_max[std::size_t(DType::bf16)] * length_eff;
     lt.attention_fwd_s = lt.attention_flops_fwd / rate;
     lt.attention_bwd_s = 2.5 * lt.attention_flops_fwd / rate;
   } else {
@@ -144,10 +156,16 @@ void add_attention_core(LayerTime& lt, const Dims& d, const HardwareProfile& hw,
   if (ex)
     note_step(
         ex, "attention core (fwd)",
-        kernel == AttentionKernel::flash ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*attention_max); bwd 2.5x"
+        kernel == AttentionKernel::flash
+            ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*attention_max*L/(L+L_half)), L = s/(2*cp); bwd 2.5x"
                                          : "4*b*(H/t)*s_local*s*hd / (peak*unfused_max) + softmax bytes/HBM; bwd 2x",
-        "PaLM App. B (attention FLOPs); Dao 2023 (FlashAttention-2)",
-        {{"score_elements", scores}, {"head_dim", d.hd}, {"flops", lt.attention_flops_fwd}}, lt.attention_fwd_s, "s");
+        "PaLM App. B (attention FLOPs); Dao 2023 (FlashAttention-2); length curve: pytorch/benchmark#2391 (FA3)",
+        {{"score_elements", scores},
+         {"head_dim", d.hd},
+         {"flops", lt.attention_flops_fwd},
+         {"kv_length_per_call", d.s / (2.0 * d.cp)},
+         {"half_tokens", hw.efficiency.attention_half_tokens}},
+        lt.attention_fwd_s, "s");
 }
 
 // HBM bytes of the layer's memory-bound kernels per micro-batch.

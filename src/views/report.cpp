@@ -379,9 +379,11 @@ std::string render_hardware(const HardwareProfile& h, Format f) {
   const auto& e = h.efficiency;
   out += fmt::format("  efficiency: GEMM max bf16 {:.2f}", e.gemm_max[0]);
   if (e.gemm_max[1] > 0) out += fmt::format(" fp8 {:.2f}", e.gemm_max[1]);
-  out += fmt::format(
-      ", GEMM half-efficiency size {:.3g} FLOP, flash attention {:.2f}, unfused attention {:.2f}, HBM {:.2f}\n",
-      e.gemm_half_flops, e.attention_max[0], e.unfused_attention_max, e.hbm_efficiency);
+  out += fmt::format(", GEMM half-efficiency size {:.3g} FLOP, flash attention {:.2f}", e.gemm_half_flops,
+                     e.attention_max[0]);
+  if (e.attention_half_tokens > 0)
+    out += fmt::format(" (half of it at {:.0f} key/value tokens per kernel call)", e.attention_half_tokens);
+  out += fmt::format(", unfused attention {:.2f}, HBM {:.2f}\n", e.unfused_attention_max, e.hbm_efficiency);
   if (e.compute_units > 0)
     out += fmt::format("  GEMM tiles {}x{} over {} compute units (wave quantisation)\n", e.gemm_tile_m, e.gemm_tile_n,
                        e.compute_units);

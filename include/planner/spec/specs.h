@@ -89,6 +89,10 @@ struct ComputeEfficiency {
   std::array<double, kNumDTypes> gemm_max{0.0, 0.0};
   double gemm_half_flops = 0;
   std::array<double, kNumDTypes> attention_max{0.0, 0.0};  // fused (flash) attention kernels
+  // Fused attention efficiency falls with the key/value length L one kernel
+  // call walks per query tile: attention_max * L / (L + attention_half_tokens)
+  // (a fixed cost per tile, amortised over the loop). 0 = no length effect.
+  double attention_half_tokens = 0;
   double unfused_attention_max = 0;                        // batched GEMMs of the unfused attention core
   double hbm_efficiency = 0;                               // achieved / nominal HBM bandwidth, element-wise kernels
   // Wave quantisation: output tiles of gemm_tile_m x gemm_tile_n spread over
