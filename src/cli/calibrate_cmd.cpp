@@ -64,6 +64,7 @@ int run_import(const CalibrateFlags& f) {
   for (const auto& l : f.logs) cmd += " " + std::filesystem::path(l).filename().string();
   imp.measurements.command = cmd;
   for (const auto& n : imp.notes) std::cerr << "planner: note: " << n << "\n";
+  for (const auto& w : imp.warnings) std::cerr << "planner: warning: " << w << "\n";
   const std::string text = render_measurements(imp.measurements);
   if (f.import_out.empty() || f.import_out == "-") {
     std::cout << text;
