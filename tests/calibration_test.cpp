@@ -267,7 +267,7 @@ TEST_CASE("node size comes from multi-node runs and torus bases are refused", "[
   CHECK(r.profile.tiers[1].gpus_per_node == 2);
   CHECK(r.profile.tiers[1].nics_per_node == 2);
   REQUIRE(!r.notes.empty());
-  CHECK(r.notes[0] == "tiers[0].size 8 -> 2: the measurements ran 2 ranks per node (m.json)");
+  CHECK(r.notes[0] == "tiers[0].size 8 -> 2: the measurements ran 2 ranks per node on several nodes (m.json)");
   CHECK(error_of([&] {
           (void)fit_profile(find_hardware("tpu-v5e-256", kDir), {{"m.json", m}});
         }) == "tpu-v5e-256: calibrate fit works on profiles whose tier 0 is a switch (NVLink/NVSwitch), not a torus");
