@@ -287,7 +287,7 @@ Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const
                             "(ranks per group) and --ranks-per-node");
   const std::string shown =
       fmt::format("{} rank line{} shown, the highest rank {}{}", t.devices.size(), t.devices.size() == 1 ? "" : "s",
-                  top, t.devices_cut ? (t.devices_cut_at_end ? ", then '...'" : ", with '...'") : "");
+                  top, t.devices_cut_at_end ? ", then '...'" : t.devices_dots ? ", with '...'" : "");
   std::int64_t n = 0;
   if (opt.ranks) {
     if (*opt.ranks <= top && groups == 0)

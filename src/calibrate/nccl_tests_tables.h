@@ -43,6 +43,7 @@ struct Table {
   std::string test_name;  // e.g. "all_reduce_perf"; empty when the log does not say
   std::vector<Device> devices;
   bool devices_cut = false;       // the list had a '...' line or misses ranks (README excerpts)
+  bool devices_dots = false;        // ... by a '...' line
   bool devices_cut_at_end = false;  // ... and nothing after the '...': the highest rank shown is not the last
   std::vector<Row> rows;
   std::vector<RatioObs> ratios;

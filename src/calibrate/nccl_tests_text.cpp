@@ -119,6 +119,7 @@ class TextLogParser {
     for (std::size_t i = 0; i < ranks.size(); ++i) complete = complete && ranks[i] == std::int64_t(i);
     table_->devices_cut = !devices_.empty() && (cut_ || !complete);
     table_->devices_cut_at_end = table_->devices_cut && cut_at_end_;
+    table_->devices_dots = table_->devices_cut && cut_;
   }
 
   // A table whose column names were lost (a README that kept only the units

@@ -47,8 +47,11 @@ std::string render_fit_report(const FitResult& r) {
         if (s.points == 0)
           out += fmt::format(" {}: -;", names[k]);
         else
-          out += fmt::format(" {} {}-{} ({}): median {:.1f}% max {:.1f}%;", names[k], human_bytes(s.min_bytes),
-                             human_bytes(s.max_bytes), s.points, s.median_abs_error * 100, s.max_abs_error * 100);
+          out += fmt::format(" {} {} ({}): median {:.1f}% max {:.1f}%;", names[k],
+                             s.min_bytes == s.max_bytes
+                                 ? human_bytes(s.min_bytes)
+                                 : fmt::format("{}-{}", human_bytes(s.min_bytes), human_bytes(s.max_bytes)),
+                             s.points, s.median_abs_error * 100, s.max_abs_error * 100);
       }
       out.pop_back();
       out += "\n";
@@ -112,8 +115,10 @@ std::string render_import_summary(const MeasurementSet& m, std::size_t files, co
   std::string out = fmt::format("imported {} series ({} points) from {} file{} into {}\n", m.series.size(), points,
                                 files, files == 1 ? "" : "s", path);
   for (const auto& s : m.series)
-    out += fmt::format("  {}: {} size{} {}-{}\n", describe(s), s.points.size(), s.points.size() == 1 ? "" : "s",
-                       human_bytes(s.points.front().bytes), human_bytes(s.points.back().bytes));
+    out += fmt::format("  {}: {} size{} {}\n", describe(s), s.points.size(), s.points.size() == 1 ? "" : "s",
+                       s.points.size() == 1 ? human_bytes(s.points.front().bytes)
+                                            : fmt::format("{}-{}", human_bytes(s.points.front().bytes),
+                                                          human_bytes(s.points.back().bytes)));
   return out;
 }
 

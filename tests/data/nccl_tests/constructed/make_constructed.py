@@ -117,3 +117,9 @@ write("reduce_scatter_units_only.log", [
 devs = [dev(r, "node-a", r) for r in range(8)]
 rows = [row("all_reduce", 16, s, 45, 185, jitter=jit(i)) for i, s in enumerate(sizes(32 << 20, 1 << 30))]
 write("all_reduce_list_contradicts_ratio.log", preamble("all_reduce_perf", devs) + HEADER + rows + footer(160.0))
+
+# 6. 1 x 8 H100 all-reduce swept from 32 MiB only (the sweep of issue 14 that
+#    extrapolated latency): the fit keeps the base's latency.
+devs = [dev(r, "dgx-b07", r) for r in range(8)]
+rows = [row("all_reduce", 8, s, 30, 360, jitter=jit(i)) for i, s in enumerate(sizes(32 << 20, 16 << 30))]
+write("all_reduce_1x8_from_32MiB.log", preamble("all_reduce_perf", devs) + HEADER + rows + footer(352.4))
