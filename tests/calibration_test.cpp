@@ -437,7 +437,7 @@ TEST_CASE("latency is kept from the base when no size is below 1 MiB", "[calibra
   CHECK(f.warnings[0].find("--force keeps it") != std::string::npos);
 }
 
-TEST_CASE("--algo prices every point with the algorithm the runs forced", "[calibration]") {
+TEST_CASE("the algorithm the runs forced (--algo) prices every point", "[calibration]") {
   const HardwareProfile want = truth();
   const HardwareProfile base = find_hardware("dgx-h100", kDir);
   // NCCL_ALGO=RING across 2-16 nodes: ring times at every size, also where tree would be cheaper.

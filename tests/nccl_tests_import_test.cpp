@@ -292,7 +292,7 @@ TEST_CASE("a list showing only the last rank gives the count from its index", "[
   CHECK(s.points.back().busbw_bytes_per_s / s.points.back().algbw_bytes_per_s == Approx(2.0 * 71 / 72));
 }
 
-TEST_CASE("[0] rank tags, CRLF, indentation and NCCL INFO lines between rows", "[nccl_tests]") {
+TEST_CASE("Intel MPI rank tags, CRLF, indentation and NCCL INFO lines between rows", "[nccl_tests]") {
   const auto imp = import_nccl_tests_files({kCons + "all_gather_2x8_rank_tags_crlf.log"}, {});
   const MeasuredSeries& s = only_series(imp);
   CHECK(s.collective == Collective::all_gather);
