@@ -267,7 +267,7 @@ TEST_CASE("node size comes from multi-node runs and torus bases are refused", "[
   CHECK(r.profile.tiers[1].gpus_per_node == 2);
   CHECK(r.profile.tiers[1].nics_per_node == 2);
   REQUIRE(!r.notes.empty());
-  CHECK(r.notes[0] == "tiers[0].size 8 -> 2: the measurements ran 2 ranks per node (m.json)");
+  CHECK(r.notes[0] == "tiers[0].size 8 -> 2: the measurements ran 2 ranks per node on several nodes (m.json)");
   CHECK(error_of([&] {
           (void)fit_profile(find_hardware("tpu-v5e-256", kDir), {{"m.json", m}});
         }) == "tpu-v5e-256: calibrate fit works on profiles whose tier 0 is a switch (NVLink/NVSwitch), not a torus");
@@ -318,4 +318,180 @@ TEST_CASE("compute efficiencies from GEMM and HBM measurements", "[calibration]"
         0.25);  // an intercept: only the GEMM overhead, loosely determined
   CHECK(r.profile.efficiency.hbm_efficiency == Approx(2.9e12 / 3.35e12));
   CHECK(r.sources.count("efficiency.gemm_max.fp8") == 1);
+}
+
+// ---- item 3 of issue 14: fits that refuse to lie.
+
+namespace {
+
+// A 1 x 8 run (tier 0, groups of 2/4/8) and an N x 1 run (tier 1, one rank per
+// node) of one cluster, 8 B-1 GiB by x4, 2% noise, as the docs' workflow.
+MeasurementSet one_node_run(const HardwareProfile& hw) {
+  MeasurementSet m = synthetic(hw, 0.02, 7);
+  std::erase_if(m.series, [](const MeasuredSeries& s) { return s.nodes != 1; });
+  m.world_size = 8, m.nodes = 1, m.ranks_per_node = 8;
+  return m;
+}
+MeasurementSet one_per_node_run(const HardwareProfile& hw) {
+  MeasurementSet m = synthetic(hw, 0.02, 11);
+  std::erase_if(m.series, [](const MeasuredSeries& s) { return s.ranks_per_node != 1; });
+  m.world_size = 16, m.nodes = 16, m.ranks_per_node = 1;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("the same measurements give the same fit however they are split into files", "[calibration]") {
+  const HardwareProfile base = find_hardware("dgx-h100", kDir);
+  const MeasurementSet a = one_node_run(truth()), b = one_per_node_run(truth());
+  MeasurementSet merged = a;
+  merged.series.insert(merged.series.end(), b.series.begin(), b.series.end());
+  merged.world_size = 16, merged.nodes = 16, merged.ranks_per_node = 1;  // as import-nccl-tests sets it
+  const FitResult split = fit_profile(base, {{"1x8.json", a}, {"16x1.json", b}});
+  const FitResult one = fit_profile(base, {{"all.json", merged}});
+  const FitResult swapped = fit_profile(base, {{"16x1.json", b}, {"1x8.json", a}});
+  // Never "tiers[0].size 8 -> 1" from the one-GPU-per-node file.
+  CHECK(split.profile.tiers[0].size == 8);
+  CHECK(split.profile.tiers[1].gpus_per_node == 8);
+  CHECK(split.notes.empty());
+  for (const FitResult* r : {&one, &swapped}) {
+    CHECK(r->profile.tiers[0].size == 8);
+    for (std::size_t t = 0; t < 2; ++t)
+      for (Collective c : kAllCollectives) {
+        const CollectiveFit& x = split.profile.tiers[t].collective_fits[std::size_t(c)];
+        const CollectiveFit& y = r->profile.tiers[t].collective_fits[std::size_t(c)];
+        INFO("tier " << t << " " << collective_key(c));
+        CHECK(x.fitted == y.fitted);
+        CHECK(y.base_latency_s == Approx(x.base_latency_s).epsilon(1e-9));
+        CHECK(y.latency_per_step_s == Approx(x.latency_per_step_s).epsilon(1e-9).margin(1e-15));
+        CHECK(y.bandwidth_bytes_per_s == Approx(x.bandwidth_bytes_per_s).epsilon(1e-9));
+      }
+  }
+  CHECK(split.failures.empty());
+  CHECK(worst_parameter_error(split.profile, truth()) < kTolerance);
+}
+
+TEST_CASE("node size: a single-node run is a lower bound, contradictions are refused", "[calibration]") {
+  const HardwareProfile base = find_hardware("dgx-h100", kDir);
+  MeasurementSet four_per_node = one_per_node_run(truth());
+  four_per_node.nodes = 2, four_per_node.ranks_per_node = 4, four_per_node.world_size = 8;
+  CHECK(error_of([&] {
+          (void)fit_profile(base, {{"1x8.json", one_node_run(truth())}, {"2x4.json", four_per_node}});
+        }) == "1x8.json: 8 ranks ran on one node, but 2x4.json ran 4 per node on several nodes; a node cannot have "
+              "both sizes (fit runs of one cluster together)");
+  // A node larger than the base's: the single-node run says so, with a note.
+  HardwareProfile small = base;
+  small.tiers[0].size = 4;
+  small.tiers[1].gpus_per_node = 4;
+  small.tiers[1].nics_per_node = 4;
+  const FitResult r = fit_profile(small, {{"1x8.json", one_node_run(truth())}});
+  CHECK(r.profile.tiers[0].size == 8);
+  REQUIRE(!r.notes.empty());
+  CHECK(r.notes[0] == "tiers[0].size 4 -> 8: 8 ranks ran on one node (1x8.json)");
+}
+
+TEST_CASE("a fit that does not describe its series fails the gates", "[calibration]") {
+  const HardwareProfile base = find_hardware("dgx-h100", kDir);
+  MeasurementSet m = one_node_run(truth());
+  // send/recv whose times jump 10x in the middle (a protocol switch the line cannot follow).
+  for (MeasuredSeries& s : m.series)
+    if (s.collective == Collective::send_recv)
+      for (std::size_t i = 0; i < s.points.size(); ++i) {
+        const double t = s.points[i].time_s * (i % 2 ? 10.0 : 0.1);
+        s.points[i] = make_point(s.collective, s.group_size, s.points[i].bytes, t);
+      }
+  const FitResult r = fit_profile(base, {{"m.json", m}});
+  REQUIRE(r.failures.size() == 1);
+  INFO(r.failures[0]);
+  CHECK(r.failures[0].rfind("tier 0 send_recv (group sizes 2, 14 points 8 B-512 MiB): R2 of ln(time) -0.18 < 0.9 and median ", 0) == 0);
+  CHECK(r.failures[0].find("median |error|") != std::string::npos);
+  FitOptions force;
+  force.force = true;
+  const FitResult forced = fit_profile(base, {{"m.json", m}}, force);
+  REQUIRE(forced.failures.size() == 1);
+  CHECK(forced.warnings.back().find("written anyway (--force)") != std::string::npos);
+  // The clean series pass.
+  CHECK(fit_profile(base, {{"m.json", one_node_run(truth())}}).failures.empty());
+}
+
+TEST_CASE("latency is kept from the base when no size is below 1 MiB", "[calibration]") {
+  const HardwareProfile base = find_hardware("dgx-h100", kDir);
+  MeasurementSet m = one_node_run(truth());
+  for (MeasuredSeries& s : m.series)
+    std::erase_if(s.points, [](const MeasuredPoint& p) { return p.bytes < 32.0 * (1 << 20); });
+  const FitResult r = fit_profile(base, {{"big.json", m}});
+  const CollectiveFit& ar = r.profile.tiers[0].collective_fits[std::size_t(Collective::all_reduce)];
+  CHECK(ar.base_latency_s == base.collective_base_latency_s);
+  CHECK(ar.latency_per_step_s == base.tiers[0].latency_s);
+  // Bandwidth still fitted, within 5% of the truth.
+  CHECK(rel(ar.bandwidth_bytes_per_s, truth().tiers[0].collective_fits[0].bandwidth_bytes_per_s) < kTolerance);
+  REQUIRE(!r.warnings.empty());
+  CHECK(r.warnings[0] ==
+        "tier 0 all_reduce: no size below 1 MiB (smallest 32 MiB), so latency cannot be fitted; kept the base's, "
+        "fitted bandwidth only (--force fits it anyway)");
+  CHECK(r.collectives[0].latency_kept);
+  FitOptions force;
+  force.force = true;
+  const FitResult f = fit_profile(base, {{"big.json", m}}, force);
+  CHECK(!f.collectives[0].latency_kept);
+  CHECK(f.warnings[0].find("--force keeps it") != std::string::npos);
+}
+
+TEST_CASE("the algorithm the runs forced (--algo) prices every point", "[calibration]") {
+  const HardwareProfile want = truth();
+  const HardwareProfile base = find_hardware("dgx-h100", kDir);
+  // NCCL_ALGO=RING across 2-16 nodes: ring times at every size, also where tree would be cheaper.
+  MeasurementSet m = one_per_node_run(want);
+  std::erase_if(m.series, [](const MeasuredSeries& s) { return s.collective != Collective::all_reduce; });
+  const CollectiveFit& f = want.tiers[1].collective_fits[0];
+  const double per_nic = f.bandwidth_bytes_per_s;  // dgx-h100: one NIC per GPU
+  for (MeasuredSeries& s : m.series)
+    for (MeasuredPoint& p : s.points) {
+      const double pd = double(s.group_size);
+      p = make_point(s.collective, s.group_size, p.bytes,
+                     f.base_latency_s + 2 * (pd - 1) * f.latency_per_step_s + 2 * (pd - 1) / pd * p.bytes / per_nic);
+    }
+  FitOptions ring;
+  ring.algorithm = Algorithm::ring;
+  const FitResult r = fit_profile(base, {{"ring.json", m}}, ring);
+  const CollectiveFit& got = r.profile.tiers[1].collective_fits[0];
+  CHECK(rel(got.base_latency_s, f.base_latency_s) < 1e-6);
+  CHECK(rel(got.latency_per_step_s, f.latency_per_step_s) < 1e-6);
+  CHECK(rel(got.bandwidth_bytes_per_s, f.bandwidth_bytes_per_s) < 1e-6);
+  // check: the tree the model would pick for small sizes is replaced by the ring the run forced.
+  const CheckReport plain = check_profile(want, {{"ring.json", m}});
+  const CheckReport forced = check_profile(want, {{"ring.json", m}}, Algorithm::ring);
+  bool model_picks_tree = false;
+  for (const auto& s : plain.series)
+    for (const auto& p : s.points) model_picks_tree = model_picks_tree || p.algorithm == Algorithm::tree;
+  CHECK(model_picks_tree);
+  CHECK(plain.worst_median_abs_error() > 0.01);
+  CHECK(forced.max_abs_error() < 1e-9);
+  for (const auto& s : forced.series)
+    for (const auto& p : s.points) CHECK(p.algorithm == Algorithm::ring);
+}
+
+TEST_CASE("a device that is not the base's chip is a warning naming both", "[calibration]") {
+  CHECK(device_key("NVIDIA A100-SXM4-40GB") == "A100 40GB");
+  CHECK(device_key("NVIDIA H100 80GB HBM3") == "H100 80GB");
+  CHECK(device_key("H100 SXM5 80GB") == "H100 80GB");
+  CHECK(device_key("NVIDIA GB200") == "GB200");
+  CHECK(device_key("synthetic").empty());
+  const HardwareProfile base = find_hardware("dgx-h100", kDir);
+  MeasurementSet m = one_node_run(truth());
+  m.device = "NVIDIA H100 80GB HBM3";
+  CHECK(fit_profile(base, {{"h100.json", m}}).warnings.empty());
+  m.device = "NVIDIA A100-SXM4-40GB";
+  const FitResult r = fit_profile(base, {{"a100.json", m}});
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0] == "a100.json: the device is NVIDIA A100-SXM4-40GB, but the base profile dgx-h100 is for H100 "
+                         "SXM5 80GB; the fit keeps the base's compute and memory figures");
+}
+
+TEST_CASE("sizes in human units", "[calibration]") {
+  CHECK(human_bytes(33554432) == "32 MiB");
+  CHECK(human_bytes(17179869184.0) == "16 GiB");
+  CHECK(human_bytes(33554400) == "32 MiB");  // an all-gather size rounded to the ranks
+  CHECK(human_bytes(1536) == "1.5 KiB");
+  CHECK(human_bytes(8) == "8 B");
 }

@@ -3,10 +3,12 @@
 // malformed logs as file:line errors (fixtures and their sources:
 // tests/data/nccl_tests/README.md). Expected numbers are read off the logs.
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <catch2/catch.hpp>
 
+#include "calibrate/nccl_tests_tables.h"
 #include "planner/calibrate/nccl_tests_import.h"
 #include "planner/spec/input_error.h"
 #include "test_support.h"
@@ -179,14 +181,15 @@ TEST_CASE("malformed logs are errors naming file and line", "[nccl_tests]") {
             "nccl_1435_all_gather_bf16.log:2: the log does not name its test (no '# Collective test starting:' line, "
             "which older "
             "nccl-tests do not print); give --collective");
+  // No device list: busbw/algbw pins the 2 ranks, but not how they sit on nodes.
   CHECK(error_of([&] {
           NcclTestsImportOptions o;
           o.collective = Collective::all_gather;
           (void)import_nccl_tests_files({kData + "nccl_1435_all_gather_bf16.log"}, o);
         }) == kData +
-                  "nccl_1435_all_gather_bf16.log:2: the log does not list its ranks (no '# Using devices' lines); give "
-                  "--ranks and "
-                  "--ranks-per-node");
+                  "nccl_1435_all_gather_bf16.log:2: the log does not list its ranks (no '# Using devices' lines); "
+                  "busbw/algbw of 14 columns (77.10/154.20 on " +
+                  kData + "nccl_1435_all_gather_bf16.log:4 and the rest) pins 2 ranks, give --ranks-per-node");
   CHECK(
       error_of([&] {
         (void)import_nccl_tests_files({kData + "spark_playbooks_103_all_reduce.log"},
@@ -221,4 +224,123 @@ TEST_CASE("test names map to collectives", "[nccl_tests]") {
   CHECK(collective_from_nccl_test_name("alltoall_perf") == Collective::all_to_all);
   CHECK(collective_from_nccl_test_name("sendrecv_perf") == Collective::send_recv);
   CHECK(!collective_from_nccl_test_name("broadcast_perf"));
+}
+
+// ---- item 2 of issue 14: the rank count is cross-checked against busbw/algbw
+// (constructed logs: tests/data/nccl_tests/constructed/README.md).
+
+namespace {
+const std::string kCons = kData + "constructed/";
+}
+
+TEST_CASE("busbw/algbw pins the rank count of a device list cut short with '...'", "[nccl_tests]") {
+  const std::string f = kCons + "all_reduce_128_ranks_dots.log";
+  SECTION("--ranks-per-node only: 128 ranks from the ratio, with a warning") {
+    NcclTestsImportOptions o;
+    o.ranks_per_node = 8;
+    const auto imp = import_nccl_tests_files({f}, o);
+    const MeasuredSeries& s = only_series(imp);
+    CHECK(s.group_size == 128);
+    CHECK(s.nodes == 16);
+    // busbw with 2 * 127/128, as the log prints it: 186.13 GB/s at 512 MiB.
+    CHECK(s.points[4].busbw_bytes_per_s / 1e9 == Approx(186.13).margin(0.02));
+    REQUIRE(imp.warnings.size() == 1);
+    CHECK(imp.warnings[0] ==
+          f + ":14: the device list is cut short (5 rank lines shown, the highest rank 4, then '...'); 128 ranks "
+              "from busbw/algbw of 20 columns (186.13/93.80 on " +
+              f + ":20 and the rest) (2(n-1)/n)");
+    CHECK(imp.measurements.world_size == 128);
+    CHECK(imp.measurements.nodes == 16);  // not the one host the excerpt shows
+  }
+  SECTION("an explicit --ranks wins over the cut list, with a warning") {
+    const auto imp = import_nccl_tests_files({f}, flags(Collective::all_reduce, 128, 8));
+    CHECK(only_series(imp).group_size == 128);
+    REQUIRE(imp.warnings.size() == 1);
+    CHECK(imp.warnings[0] == f +
+                                 ":14: --ranks 128 wins over the device list, which is cut short (5 rank lines shown, "
+                                 "the highest rank 4, then '...')");
+  }
+  SECTION("--ranks that contradicts the ratio is an error naming both") {
+    CHECK(error_of([&] { (void)import_nccl_tests_files({f}, flags(Collective::all_reduce, 64, 8)); }) ==
+          f + ":14: --ranks 64, but busbw/algbw of 20 columns (186.13/93.80 on " + f +
+              ":20 and the rest) means 128 ranks for all_reduce (2(n-1)/n)");
+  }
+  SECTION("--ranks fewer than the list shows") {
+    CHECK(error_of([&] { (void)import_nccl_tests_files({f}, flags(Collective::all_reduce, 4, 4)); }) ==
+          f + ":14: --ranks 4 is fewer than the device list shows (5 rank lines shown, the highest rank 4, then '...')");
+  }
+  SECTION("without --ranks-per-node the 5 GPUs shown on one host do not divide 128") {
+    CHECK(error_of([&] { (void)import_nccl_tests_files({f}, {}); }) ==
+          f + ":14: the device list is cut short; 128 ranks are not a multiple of the 5 per node it suggests "
+              "(highest device index 4); give --ranks-per-node");
+  }
+}
+
+TEST_CASE("a list showing only the last rank gives the count from its index", "[nccl_tests]") {
+  const std::string f = kCons + "all_reduce_nvl72_last_rank.log";
+  const auto imp = import_nccl_tests_files({f}, {});
+  const MeasuredSeries& s = only_series(imp);
+  CHECK(s.group_size == 72);       // Rank 71
+  CHECK(s.ranks_per_node == 4);    // device 3: four GPUs per GB200 tray
+  CHECK(s.nodes == 18);
+  CHECK(imp.measurements.device == "NVIDIA GB200");
+  REQUIRE(imp.warnings.size() == 2);
+  CHECK(imp.warnings[0].find("72 ranks from the highest rank, as busbw/algbw") != std::string::npos);
+  CHECK(imp.warnings[1] == f + ":9: 4 ranks per node from the highest device index shown (give --ranks-per-node "
+                               "if the nodes ran more)");
+  // busbw recomputed with 2 * 71/72 agrees with the printed one.
+  CHECK(s.points.back().busbw_bytes_per_s / s.points.back().algbw_bytes_per_s == Approx(2.0 * 71 / 72));
+}
+
+TEST_CASE("Intel MPI rank tags, CRLF, indentation and NCCL INFO lines between rows", "[nccl_tests]") {
+  const auto imp = import_nccl_tests_files({kCons + "all_gather_2x8_rank_tags_crlf.log"}, {});
+  const MeasuredSeries& s = only_series(imp);
+  CHECK(s.collective == Collective::all_gather);
+  CHECK(s.group_size == 16);
+  CHECK(s.ranks_per_node == 8);
+  CHECK(s.nodes == 2);
+  CHECK(s.points.size() == 11);
+  CHECK(s.points.front().bytes == 1048576);
+  CHECK(imp.warnings.empty());
+  CHECK(imp.measurements.hosts == std::vector<std::string>{"node-a", "node-b"});
+}
+
+TEST_CASE("a units-only header imports with --collective and the ratio's rank count", "[nccl_tests]") {
+  const std::string f = kCons + "reduce_scatter_units_only.log";
+  NcclTestsImportOptions o;
+  o.collective = Collective::reduce_scatter;
+  o.ranks_per_node = 8;
+  const auto imp = import_nccl_tests_files({f}, o);
+  const MeasuredSeries& s = only_series(imp);
+  CHECK(s.group_size == 8);
+  CHECK(s.nodes == 1);
+  CHECK(s.points.size() == 15);
+  CHECK(s.points.front().bytes == 65536);
+  o.ranks = 4;  // (n-1)/n = 0.875 at 8 ranks, 0.75 at 4
+  CHECK(error_of([&] { (void)import_nccl_tests_files({f}, o); }).find(":3: --ranks 4, but busbw/algbw") !=
+        std::string::npos);
+  // A units line over rows of a width nccl-tests never printed.
+  CHECK(error_of([&] {
+          import_nccl_tests_text("#  (B)  (elements)  (us)  (GB/s)  (GB/s)\n1024 256 float sum 10.0 0.10 0.18\n", "t.log",
+                                 o, *std::make_unique<NcclTestsImport>());
+        }).rfind("t.log:2: a table with a units line but no column names (line 1) and a row of 7 columns", 0) == 0);
+}
+
+TEST_CASE("a complete-looking device list that the ratio contradicts is an error", "[nccl_tests]") {
+  const std::string f = kCons + "all_reduce_list_contradicts_ratio.log";
+  CHECK(error_of([&] { (void)import_nccl_tests_files({f}, {}); }) ==
+        f + ":16: the device list shows 8 ranks, but busbw/algbw of 12 columns (166.72/88.91 on " + f +
+            ":18 and the rest) means 16 ranks for all_reduce (2(n-1)/n)");
+}
+
+TEST_CASE("ratio intervals from printed precision", "[nccl_tests]") {
+  using namespace planner::nccl_tests_detail;
+  const auto r = ratio_of("22.72", "42.61", "x");
+  REQUIRE(r);
+  CHECK(r->lo == Approx(42.605 / 22.725));
+  CHECK(r->hi == Approx(42.615 / 22.715));
+  CHECK(!ratio_of("0.00", "0.00", "x"));
+  CHECK(strip_prefix("[0]     8192   2048  float") == "     8192   2048  float");
+  CHECK(strip_prefix("[3,1]: # Rank 0") == " # Rank 0");
+  CHECK(strip_prefix("[0x5a] x") == "[0x5a] x");
 }

@@ -71,10 +71,12 @@ std::optional<Eigen::VectorXd> wls(const std::vector<Obs>& obs, const std::vecto
 // singular system drops the bandwidth column first (only tiny sizes), then the
 // growth. Throws when nothing can be solved.
 Params solve_active_set(const std::vector<Obs>& obs, const std::vector<std::size_t>& alg,
-                        const std::vector<double>& weights, bool growth, const Params& base,
+                        const std::vector<double>& weights, bool growth, const Params& base, bool keep_latency,
                         std::array<bool, 3>& free) {
-  free = {true, growth, true};
-  const Params fixed{0, 0, base.beta};
+  // keep_latency: the base's latency stays, only the bandwidth is fitted.
+  free = {!keep_latency, growth && !keep_latency, true};
+  const Params fixed = keep_latency ? base : Params{0, 0, base.beta};
+  if (keep_latency) growth = true;  // the fixed per-step term is subtracted per point
   Params next;
   bool solved = false;
   for (int round = 0; round < 4 && !solved; ++round) {
@@ -99,6 +101,7 @@ Params solve_active_set(const std::vector<Obs>& obs, const std::vector<std::size
     else if (free[0] && next.l0 < 0)
       free[0] = false, solved = false;
   }
+  if (!solved && keep_latency) return base;
   if (!solved)
     throw InputError("calibrate fit",
                      "the measurements do not determine a latency and a bandwidth (too few distinct sizes)");
@@ -166,7 +169,7 @@ std::vector<Term> candidate_terms(std::size_t tier, Collective c, std::int64_t p
   return {};
 }
 
-EngineResult fit_engine(const std::vector<Obs>& obs, const Params& base, const FitOptions& opt) {
+EngineResult fit_engine(const std::vector<Obs>& obs, const Params& base, const FitOptions& opt, bool keep_latency) {
   EngineResult out;
   const std::size_t m = obs.size();
   std::vector<std::size_t> alg(m, 0);
@@ -179,10 +182,10 @@ EngineResult fit_engine(const std::vector<Obs>& obs, const Params& base, const F
     for (std::size_t i = 0; i < m; ++i) steps.insert(obs[i].terms[alg[i]].steps);
     const bool growth = steps.size() >= 2;
     std::array<bool, 3> free{};
-    Params next = solve_active_set(obs, alg, weights, growth, base, free);
+    Params next = solve_active_set(obs, alg, weights, growth, base, keep_latency, free);
     out.bandwidth = free[2];
     out.growth = growth && free[1] && free[0];
-    if (!growth) {
+    if (!growth && !keep_latency) {
       // One step count s: only l0 + s*l1 is seen. Split it as the base does.
       const double s = *steps.begin();
       const double a = next.l0;

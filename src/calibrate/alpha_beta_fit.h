@@ -42,7 +42,10 @@ struct EngineResult {
 
 // The IRLS loop of calibration.cpp's file comment. `base` supplies the latency
 // split for single-step-count data and the bandwidth when the data cannot show one.
-[[nodiscard]] EngineResult fit_engine(const std::vector<Obs>& obs, const Params& base, const FitOptions& opt);
+// keep_latency: base.l0 and base.l1 stay, only the bandwidth is fitted (sizes
+// that cannot show latency, issue 14).
+[[nodiscard]] EngineResult fit_engine(const std::vector<Obs>& obs, const Params& base, const FitOptions& opt,
+                                      bool keep_latency = false);
 
 // Median of v (0 when empty).
 [[nodiscard]] double median_of(std::vector<double> v);

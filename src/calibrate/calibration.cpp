@@ -28,6 +28,7 @@
 #include "calibrate/compute_fit.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -69,7 +70,18 @@ Params current_params(const HardwareProfile& hw, std::size_t tier, Collective c)
   return p;
 }
 
-SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, const MeasuredSeries& s) {
+// The algorithms a point may use: NCCL's choice, or the one --algo forced
+// (all-reduce only has two here; the others keep their one).
+std::vector<calibrate_detail::Term> forced_terms(std::size_t tier, Collective c, std::int64_t p,
+                                                 std::optional<Algorithm> algo) {
+  std::vector<calibrate_detail::Term> t = candidate_terms(tier, c, p);
+  if (!algo || t.size() < 2) return t;
+  std::erase_if(t, [&](const calibrate_detail::Term& x) { return x.algorithm != *algo; });
+  return t;
+}
+
+SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, const MeasuredSeries& s,
+                         std::optional<Algorithm> algo = std::nullopt) {
   SeriesCheck out;
   out.origin = origin;
   out.label = describe(s);
@@ -86,8 +98,22 @@ SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, c
     c.bytes = p.bytes;
     c.measured_s = p.time_s;
     c.predicted_s = cost.total_s();
-    c.rel_error = (c.predicted_s - c.measured_s) / c.measured_s;
     c.algorithm = cost.algorithm;
+    if (algo && cost.algorithm != *algo && (cost.algorithm == Algorithm::ring || cost.algorithm == Algorithm::tree)) {
+      // The run forced the other algorithm: inside one tier, price it with the
+      // tier's alpha-beta (collective_cost's formula for such groups);
+      // across both tiers there is no per-algorithm entry point to call.
+      const auto terms = out.tier == GroupTier::mixed
+                             ? std::vector<calibrate_detail::Term>{}
+                             : forced_terms(tier, s.collective, s.group_size, algo);
+      if (terms.size() == 1 && terms[0].algorithm == *algo) {
+        c.predicted_s = current_params(hw, tier, s.collective).predict(terms[0], p.bytes);
+        c.algorithm = *algo;
+      } else {
+        c.not_forced = true;
+      }
+    }
+    c.rel_error = (c.predicted_s - c.measured_s) / c.measured_s;
     errs.push_back(std::abs(c.rel_error));
     out.points.push_back(c);
   }
@@ -96,40 +122,95 @@ SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, c
   return out;
 }
 
-// Node size: what multi-node runs had per node (single-node runs may use part
-// of a node); tier 1 keeps the base's NICs per GPU.
+// Which series fail the quality gates, and why (exit 1 unless --force).
+void gate(const CollectiveFitReport& rep, FitResult& out) {
+  std::vector<std::string> why;
+  if (rep.r2_log_time < kMinR2) why.push_back(fmt::format("R2 of ln(time) {:.2f} < {:.1f}", rep.r2_log_time, kMinR2));
+  if (rep.median_abs_error > kMaxMedianError)
+    why.push_back(fmt::format("median |error| {:.1f}% > {:.0f}%", rep.median_abs_error * 100, kMaxMedianError * 100));
+  if (why.empty()) return;
+  out.failures.push_back(fmt::format(
+      "tier {} {} (group sizes {}, {} points {}-{}): {}; the alpha-beta line does not describe these measurements "
+      "(a protocol or algorithm switch, a mixed-up rank count, or runs of different machines)",
+      rep.tier, collective_key(rep.collective), join_sizes(rep.group_sizes), rep.points, human_bytes(rep.min_bytes),
+      human_bytes(rep.max_bytes), fmt::join(why, " and ")));
+}
+
+// A log's device against the base profile's chip: a warning naming both.
+void check_device(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, FitResult& out) {
+  const std::string chip = device_key(base.chip_name);
+  for (const auto& m : ms) {
+    const std::string& d = m.set.device;
+    if (d.rfind("CPU:", 0) == 0 || d.rfind("unknown", 0) == 0 || chip.empty()) continue;
+    const std::string key = device_key(d);
+    if (key.empty() || key == chip) continue;
+    // Memory size only when both say it ("A100" against "A100 80GB" matches).
+    const auto family = [](const std::string& k) { return k.substr(0, k.find(' ')); };
+    if (family(key) == family(chip) && (key.find(' ') == std::string::npos || chip.find(' ') == std::string::npos))
+      continue;
+    out.warnings.push_back(fmt::format("{}: the device is {}, but the base profile {} is for {}; the fit keeps the "
+                                       "base's compute and memory figures",
+                                       m.origin, d, base.name, base.chip_name));
+  }
+}
+
+// Node size (tiers[0].size), from the file that shows it, never from one that
+// cannot: a run on several nodes with several ranks on each says how many
+// GPUs a node has (all such runs must agree); a single-node run says a node
+// has at least that many; a run with one rank per node says nothing (the
+// 10 x 1 file of "1 x 8 plus N x 1" must not make the node one GPU). The
+// answer depends only on the series and shapes, not on how they are split
+// into files. A change is a note naming the file; a contradiction an error.
 void adopt_node_size(const std::vector<NamedMeasurements>& ms, FitResult& out) {
   HardwareProfile& hw = out.profile;
-  std::int64_t node_size = 0;
-  std::string node_size_from;
+  std::int64_t node_size = 0, at_least = 0;
+  std::string node_size_from, at_least_from;
   for (const auto& m : ms) {
-    if (m.set.nodes <= 1) continue;
-    if (node_size && m.set.ranks_per_node != node_size)
-      throw InputError(m.origin, fmt::format("{} ranks per node, but {} has {}; fit runs of one node size together",
-                                             m.set.ranks_per_node, node_size_from, node_size));
-    node_size = m.set.ranks_per_node;
-    node_size_from = m.origin;
-  }
-  if (node_size > 0 && node_size != hw.tiers[0].size) {
-    out.notes.push_back(fmt::format("tiers[0].size {} -> {}: the measurements ran {} ranks per node ({}{})",
-                                    hw.tiers[0].size, node_size, node_size, node_size_from,
-                                    ms.front().set.emulated_nodes ? ", emulated nodes" : ""));
-    out.sources["tiers[0].size"] =
-        fmt::format("{} ranks per node in {} (planner calibrate fit)", node_size, node_size_from);
-    if (hw.tiers.size() > 1) {
-      InterconnectTier& t1 = hw.tiers[1];
-      // Keep the NICs per GPU, so a NIC keeps its meaning.
-      const double per_gpu = double(t1.nics_per_node) / double(std::max<std::int64_t>(t1.gpus_per_node, 1));
-      t1.gpus_per_node = node_size;
-      t1.nics_per_node = std::max<std::int64_t>(1, std::llround(per_gpu * double(node_size)));
-      out.notes.push_back(
-          fmt::format("tiers[1]: {} NICs per {} GPUs (the base's NICs per GPU)", t1.nics_per_node, t1.gpus_per_node));
-      out.sources["tiers[1].gpus_per_node"] = out.sources["tiers[0].size"];
-      out.sources["tiers[1].nics_per_node"] =
-          "the base profile's NICs per GPU times tiers[1].gpus_per_node (planner calibrate fit)";
+    std::int64_t exact = m.set.nodes > 1 && m.set.ranks_per_node > 1 ? m.set.ranks_per_node : 0;
+    std::int64_t lower = m.set.nodes == 1 ? m.set.world_size : 0;
+    for (const MeasuredSeries& s : m.set.series) {
+      if (s.nodes > 1 && s.ranks_per_node > 1) exact = std::max(exact, s.ranks_per_node);
+      if (s.nodes == 1) lower = std::max(lower, s.group_size);
     }
-    hw.tiers[0].size = node_size;
+    if (exact) {
+      if (node_size && exact != node_size)
+        throw InputError(m.origin, fmt::format("{} ranks per node, but {} has {}; fit runs of one node size together",
+                                               exact, node_size_from, node_size));
+      node_size = exact;
+      node_size_from = m.origin;
+    }
+    if (lower > at_least) at_least = lower, at_least_from = m.origin;
   }
+  if (node_size && at_least > node_size)
+    throw InputError(at_least_from,
+                     fmt::format("{} ranks ran on one node, but {} ran {} per node on several nodes; a node cannot "
+                                 "have both sizes (fit runs of one cluster together)",
+                                 at_least, node_size_from, node_size));
+  std::string why;
+  if (node_size) {
+    why = fmt::format("the measurements ran {} rank{} per node on several nodes ({}{})", node_size,
+                      node_size == 1 ? "" : "s", node_size_from,
+                      ms.front().set.emulated_nodes ? ", emulated nodes" : "");
+  } else if (at_least > hw.tiers[0].size) {
+    node_size = at_least;
+    why = fmt::format("{} ranks ran on one node ({})", at_least, at_least_from);
+  }
+  if (node_size == 0 || node_size == hw.tiers[0].size) return;
+  out.notes.push_back(fmt::format("tiers[0].size {} -> {}: {}", hw.tiers[0].size, node_size, why));
+  out.sources["tiers[0].size"] = fmt::format("{} (planner calibrate fit)", why);
+  if (hw.tiers.size() > 1) {
+    InterconnectTier& t1 = hw.tiers[1];
+    // Keep the NICs per GPU, so a NIC keeps its meaning.
+    const double per_gpu = double(t1.nics_per_node) / double(std::max<std::int64_t>(t1.gpus_per_node, 1));
+    t1.gpus_per_node = node_size;
+    t1.nics_per_node = std::max<std::int64_t>(1, std::llround(per_gpu * double(node_size)));
+    out.notes.push_back(
+        fmt::format("tiers[1]: {} NICs per {} GPUs (the base's NICs per GPU)", t1.nics_per_node, t1.gpus_per_node));
+    out.sources["tiers[1].gpus_per_node"] = out.sources["tiers[0].size"];
+    out.sources["tiers[1].nics_per_node"] =
+        "the base profile's NICs per GPU times tiers[1].gpus_per_node (planner calibrate fit)";
+  }
+  hw.tiers[0].size = node_size;
 }
 
 // Fits collective c on `tier` to every series wholly inside that tier, and
@@ -153,19 +234,31 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
       origins.insert(m.origin);
       sizes.insert(s.group_size);
       for (const MeasuredPoint& p : s.points) {
-        obs.push_back(Obs{p.bytes, p.time_s, candidate_terms(tier, c, s.group_size)});
+        obs.push_back(Obs{p.bytes, p.time_s, forced_terms(tier, c, s.group_size, opt.algorithm)});
         min_bytes = std::min(min_bytes, p.bytes);
         max_bytes = std::max(max_bytes, p.bytes);
       }
     }
   if (obs.empty()) return;
   if (obs.size() < 3) {
-    out.notes.push_back(fmt::format("tier {} {}: {} points are too few to fit (need 3), kept the base's values", tier,
-                                    collective_key(c), obs.size()));
+    out.notes.push_back(fmt::format("tier {} {}: {} point{} too few to fit (need 3), kept the base's values", tier,
+                                    collective_key(c), obs.size(), obs.size() == 1 ? " is" : "s are"));
     return;
   }
   const Params base_p = current_params(base, tier, c);
-  const EngineResult e = fit_engine(obs, base_p, opt);
+  // Latency is only seen in small messages; a sweep from 32 MiB would
+  // extrapolate it (issue 14: 3-5x off at small sizes), so the base's stays.
+  const bool no_small = min_bytes >= kSmallMessageBytes;
+  const std::string what = fmt::format("tier {} {}", tier, collective_key(c));
+  if (no_small && opt.force)
+    out.warnings.push_back(fmt::format("{}: latency fitted without sizes below {} (smallest {}); --force keeps it, "
+                                       "expect it to be off at small sizes",
+                                       what, human_bytes(kSmallMessageBytes), human_bytes(min_bytes)));
+  else if (no_small)
+    out.warnings.push_back(fmt::format("{}: no size below {} (smallest {}), so latency cannot be fitted; kept the "
+                                       "base's, fitted bandwidth only (--force fits it anyway)",
+                                       what, human_bytes(kSmallMessageBytes), human_bytes(min_bytes)));
+  const EngineResult e = fit_engine(obs, base_p, opt, no_small && !opt.force);
   InterconnectTier& t = hw.tiers[tier];
   CollectiveFit f;
   f.fitted = true;
@@ -187,6 +280,9 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   rep.fit = f;
   rep.growth_fitted = e.growth;
   rep.bandwidth_fitted = e.bandwidth;
+  rep.latency_kept = no_small && !opt.force;
+  rep.min_bytes = min_bytes;
+  rep.max_bytes = max_bytes;
   rep.iterations = e.iterations;
   out.collectives.push_back(rep);
   std::string from;
@@ -194,9 +290,12 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   out.sources[fmt::format("tiers[{}].collectives.{}", tier, collective_key(c))] = fmt::format(
       "fitted by planner calibrate fit to {}: {} series, group sizes {}, {} points {}-{}; weighted least squares "
       "in relative "
-      "error with Huber reweighting{}{}{}",
+      "error with Huber reweighting{}{}{}{}",
       from, nseries, join_sizes(rep.group_sizes), obs.size(), human_bytes(min_bytes), human_bytes(max_bytes),
-      e.growth ? "" : "; one step count, so base and per-step latency split in the base profile's ratio",
+      opt.algorithm ? fmt::format("; algorithm forced: {}", to_string(*opt.algorithm)) : "",
+      rep.latency_kept ? "; no size below 1 MiB, so the base profile's latency kept"
+      : e.growth       ? ""
+                       : "; one step count, so base and per-step latency split in the base profile's ratio",
       e.bandwidth ? "" : "; sizes too small to show bandwidth, the base's bandwidth kept",
       opt.command.empty() ? "" : fmt::format("; command: {}", opt.command));
 }
@@ -280,14 +379,15 @@ std::size_t CheckReport::points() const {
   return n;
 }
 
-CheckReport check_profile(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms) {
+CheckReport check_profile(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms,
+                          std::optional<Algorithm> algo) {
   if (hw.tiers.empty() || hw.tiers[0].topology != Topology::switched)
     throw InputError(hw.name, "calibrate works on profiles whose tier 0 is a switch (NVLink/NVSwitch), not a torus");
   CheckReport r;
   for (const auto& m : ms)
     for (const MeasuredSeries& s : m.set.series) {
       if (group_tier(s) != GroupTier::tier0 && hw.tiers.size() < 2) continue;
-      r.series.push_back(check_series(hw, m.origin, s));
+      r.series.push_back(check_series(hw, m.origin, s, algo));
     }
   return r;
 }
@@ -305,6 +405,7 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
   hw.display_name = base.display_name + ", fitted to measurements";
 
   adopt_node_size(ms, out);
+  check_device(base, ms, out);
 
   std::string files;
   for (const auto& m : ms) files += (files.empty() ? "" : ", ") + m.origin;
@@ -314,12 +415,17 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
   if (out.collectives.empty())
     throw InputError(files, "no series to fit: expected groups inside one node or with one rank per node");
 
-  for (CollectiveFitReport& rep : out.collectives) fill_residuals(hw, ms, rep);
+  for (CollectiveFitReport& rep : out.collectives) {
+    fill_residuals(hw, ms, rep);
+    gate(rep, out);
+  }
+  if (opt.force)
+    for (const std::string& f : out.failures) out.warnings.push_back(f + "; written anyway (--force)");
   // Groups with several ranks on each of several nodes: predicted, not fitted.
   for (const auto& m : ms)
     for (const MeasuredSeries& s : m.set.series)
       if (group_tier(s) == GroupTier::mixed && hw.tiers.size() > 1)
-        out.validation.series.push_back(check_series(hw, m.origin, s));
+        out.validation.series.push_back(check_series(hw, m.origin, s, opt.algorithm));
 
   fit_compute(base, ms, out);
   return out;
@@ -340,8 +446,39 @@ std::string render_fitted_profile(const FitResult& r, const json& base_sources) 
 std::string human_bytes(double b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
-  while (b >= 1024 && u < 4 && std::fmod(b, 1024) == 0) b /= 1024, ++u;
-  return fmt::format("{:g} {}", b, units[u]);
+  while (b >= 1024 && u < 4) b /= 1024, ++u;
+  // Four significant digits: 33554400 B (an all-gather size rounded to the
+  // ranks) is "32 MiB", 1.5 KiB stays "1.5 KiB".
+  return fmt::format("{:.4g} {}", b, units[u]);
+}
+
+std::string device_key(const std::string& device) {
+  std::string family, memory;
+  std::string word;
+  auto take = [&] {
+    std::string w;
+    for (char ch : word) w += char(std::toupper(static_cast<unsigned char>(ch)));
+    word.clear();
+    const bool digit = w.find_first_of("0123456789") != std::string::npos;
+    if (!digit) return;
+    const bool gb = w.size() > 2 && w.substr(w.size() - 2) == "GB" &&
+                    w.find_first_not_of("0123456789") == w.size() - 2;
+    if (gb) {
+      if (memory.empty()) memory = w;
+    } else if (family.empty() && w.rfind("SXM", 0) != 0 && w.rfind("HBM", 0) != 0 && w.rfind("PCIE", 0) != 0 &&
+               w.rfind("NVL", 0) != 0) {
+      family = w;
+    }
+  };
+  for (char ch : device) {
+    if (std::isspace(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '(' || ch == ')')
+      take();
+    else
+      word += ch;
+  }
+  take();
+  if (family.empty()) return "";
+  return memory.empty() ? family : family + " " + memory;
 }
 
 std::string join_sizes(const std::vector<std::int64_t>& v) { return fmt::format("{}", fmt::join(v, ",")); }

@@ -124,6 +124,10 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
     }
     const double bytes = double(r["size"].get<std::uint64_t>());
     const double us = time->get<double>();
+    if (body->contains("alg_bw") && body->contains("bus_bw") && (*body)["alg_bw"].is_number() &&
+        (*body)["bus_bw"].is_number())
+      if (auto ratio = ratio_of((*body)["alg_bw"].dump(), (*body)["bus_bw"].dump(), path))
+        t.ratios.push_back(*ratio);
     if (bytes == 0 || us == 0) continue;
     t.rows.push_back(Row{bytes, us / 1e6});
   }
@@ -151,8 +155,10 @@ NcclTestsImport import_nccl_tests_files(const std::vector<std::string>& paths, c
   for (const MeasuredSeries& s : m.series)
     if (s.group_size * s.concurrent_groups > big->group_size * big->concurrent_groups) big = &s;
   m.world_size = big->group_size * big->concurrent_groups;
+  // Hosts name the nodes when every node was listed (several NCCL_TESTS_SPLIT
+  // groups share them); a device list cut short lists fewer.
   const std::int64_t hosts = std::int64_t(m.hosts.size());
-  if (hosts > 0 && m.world_size % hosts == 0) {
+  if (hosts >= big->nodes && hosts > 0 && m.world_size % hosts == 0) {
     m.nodes = hosts;
     m.ranks_per_node = m.world_size / hosts;
   } else {

@@ -15,6 +15,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -70,6 +71,17 @@ std::string_view strip_prefix(std::string_view line) {
         line = rest.substr(colon + 2);
         continue;
       }
+      // "[0] " or "[1,0]: " (Intel MPI / hydra `-prepend-rank`, `mpirun -l`).
+      std::size_t k = 1;
+      while (k < rest.size() && ((rest[k] >= '0' && rest[k] <= '9') || rest[k] == ',')) ++k;
+      if (k > 1 && k < rest.size() && rest[k] == ']') {
+        std::size_t after = k + 1;
+        if (after < rest.size() && rest[after] == ':') ++after;
+        if (after == rest.size() || rest[after] == ' ' || rest[after] == '\t') {
+          line = rest.substr(after);
+          continue;
+        }
+      }
     }
     std::size_t j = 0;
     while (j < rest.size() && rest[j] >= '0' && rest[j] <= '9') ++j;
@@ -119,6 +131,7 @@ std::optional<Device> parse_device(const std::vector<std::string>& t) {
   d.host = t[i + 1];
   i += 2;
   if (i + 1 >= t.size() || t[i] != "device") return std::nullopt;
+  if (auto gpu = parse_int(t[i + 1])) d.gpu = *gpu;
   i += 2;
   if (i < t.size() && t[i].front() == '[') {
     while (i < t.size() && t[i].back() != ']') ++i;
@@ -128,7 +141,88 @@ std::optional<Device> parse_device(const std::vector<std::string>& t) {
   return d;
 }
 
+std::optional<RatioObs> ratio_of(const std::string& algbw, const std::string& busbw, const std::string& where) {
+  const auto a = parse_double(algbw), b = parse_double(busbw);
+  if (!a || !b || *a < 0 || *b < 0) return std::nullopt;
+  // Half a unit of the last printed digit: "22.72" -> 0.005, "11812" -> 0.5.
+  auto half_ulp = [](const std::string& x) {
+    const std::size_t dot = x.find('.');
+    if (x.find_first_of("eE") != std::string::npos) return std::abs(parse_double(x).value_or(0)) * 5e-7;
+    const int decimals = dot == std::string::npos ? 0 : int(x.size() - dot - 1);
+    return 0.5 * std::pow(10.0, -decimals);
+  };
+  const double ha = half_ulp(algbw), hb = half_ulp(busbw);
+  if (*a - ha <= 0) return std::nullopt;
+  RatioObs r;
+  r.where = where;
+  r.algbw = algbw;
+  r.busbw = busbw;
+  r.lo = std::max(0.0, *b - hb) / (*a + ha);
+  r.hi = (*b + hb) / (*a - ha);
+  return r;
+}
+
 namespace {
+
+constexpr std::int64_t kNoBound = std::int64_t(1) << 40;
+
+// The rank counts the busbw/algbw ratios of a table allow: every row's
+// interval intersected. all-reduce r = 2(n-1)/n -> n = 2/(2-r); all-gather,
+// reduce-scatter, all-to-all r = (n-1)/n -> n = 1/(1-r) (nccl-tests
+// doc/PERFORMANCE.md, GetBw in src/*.cu). send/recv's ratio is 1 whatever n.
+struct RankRange {
+  bool known = false;  // some row constrained n
+  std::int64_t lo = 2, hi = kNoBound;
+  std::string why;  // "busbw/algbw 42.61/22.72 on file:line"
+  [[nodiscard]] bool pins() const { return known && lo == hi; }
+  [[nodiscard]] bool allows(std::int64_t n) const { return !known || (n >= lo && n <= hi); }
+  [[nodiscard]] std::string text() const {
+    if (lo == hi) return fmt::format("{} rank{}", lo, lo == 1 ? "" : "s");
+    if (hi >= kNoBound) return fmt::format("at least {} ranks", lo);
+    return fmt::format("{} to {} ranks", lo, hi);
+  }
+};
+
+const char* factor_text(Collective c) { return c == Collective::all_reduce ? "2(n-1)/n" : "(n-1)/n"; }
+
+RankRange ranks_from_ratios(Collective c, const std::vector<RatioObs>& ratios) {
+  RankRange out;
+  if (c == Collective::send_recv) return out;
+  const double k = c == Collective::all_reduce ? 2.0 : 1.0;  // r = k (n-1)/n -> n = k / (k - r)
+  auto n_of = [&](double r) { return r >= k ? std::numeric_limits<double>::infinity() : k / (k - r); };
+  std::int64_t tightest = kNoBound + 1;
+  std::size_t used = 0;
+  std::string example;
+  for (const RatioObs& r : ratios) {
+    // A ratio that may reach k bounds n from below only: a huge group, or an
+    // old all-gather log that folded (p-1)/p into algbw (ratio 1,
+    // NVIDIA/nccl-tests#45). Neither pins n; such rows are not used.
+    if (r.hi >= k) continue;
+    const double nlo = n_of(r.lo), nhi = n_of(r.hi);
+    const std::int64_t lo = std::max<std::int64_t>(1, std::int64_t(std::ceil(nlo - 1e-9)));
+    const std::int64_t hi = std::int64_t(std::floor(nhi + 1e-9));
+    if (out.known && (lo > out.hi || hi < out.lo)) {
+      RankRange one;
+      one.lo = lo, one.hi = hi;
+      throw InputError(r.where,
+                       fmt::format("busbw/algbw {}/{} means {} for {} ({}), but {} means {}; the rows contradict "
+                                   "each other",
+                                   r.busbw, r.algbw, one.text(), collective_key(c), factor_text(c), out.why,
+                                   out.text()));
+    }
+    if (hi - lo < tightest) {
+      tightest = hi - lo;
+      example = fmt::format("{}/{} on {}", r.busbw, r.algbw, r.where);
+    }
+    ++used;
+    out.why = used == 1 ? fmt::format("busbw/algbw {}", example)
+                        : fmt::format("busbw/algbw of {} columns ({} and the rest)", used, example);
+    out.lo = out.known ? std::max(out.lo, lo) : std::max<std::int64_t>(lo, 2);
+    out.hi = out.known ? std::min(out.hi, hi) : hi;
+    out.known = true;
+  }
+  return out;
+}
 
 struct Shape {
   std::int64_t group_size = 0, ranks_per_node = 0, nodes = 0, concurrent = 1;
@@ -136,20 +230,112 @@ struct Shape {
   std::vector<std::string> hosts;
 };
 
-Shape shape_of(const std::vector<Device>& devices, const NcclTestsImportOptions& opt, const std::string& where) {
+// A rank count from a flag or the device list, checked against the ratios.
+void check_ratio(const RankRange& rr, std::int64_t n, Collective c, const std::string& source, const std::string& where) {
+  if (rr.allows(n)) return;
+  throw InputError(where, fmt::format("{}, but {} means {} for {} ({})", source, rr.why, rr.text(), collective_key(c),
+                                      factor_text(c)));
+}
+
+// No '# Using devices' lines: the flags, or the ratios for the rank count.
+Shape shape_without_devices(const RankRange& rr, Collective c, const NcclTestsImportOptions& opt,
+                            const std::string& where, NcclTestsImport& out) {
   Shape s;
-  if (devices.empty()) {
-    if (!opt.ranks || !opt.ranks_per_node)
-      throw InputError(
-          where, "the log does not list its ranks (no '# Using devices' lines); give --ranks and --ranks-per-node");
-    if (*opt.ranks < 2 || *opt.ranks_per_node < 1 || *opt.ranks % *opt.ranks_per_node != 0)
-      throw InputError(where, fmt::format("--ranks {} must be at least 2 and a multiple of --ranks-per-node {}",
-                                          *opt.ranks, *opt.ranks_per_node));
-    s.group_size = *opt.ranks;
-    s.ranks_per_node = *opt.ranks_per_node;
-    s.nodes = s.group_size / s.ranks_per_node;
-    return s;
+  if (!opt.ranks && !rr.pins())
+    throw InputError(
+        where, rr.known ? fmt::format("the log does not list its ranks (no '# Using devices' lines) and {} only says "
+                                      "{}; give --ranks and --ranks-per-node",
+                                      rr.why, rr.text())
+                        : "the log does not list its ranks (no '# Using devices' lines); give --ranks and "
+                          "--ranks-per-node");
+  if (opt.ranks) check_ratio(rr, *opt.ranks, c, fmt::format("--ranks {}", *opt.ranks), where);
+  const std::int64_t n = opt.ranks ? *opt.ranks : rr.lo;
+  if (!opt.ranks_per_node)
+    throw InputError(where, fmt::format("the log does not list its ranks (no '# Using devices' lines); {} pins {} "
+                                        "ranks, give --ranks-per-node",
+                                        rr.why, n));
+  if (n < 2 || *opt.ranks_per_node < 1 || n % *opt.ranks_per_node != 0)
+    throw InputError(where, fmt::format("--ranks {} must be at least 2 and a multiple of --ranks-per-node {}", n,
+                                        *opt.ranks_per_node));
+  if (!opt.ranks) out.notes.push_back(fmt::format("{}: {} ranks from {} ({})", where, n, rr.why, factor_text(c)));
+  s.group_size = n;
+  s.ranks_per_node = *opt.ranks_per_node;
+  s.nodes = s.group_size / s.ranks_per_node;
+  return s;
+}
+
+// A device list cut short ('...', or some rank lines only, as READMEs and
+// NVL72 racks show them): the rank count from --ranks (which wins, with a
+// warning), else from the highest rank shown when the list shows its end,
+// else from the ratios; ranks per node from --ranks-per-node, else from the
+// highest device index (or the most ranks seen on one host).
+Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const NcclTestsImportOptions& opt,
+                        NcclTestsImport& out) {
+  const std::string& where = t.origin;
+  Shape s;
+  std::int64_t top = 0, gpus = 0, groups = 0;
+  std::map<std::string, std::int64_t> per_host;
+  for (const Device& d : t.devices) {
+    top = std::max(top, d.rank);
+    gpus = std::max(gpus, d.gpu + 1);
+    groups = std::max(groups, d.group);
+    if (!per_host.count(d.host)) s.hosts.push_back(d.host);
+    ++per_host[d.host];
   }
+  if (groups > 0 && !opt.ranks)
+    throw InputError(where, "the device list is cut short and shows several NCCL_TESTS_SPLIT groups; give --ranks "
+                            "(ranks per group) and --ranks-per-node");
+  const std::string shown =
+      fmt::format("{} rank line{} shown, the highest rank {}{}", t.devices.size(), t.devices.size() == 1 ? "" : "s",
+                  top, t.devices_cut_at_end ? ", then '...'" : t.devices_dots ? ", with '...'" : "");
+  std::int64_t n = 0;
+  if (opt.ranks) {
+    if (*opt.ranks <= top && groups == 0)
+      throw InputError(where, fmt::format("--ranks {} is fewer than the device list shows ({})", *opt.ranks, shown));
+    check_ratio(rr, *opt.ranks, c, fmt::format("--ranks {}", *opt.ranks), where);
+    n = *opt.ranks;
+    out.warnings.push_back(
+        fmt::format("{}: --ranks {} wins over the device list, which is cut short ({})", where, n, shown));
+  } else if (!t.devices_cut_at_end) {
+    n = top + 1;
+    check_ratio(rr, n, c, fmt::format("the device list is cut short ({}), which means {} ranks", shown, n), where);
+    out.warnings.push_back(fmt::format("{}: the device list is cut short ({}); {} ranks from the highest rank{}",
+                                       where, shown, n, rr.known ? fmt::format(", as {} says", rr.why) : ""));
+  } else if (rr.pins() && rr.lo > top) {
+    n = rr.lo;
+    out.warnings.push_back(
+        fmt::format("{}: the device list is cut short ({}); {} ranks from {} ({})", where, shown, n, rr.why,
+                    factor_text(c)));
+  } else {
+    throw InputError(where, fmt::format("the device list is cut short ({}){}; give --ranks and --ranks-per-node",
+                                        shown, rr.known ? fmt::format(" and {} only says {}", rr.why, rr.text())
+                                                        : ""));
+  }
+  std::int64_t most = 0;
+  for (const auto& [host, k] : per_host) most = std::max(most, k);
+  const std::int64_t rpn = opt.ranks_per_node ? *opt.ranks_per_node : std::max(gpus, most);
+  if (rpn < 1 || n % rpn != 0)
+    throw InputError(where, opt.ranks_per_node
+                                ? fmt::format("--ranks {} must be a multiple of --ranks-per-node {}", n, rpn)
+                                : fmt::format("the device list is cut short; {} ranks are not a multiple of the {} "
+                                              "per node it suggests (highest device index {}); give --ranks-per-node",
+                                              n, rpn, gpus - 1));
+  if (!opt.ranks_per_node)
+    out.warnings.push_back(fmt::format("{}: {} ranks per node from the {} (give --ranks-per-node if the nodes ran more)",
+                                       where, rpn, gpus >= most ? "highest device index shown" : "ranks shown on one host"));
+  s.group_size = n;
+  s.ranks_per_node = rpn;
+  s.nodes = n / rpn;
+  return s;
+}
+
+Shape shape_of(const Table& t, Collective c, const NcclTestsImportOptions& opt, NcclTestsImport& out) {
+  const std::vector<Device>& devices = t.devices;
+  const std::string& where = t.origin;
+  const RankRange rr = ranks_from_ratios(c, t.ratios);
+  if (devices.empty()) return shape_without_devices(rr, c, opt, where, out);
+  if (t.devices_cut) return shape_of_cut_list(t, rr, c, opt, out);
+  Shape s;
   // NCCL_TESTS_SPLIT runs several groups at once; "Group" is each rank's group.
   std::map<std::int64_t, std::vector<const Device*>> groups;
   for (const Device& d : devices) groups[d.group].push_back(&d);
@@ -185,6 +371,9 @@ Shape shape_of(const std::vector<Device>& devices, const NcclTestsImportOptions&
     throw InputError(where, fmt::format("--ranks-per-node {} disagrees with the log's device list ({} per node)",
                                         *opt.ranks_per_node, s.ranks_per_node));
   if (s.group_size < 2) throw InputError(where, "a one-rank run measures no communication");
+  check_ratio(rr, s.group_size, c,
+              fmt::format("the device list shows {}{} ranks", s.concurrent > 1 ? "groups of " : "", s.group_size),
+              where);
   return s;
 }
 
@@ -271,7 +460,7 @@ void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& 
     out.notes.push_back(fmt::format("{}: {} is not a collective the planner prices, skipped", t.origin, t.test_name));
     return;
   }
-  const Shape shape = shape_of(t.devices, opt, t.origin);
+  const Shape shape = shape_of(t, *c, opt, out);
   if (out.measurements.device.empty() && !t.devices.empty()) out.measurements.device = t.devices.front().model;
   add_series(*c, shape, t.dtype, t.rows, t.origin, out);
 }

@@ -17,8 +17,19 @@ namespace planner::nccl_tests_detail {
 struct Device {
   std::int64_t rank = 0;
   std::int64_t group = 0;
+  std::int64_t gpu = -1;  // the "device d" index on its host; -1 when not printed
   std::string host;
   std::string model;
+};
+
+// One row's busbw/algbw as printed: the interval of ratios its rounding allows
+// (half a unit of the last printed digit on each), which pins the rank count
+// (nccl-tests GetBw: all-reduce 2(n-1)/n; all-gather, reduce-scatter,
+// all-to-all (n-1)/n).
+struct RatioObs {
+  std::string where;  // "file:line"
+  std::string algbw, busbw;
+  double lo = 0, hi = 0;
 };
 
 struct Row {
@@ -31,7 +42,11 @@ struct Table {
   std::string origin;     // "file:line" of the header
   std::string test_name;  // e.g. "all_reduce_perf"; empty when the log does not say
   std::vector<Device> devices;
+  bool devices_cut = false;       // the list had a '...' line or misses ranks (README excerpts)
+  bool devices_dots = false;        // ... by a '...' line
+  bool devices_cut_at_end = false;  // ... and nothing after the '...': the highest rank shown is not the last
   std::vector<Row> rows;
+  std::vector<RatioObs> ratios;
   std::string dtype, redop;
   std::size_t skipped_other_type = 0;
   std::size_t skipped_zero = 0;
@@ -45,6 +60,8 @@ std::string_view strip_prefix(std::string_view line);
 std::vector<std::string> comment_tokens(std::vector<std::string> t);
 std::string nccl_version_from_code(std::int64_t code);
 std::optional<Device> parse_device(const std::vector<std::string>& t);
+// The ratio interval of a printed algbw/busbw pair; nullopt when algbw prints as 0.
+std::optional<RatioObs> ratio_of(const std::string& algbw, const std::string& busbw, const std::string& where);
 void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& out);
 
 }  // namespace planner::nccl_tests_detail

@@ -43,6 +43,7 @@ class TextLogParser {
     if (device_line(ct)) return;
     in_devices_ = in_devices_ && comment && ct.empty();
     if (header(ct, where, line_no)) return;
+    if (units_only_header(ct, where, line_no)) return;
     if (!table_) return;
     if (comment) {
       comment_in_table(ct, where);
@@ -79,15 +80,79 @@ class TextLogParser {
     if (ct.size() >= 2 && ct[0] == "Using" && ct[1] == "devices") {
       devices_.clear();
       in_devices_ = true;
+      cut_ = cut_at_end_ = false;
+      return true;
+    }
+    // "#  ..." (or "# Rank ...") inside the list: a README excerpt cut it short.
+    if (in_devices_ && !ct.empty() && std::all_of(ct.begin(), ct.end(), [](const std::string& x) {
+          return x == "Rank" || x.find_first_not_of(".") == std::string::npos || x == "\u2026";
+        }) && std::any_of(ct.begin(), ct.end(), [](const std::string& x) { return x.find("..") != std::string::npos || x == "\u2026"; })) {
+      cut_ = cut_at_end_ = true;
       return true;
     }
     if (auto d = parse_device(ct)) {
-      if (!in_devices_) devices_.clear();
+      if (!in_devices_) {
+        devices_.clear();
+        cut_ = cut_at_end_ = false;
+      }
       in_devices_ = true;
+      cut_at_end_ = false;
       devices_.push_back(*d);
       return true;
     }
     return false;
+  }
+
+  // Starts a table: its devices (and whether the list was cut short) and test name.
+  void open_table(const std::string& where) {
+    if (table_) finish_table(*table_, opt_, out_);
+    table_.emplace();
+    ++tables_;
+    table_->origin = where;
+    table_->test_name = test_name_;
+    table_->devices = devices_;
+    // Ranks 0..D-1 each once, or the list misses some (only "Rank 71" shown).
+    std::vector<std::int64_t> ranks;
+    for (const Device& d : devices_) ranks.push_back(d.rank);
+    std::sort(ranks.begin(), ranks.end());
+    bool complete = true;
+    for (std::size_t i = 0; i < ranks.size(); ++i) complete = complete && ranks[i] == std::int64_t(i);
+    table_->devices_cut = !devices_.empty() && (cut_ || !complete);
+    table_->devices_cut_at_end = table_->devices_cut && cut_at_end_;
+    table_->devices_dots = table_->devices_cut && cut_;
+  }
+
+  // A table whose column names were lost (a README that kept only the units
+  // line "#  (B)  (elements)  (us)  (GB/s)  (GB/s) ..."): the columns are
+  // nccl-tests' layout of the first row's width (see the file comment of
+  // nccl_tests_tables.cpp).
+  bool units_only_header(const std::vector<std::string>& ct, const std::string& where, std::size_t line_no) {
+    if ((table_ && units_pending_) || ct.empty() || ct[0] != "(B)" || !std::count(ct.begin(), ct.end(), "(GB/s)"))
+      return false;
+    open_table(where);
+    header_.clear();
+    header_line_ = line_no;
+    units_only_ = true;
+    units_pending_ = false;
+    return true;
+  }
+
+  // The columns of a units-only table, from its first row.
+  void columns_from_row(const std::vector<std::string>& tok, const std::string& where) {
+    const bool has_redop = tok.size() >= 4 && !parse_double(tok[3]);
+    if (tok.size() == 13 && has_redop)
+      header_ = {"size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"};
+    else if (tok.size() == 12 && has_redop)
+      header_ = {"size", "count", "type", "redop", "time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"};
+    else if (tok.size() == 11 && !has_redop)
+      header_ = {"size", "count", "type", "time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"};
+    else
+      throw InputError(where, fmt::format("a table with a units line but no column names (line {}) and a row of {} "
+                                          "columns, which is not a layout nccl-tests prints (13: size count type redop "
+                                          "root time algbw busbw #wrong ..., 12: without root, 11: without redop)",
+                                          header_line_, tok.size()));
+    units_only_ = false;
+    index_columns(where);
   }
 
   // A header: its first token is size (or bytes), and it has algbw and busbw.
@@ -95,14 +160,16 @@ class TextLogParser {
     if (ct.empty() || (ct[0] != "size" && ct[0] != "bytes") || !std::count(ct.begin(), ct.end(), "algbw") ||
         !std::count(ct.begin(), ct.end(), "busbw"))
       return false;
-    if (table_) finish_table(*table_, opt_, out_);
-    table_.emplace();
-    ++tables_;
-    table_->origin = where;
-    table_->test_name = test_name_;
-    table_->devices = devices_;
+    open_table(where);
     header_ = ct;
     header_line_ = line_no;
+    units_only_ = false;
+    index_columns(where);
+    units_pending_ = true;
+    return true;
+  }
+
+  void index_columns(const std::string& where) {
     n_columns_ = header_.size() + (std::count(header_.begin(), header_.end(), "timestamp") ? 1 : 0);
     auto find = [&](std::initializer_list<const char*> names) -> std::optional<std::size_t> {
       for (std::size_t i = 0; i < header_.size(); ++i)
@@ -121,8 +188,12 @@ class TextLogParser {
     idx_time_ = *time;
     idx_redop_ = find({"redop", "op"});
     wrong_is_count_ = header_[idx_wrong_.front()] == "#wrong";
-    units_pending_ = true;
-    return true;
+    idx_algbw_.clear();
+    idx_busbw_.clear();
+    for (std::size_t i = 0; i < header_.size(); ++i) {
+      if (header_[i] == "algbw") idx_algbw_.push_back(i);
+      if (header_[i] == "busbw") idx_busbw_.push_back(i);
+    }
   }
 
   // A comment inside a table: the units line, nccl-tests' verdict, or the end of the table.
@@ -165,6 +236,7 @@ class TextLogParser {
     // Without '#', nccl-tests prints only result rows; NCCL's INFO/WARN lines
     // ("host:pid:tid [0] NCCL INFO ...") and launcher chatter do not start with a number.
     if (!all_digits(tok[0])) return;
+    if (units_only_) columns_from_row(tok, where);
     if (tok.size() != n_columns_)
       throw InputError(where, fmt::format("expected {} columns as in the header on line {} ({}), got {}", n_columns_,
                                           header_line_, fmt::join(header_, " "), tok.size()));
@@ -175,6 +247,8 @@ class TextLogParser {
       throw InputError(
           where, fmt::format("{}: expected a time in microseconds, got '{}'", header_[idx_time_], tok[idx_time_]));
     check_wrong(tok, where);
+    for (std::size_t k = 0; k < std::min(idx_algbw_.size(), idx_busbw_.size()); ++k)
+      if (auto r = ratio_of(tok[idx_algbw_[k]], tok[idx_busbw_[k]], where)) table_->ratios.push_back(*r);
     const std::string& dtype = tok[idx_type_];
     const std::string redop = idx_redop_ ? tok[*idx_redop_] : "none";
     if (table_->dtype.empty()) {
@@ -196,7 +270,8 @@ class TextLogParser {
   const NcclTestsImportOptions& opt_;
   NcclTestsImport& out_;
   std::vector<Device> devices_;
-  bool in_devices_ = false;
+  bool in_devices_ = false, cut_ = false, cut_at_end_ = false, units_only_ = false;
+  std::vector<std::size_t> idx_algbw_, idx_busbw_;
   std::string test_name_;
   std::optional<Table> table_;
   std::vector<std::string> header_;

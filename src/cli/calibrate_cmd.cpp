@@ -39,13 +39,26 @@ struct CalibrateFlags {
   std::vector<std::string> measurements;
   std::string base, out, name, profile;
   std::optional<double> max_error;
-  bool summary = false, fitted_only = false;
+  std::optional<std::string> algo;
+  bool summary = false, fitted_only = false, force = false;
 };
 
 std::vector<NamedMeasurements> load_all(const std::vector<std::string>& paths) {
   std::vector<NamedMeasurements> out;
   for (const auto& p : paths) out.push_back({p, load_measurements_file(p)});
   return out;
+}
+
+// --algo: what calibrate can price per algorithm (ring and tree, the
+// alpha-beta model's two for all-reduce); NVLS, CollNet and the protocols are
+// not in the cost model yet (issue 14 item 1).
+std::optional<Algorithm> algo_flag(const CalibrateFlags& f) {
+  if (!f.algo) return std::nullopt;
+  if (*f.algo == "ring" || *f.algo == "RING" || *f.algo == "Ring") return Algorithm::ring;
+  if (*f.algo == "tree" || *f.algo == "TREE" || *f.algo == "Tree") return Algorithm::tree;
+  throw InputError("--algo", fmt::format("expected ring or tree (the NCCL_ALGO the runs forced; calibrate prices "
+                                         "only these two, NVLS and CollNet are not in the cost model), got '{}'",
+                                         *f.algo));
 }
 
 int run_import(const CalibrateFlags& f) {
@@ -64,6 +77,7 @@ int run_import(const CalibrateFlags& f) {
   for (const auto& l : f.logs) cmd += " " + std::filesystem::path(l).filename().string();
   imp.measurements.command = cmd;
   for (const auto& n : imp.notes) std::cerr << "planner: note: " << n << "\n";
+  for (const auto& w : imp.warnings) std::cerr << "planner: warning: " << w << "\n";
   const std::string text = render_measurements(imp.measurements);
   if (f.import_out.empty() || f.import_out == "-") {
     std::cout << text;
@@ -82,12 +96,24 @@ int run_fit(const CalibrateFlags& f) {
   opt.command = "planner calibrate fit --measurements";
   for (const auto& m : f.measurements) opt.command += " " + m;
   opt.command += fmt::format(" --base {} -o {}", f.base, f.out);
+  opt.algorithm = algo_flag(f);
+  opt.force = f.force;
+  if (opt.algorithm) opt.command += fmt::format(" --algo {}", to_string(*opt.algorithm));
+  if (opt.force) opt.command += " --force";
   const FitResult r = fit_profile(base, load_all(f.measurements), opt);
+  std::cout << render_fit_report(r);
+  // The report above lists the warnings and each failed fit with its reasons.
+  if (!r.failures.empty() && !f.force) {
+    std::cerr << fmt::format("planner: error: {} not written: {} fit{} fail{} the quality gates (R2 of ln(time) >= "
+                             "{:.1f}, median |error| <= {:.0f}%); --force writes it anyway\n",
+                             f.out, r.failures.size(), r.failures.size() == 1 ? "" : "s",
+                             r.failures.size() == 1 ? "s" : "", kMinR2, kMaxMedianError * 100);
+    return 1;
+  }
   const std::string text = render_fitted_profile(r, base_sources);
   // The written file must read back as a valid profile.
   (void)hardware_from_json(nlohmann::json::parse(text), f.out);
   write_file_atomically(f.out, text);
-  std::cout << render_fit_report(r);
   std::cout << fmt::format("wrote {}\n", f.out);
   return 0;
 }
@@ -96,8 +122,18 @@ int run_check(const CalibrateFlags& f) {
   if (f.max_error && !(*f.max_error >= 0))
     throw InputError("--max-error", fmt::format("expected a non-negative fraction, got {}", *f.max_error));
   const HardwareProfile hw = find_hardware(f.profile);
-  CheckReport r = check_profile(hw, load_all(f.measurements));
-  if (f.fitted_only) std::erase_if(r.series, [](const SeriesCheck& s) { return !s.fitted; });
+  CheckReport r = check_profile(hw, load_all(f.measurements), algo_flag(f));
+  if (f.fitted_only) {
+    bool any_fit = false;
+    for (const InterconnectTier& t : hw.tiers)
+      for (const CollectiveFit& c : t.collective_fits) any_fit = any_fit || c.fitted;
+    if (!any_fit)
+      throw InputError("--fitted-only", fmt::format("the profile {} has no fits (a stock profile: every collective "
+                                                    "prices with the tiers' generic values), so nothing to keep; "
+                                                    "check without --fitted-only, or check a profile from calibrate fit",
+                                                    hw.name));
+    std::erase_if(r.series, [](const SeriesCheck& s) { return !s.fitted; });
+  }
   if (r.series.empty()) throw InputError("--measurements", "no series to check against this profile");
   std::cout << (f.summary ? render_check_summary(r) : render_check(r));
   if (f.max_error && r.worst_median_abs_error() > *f.max_error) {
@@ -130,12 +166,17 @@ Runner add_calibrate_command(CLI::App& cmd) {
   fit->add_option("--base", f->base, "profile to start from: name, alias or JSON path")->required();
   fit->add_option("-o,--output", f->out, "fitted profile to write")->required();
   fit->add_option("--name", f->name, "the fitted profile's name (default: the output file's stem)");
+  fit->add_flag("--force", f->force,
+                "write the profile even when a fit fails the quality gates (R2 < 0.9 or median |error| > 10%), and "
+                "fit latency from sweeps without sizes below 1 MiB");
+  fit->add_option("--algo", f->algo, "ring or tree: the NCCL_ALGO the measured runs forced (all-reduce)");
 
   auto* check = cmd.add_subcommand("check", "predicted (collective_cost) vs measured time per size");
   check->add_option("--profile", f->profile, "profile: name, alias or JSON path")->required();
   check->add_option("--measurements,-m", f->measurements, "measurement files")->required();
   check->add_option("--max-error", f->max_error, "exit 1 when a series' median |relative error| exceeds this fraction");
   check->add_flag("--summary", f->summary, "one line per series instead of every size");
+  check->add_option("--algo", f->algo, "ring or tree: the NCCL_ALGO the measured runs forced (all-reduce)");
   check->add_flag(
       "--fitted-only", f->fitted_only,
       "only series the profile has a fit for (groups inside one node, or one rank per node), not the groups "

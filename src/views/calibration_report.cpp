@@ -14,6 +14,8 @@ std::string render_fit_report(const FitResult& r) {
   out += fmt::format("calibrate fit: {} (tier 0 size {}), {} collective fits from {} points\n", r.profile.name,
                      r.profile.tiers[0].size, r.collectives.size(), points);
   for (const auto& n : r.notes) out += fmt::format("  note: {}\n", n);
+  for (const auto& w : r.warnings) out += fmt::format("  warning: {}\n", w);
+  for (const auto& x : r.failures) out += fmt::format("  FAILED: {}\n", x);
   for (std::size_t tier = 0; tier < 2; ++tier) {
     bool header = false;
     for (const CollectiveFitReport& c : r.collectives) {
@@ -29,7 +31,9 @@ std::string render_fit_report(const FitResult& r) {
                          collective_key(c.collective), join_sizes(c.group_sizes), c.points, c.fit.base_latency_s * 1e6,
                          c.fit.latency_per_step_s * 1e6, c.fit.bandwidth_bytes_per_s / 1e9, c.r2_log_time,
                          c.median_abs_error * 100, c.max_abs_error * 100, c.downweighted,
-                         c.growth_fitted ? "" : "  (one step count: latency split as base)",
+                         c.latency_kept    ? "  (latency: base's, no size < 1 MiB)"
+                         : c.growth_fitted ? ""
+                                           : "  (one step count: latency split as base)",
                          c.bandwidth_fitted ? "" : "  (bandwidth: base's)");
     }
     if (!header) continue;
@@ -43,8 +47,11 @@ std::string render_fit_report(const FitResult& r) {
         if (s.points == 0)
           out += fmt::format(" {}: -;", names[k]);
         else
-          out += fmt::format(" {} {}-{} ({}): median {:.1f}% max {:.1f}%;", names[k], human_bytes(s.min_bytes),
-                             human_bytes(s.max_bytes), s.points, s.median_abs_error * 100, s.max_abs_error * 100);
+          out += fmt::format(" {} {} ({}): median {:.1f}% max {:.1f}%;", names[k],
+                             s.min_bytes == s.max_bytes
+                                 ? human_bytes(s.min_bytes)
+                                 : fmt::format("{}-{}", human_bytes(s.min_bytes), human_bytes(s.max_bytes)),
+                             s.points, s.median_abs_error * 100, s.max_abs_error * 100);
       }
       out.pop_back();
       out += "\n";
@@ -81,8 +88,9 @@ std::string render_check(const CheckReport& r) {
     out +=
         fmt::format("  {:>12} {:>13} {:>13} {:>8}  {}\n", "bytes", "measured us", "predicted us", "error", "algorithm");
     for (const CheckPoint& p : s.points)
-      out += fmt::format("  {:>12.0f} {:>13.3f} {:>13.3f} {:>7.1f}%  {}\n", p.bytes, p.measured_s * 1e6,
-                         p.predicted_s * 1e6, p.rel_error * 100, to_string(p.algorithm));
+      out += fmt::format("  {:>12.0f} {:>13.3f} {:>13.3f} {:>7.1f}%  {}{}\n", p.bytes, p.measured_s * 1e6,
+                         p.predicted_s * 1e6, p.rel_error * 100, to_string(p.algorithm),
+                         p.not_forced ? " (not the --algo: a group across both tiers)" : "");
     out += fmt::format("  median |error| {:.1f}%, max {:.1f}%\n", s.median_abs_error * 100, s.max_abs_error * 100);
   }
   out += fmt::format("check: {} series, {} points; worst series median |error| {:.1f}%, max |error| {:.1f}%\n",
@@ -107,8 +115,10 @@ std::string render_import_summary(const MeasurementSet& m, std::size_t files, co
   std::string out = fmt::format("imported {} series ({} points) from {} file{} into {}\n", m.series.size(), points,
                                 files, files == 1 ? "" : "s", path);
   for (const auto& s : m.series)
-    out += fmt::format("  {}: {} size{} {:.0f}-{:.0f} B\n", describe(s), s.points.size(),
-                       s.points.size() == 1 ? "" : "s", s.points.front().bytes, s.points.back().bytes);
+    out += fmt::format("  {}: {} size{} {}\n", describe(s), s.points.size(), s.points.size() == 1 ? "" : "s",
+                       s.points.size() == 1 ? human_bytes(s.points.front().bytes)
+                                            : fmt::format("{}-{}", human_bytes(s.points.front().bytes),
+                                                          human_bytes(s.points.back().bytes)));
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,8 @@ struct CollectiveFitReport {
   std::size_t downweighted = 0;  // outliers: points the biweight gave no weight (|residual| > c * MAD scale)
   CollectiveFit fit;
   bool growth_fitted = false;    // base and per-step latency fitted separately (>= 2 step counts)
+  bool latency_kept = false;     // no size below kSmallMessageBytes: the base's latency kept (not --force)
+  double min_bytes = 0, max_bytes = 0;
   bool bandwidth_fitted = true;  // false: sizes too small to see bandwidth; the base's kept
   int iterations = 0;
   double r2_log_time = 0;  // 1 - SSE/SST of ln(time)
@@ -77,6 +80,7 @@ struct CheckPoint {
   double bytes = 0, measured_s = 0, predicted_s = 0;
   double rel_error = 0;  // (predicted - measured) / measured
   Algorithm algorithm = Algorithm::none;
+  bool not_forced = false;  // --algo given, but collective_cost priced another algorithm (mixed groups)
 };
 struct SeriesCheck {
   std::string origin;
@@ -99,6 +103,13 @@ struct FitOptions {
   bool redescending = true;   // then Tukey's biweight from the Huber solution
   double bisquare_c = 4.685;  // biweight tuning constant (95% efficiency under normal noise)
   int max_iterations = 200;
+  // --force: write a fit that fails the quality gates, and fit latency from
+  // sizes that cannot show it; both stay in the report as warnings.
+  bool force = false;
+  // --algo: the NCCL_ALGO the runs forced. The fit prices every point with it
+  // (all-reduce across nodes: ring or tree; the others have one algorithm in
+  // the alpha-beta model); nullopt: the cheaper per point, as NCCL's tuner.
+  std::optional<Algorithm> algorithm;
   std::string name;     // the fitted profile's name
   std::string command;  // recorded in the profile's sources
 };
@@ -109,8 +120,23 @@ struct FitResult {
   CheckReport validation;                        // mixed groups: predicted, not fitted
   ComputeFitReport compute;
   std::vector<std::string> notes;              // topology changes, what was skipped
+  std::vector<std::string> warnings;           // device differs from the base's chip, latency not measured, --force
+  // Series whose fit does not describe them (R^2 of ln t < kMinR2 or median
+  // |error| > kMaxMedianError): the command fails unless --force.
+  std::vector<std::string> failures;
   std::map<std::string, std::string> sources;  // profile field path -> how it was obtained
 };
+
+// Quality gates of a fit (docs/calibration.md, "Fits that refuse to lie").
+inline constexpr double kMinR2 = 0.9;
+inline constexpr double kMaxMedianError = 0.10;
+// Latency is only seen in sizes below this (above it, even 72-rank rings are
+// bandwidth-bound on NVLink and InfiniBand).
+inline constexpr double kSmallMessageBytes = 1 << 20;
+
+// "NVIDIA A100-SXM4-40GB" -> "A100 40GB": the GPU family and memory size a
+// device string names, to compare a log's device with a profile's chip.
+[[nodiscard]] std::string device_key(const std::string& device);
 
 // Fits every (tier, collective) that has measurements; the rest of `base` is
 // kept. Throws InputError when nothing can be fitted or the base is a torus.
@@ -120,7 +146,13 @@ struct FitResult {
 [[nodiscard]] std::string render_fitted_profile(const FitResult& r, const nlohmann::json& base_sources);
 
 // Predicts every measured point with collective_cost on `hw`.
-[[nodiscard]] CheckReport check_profile(const HardwareProfile& hw, const std::vector<NamedMeasurements>& measurements);
+// With `algorithm` (--algo), all-reduce points of a group inside one tier are
+// priced with that algorithm through the tier's alpha-beta (the formula the fit
+// uses) where collective_cost would pick the other; points of mixed groups
+// keep collective_cost's choice and are marked (the cost model has no
+// per-algorithm entry point).
+[[nodiscard]] CheckReport check_profile(const HardwareProfile& hw, const std::vector<NamedMeasurements>& measurements,
+                                        std::optional<Algorithm> algorithm = std::nullopt);
 
 // "32 MiB", "1 GiB": a byte count in the largest binary unit that divides it.
 [[nodiscard]] std::string human_bytes(double b);

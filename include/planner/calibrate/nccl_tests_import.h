@@ -18,7 +18,10 @@ namespace planner {
 struct NcclTestsImportOptions {
   // For logs that do not name their test (no "# Collective test starting:"
   // line, as before nccl-tests 2.14) or do not list their ranks
-  // ("# Using devices"); where the log says it, a different value is an error.
+  // ("# Using devices"); where a complete device list says it, a different
+  // value is an error; over a list cut short ('...', or only some rank lines)
+  // the flag wins with a warning. Every value is checked against the
+  // busbw/algbw ratio of the rows, which pins the rank count.
   std::optional<Collective> collective;
   std::optional<std::int64_t> ranks;           // group size
   std::optional<std::int64_t> ranks_per_node;  // members of the group per node
@@ -26,7 +29,8 @@ struct NcclTestsImportOptions {
 
 struct NcclTestsImport {
   MeasurementSet measurements;
-  std::vector<std::string> notes;  // rows skipped and why, e.g. other data types
+  std::vector<std::string> notes;     // rows skipped and why, e.g. other data types
+  std::vector<std::string> warnings;  // a flag that overrode a cut-short device list, a rank count inferred
 };
 
 // One log's text; `origin` names it in errors ("file:line: message").

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Writes the constructed nccl-tests logs of this folder (README.md says what
+each exercises). Times follow an alpha-beta line per collective (latency plus
+size / bus bandwidth x nccl-tests' factor), printed exactly as nccl-tests'
+src/common.cu prints them ("%7.2f" times and bandwidths), so busbw/algbw
+carries the rank count the way a real log does. Deterministic: run it again
+and the files do not change.
+
+    python3 tests/data/nccl_tests/constructed/make_constructed.py
+"""
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TYPE_SIZE = {"float": 4, "bfloat16": 2}
+
+
+def factor(coll, n):
+    return 2.0 * (n - 1) / n if coll == "all_reduce" else (n - 1) / n
+
+
+def row(coll, n, size, lat_us, busbw_gbs, layout="current", dtype="float", jitter=1.0):
+    count = size // TYPE_SIZE[dtype]
+    t = (lat_us + size * factor(coll, n) / (busbw_gbs * 1e3)) * jitter  # us
+    t_in = t * 1.013
+    cols = []
+    for tt in (t, t_in):
+        alg = size / tt / 1e3
+        bus = alg * factor(coll, n)
+        ts = f"{tt:7.2f}" if tt < 10000 else f"{tt:7.0f}"
+        cols.append((ts, f"{alg:6.2f}", f"{bus:6.2f}"))
+    redop = "sum" if coll != "all_gather" else "none"
+    if layout == "current":
+        head = f"{size:12d}  {count:12d}  {dtype:>8s}  {redop:>6s}  {-1:6d}"
+        wrong = "0"
+        return head + "".join(f"  {a}  {b}  {c}  {wrong:>6s}" for a, b, c in cols)
+    head = f"{size:12d}  {count:12d}  {dtype:>8s}  {redop:>6s}"
+    return head + "".join(f"  {a}  {b}  {c}  {'0e+00':>6s}" for a, b, c in cols)
+
+
+HEADER = [
+    "#                                                              out-of-place                       in-place          ",
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ",
+]
+
+
+def preamble(test, nranks_line):
+    return [
+        "# nccl-tests version 2.13.10 (9d0b9d9) nccl-headers=22104 nccl-library=22104",
+        f"# Collective test starting: {test}",
+        "# nThread 1 nGpus 1 minBytes 33554432 maxBytes 17179869184 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0",
+        "#",
+        "# Using devices",
+    ] + nranks_line + ["#"]
+
+
+def dev(rank, host, gpu, model="NVIDIA H100 80GB HBM3", pid=None):
+    pid = pid or 41000 + rank
+    return f"#  Rank {rank:2d} Group  0 Pid {pid:6d} on {host:>10s} device  {gpu} [0x{0x18 + 16 * gpu:02x}] {model}"
+
+
+def sizes(lo, hi):
+    s = lo
+    while s <= hi:
+        yield s
+        s *= 2
+
+
+def footer(avg):
+    return ["# Out of bounds values : 0 OK", f"# Avg bus bandwidth    : {avg:.4f} ", "#", ""]
+
+
+def write(name, lines, crlf=False):
+    text = ("\r\n" if crlf else "\n").join(lines)
+    with open(os.path.join(HERE, name), "w", newline="") as f:
+        f.write(text)
+
+
+def jit(i):  # a fixed, small wobble so rows are not one perfect line
+    return 1.0 + 0.02 * ((i * 7) % 5 - 2) / 2
+
+
+# 1. 16 nodes x 8 H100, all-reduce; the README excerpt kept 5 rank lines and "...".
+devs = [dev(r, "dgx-a01", r) for r in range(5)] + ["#  ..."]
+rows = [row("all_reduce", 128, s, 60, 190, jitter=jit(i)) for i, s in enumerate(sizes(32 << 20, 16 << 30))]
+write("all_reduce_128_ranks_dots.log", preamble("all_reduce_perf", devs) + HEADER + rows + footer(150.2))
+
+# 2. GB200 NVL72 rack, all-reduce; only the last rank's line shown.
+devs = [dev(71, "gb200-t18", 3, "NVIDIA GB200", pid=77107)]
+rows = [row("all_reduce", 72, s, 35, 690, jitter=jit(i)) for i, s in enumerate(sizes(1 << 20, 8 << 30))]
+write("all_reduce_nvl72_last_rank.log", preamble("all_reduce_perf", devs) + HEADER + rows + footer(540.7))
+
+# 3. 2 x 8 H100 all-gather under Intel MPI "-prepend-rank" ([0] tags), CRLF,
+#    indentation, NCCL INFO lines between rows.
+devs = [dev(r, "node-a" if r < 8 else "node-b", r % 8) for r in range(16)]
+rows = [row("all_gather", 16, s, 40, 170, jitter=jit(i)) for i, s in enumerate(sizes(1 << 20, 1 << 30))]
+body = preamble("all_gather_perf", devs) + HEADER
+for i, r in enumerate(rows):
+    body.append("  " + r)
+    if i % 4 == 1:
+        body.append(f"node-a:41000:41050 [0] NCCL INFO Channel {i:02d}/0 : 0[0] -> 1[1] via P2P/CUMEM")
+body += footer(120.3)
+write("all_gather_2x8_rank_tags_crlf.log", [("[0] " + l) if l else l for l in body], crlf=True)
+
+# 4. 1 x 8 reduce-scatter from a README that kept only the units line of the
+#    header, no test name and no device list (older nccl-tests, no root column).
+rows = [row("reduce_scatter", 8, s, 25, 360, layout="older", jitter=jit(i)) for i, s in enumerate(sizes(64 << 10, 1 << 30))]
+write("reduce_scatter_units_only.log", [
+    "$ mpirun -np 8 ./build/reduce_scatter_perf -b 64K -e 1G -f 2 -g 1",
+    "#                                                 out-of-place                       in-place          ",
+    "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ",
+] + rows + footer(250.1))
+
+# 5. 2 x 8 all-reduce whose excerpt lost the rank lines of the second node and
+#    the "..." between them: a complete-looking list of 8 ranks on one host,
+#    but busbw/algbw = 1.875 says 16 ranks.
+devs = [dev(r, "node-a", r) for r in range(8)]
+rows = [row("all_reduce", 16, s, 45, 185, jitter=jit(i)) for i, s in enumerate(sizes(32 << 20, 1 << 30))]
+write("all_reduce_list_contradicts_ratio.log", preamble("all_reduce_perf", devs) + HEADER + rows + footer(160.0))
+
+# 6. 1 x 8 H100 all-reduce swept from 32 MiB only (the sweep of issue 14 that
+#    extrapolated latency): the fit keeps the base's latency.
+devs = [dev(r, "dgx-b07", r) for r in range(8)]
+rows = [row("all_reduce", 8, s, 30, 360, jitter=jit(i)) for i, s in enumerate(sizes(32 << 20, 16 << 30))]
+write("all_reduce_1x8_from_32MiB.log", preamble("all_reduce_perf", devs) + HEADER + rows + footer(352.4))

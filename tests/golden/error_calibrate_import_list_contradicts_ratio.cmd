@@ -1,0 +1,1 @@
+calibrate import-nccl-tests tests/data/nccl_tests/constructed/all_reduce_list_contradicts_ratio.log
