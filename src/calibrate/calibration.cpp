@@ -88,6 +88,7 @@ SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, c
     c.predicted_s = cost.total_s();
     c.rel_error = (c.predicted_s - c.measured_s) / c.measured_s;
     c.algorithm = cost.algorithm;
+    c.protocol = cost.protocol;
     errs.push_back(std::abs(c.rel_error));
     out.points.push_back(c);
   }

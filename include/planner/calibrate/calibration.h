@@ -77,6 +77,7 @@ struct CheckPoint {
   double bytes = 0, measured_s = 0, predicted_s = 0;
   double rel_error = 0;  // (predicted - measured) / measured
   Algorithm algorithm = Algorithm::none;
+  Protocol protocol = Protocol::none;
 };
 struct SeriesCheck {
   std::string origin;
