@@ -18,6 +18,14 @@ const std::string kDir = PLANNER_SOURCE_DIR;
 constexpr double kRel = 1e-12;  // same formula, different association order
 
 // Per-GPU share of the node's NICs: nics_per_node / gpus_per_node NICs.
+// The stock profile with NCCL's tuning switched off: the plain alpha-beta
+// ring / tree model these formula tests check (profiles without
+// nccl_generation, and fitted collectives, still use it).
+HardwareProfile alpha_beta(HardwareProfile hw) {
+  hw.nccl_generation = NcclGeneration::none;
+  return hw;
+}
+
 double nic_share(const HardwareProfile& hw) {
   const InterconnectTier& ib = hw.tiers.at(1);
   return ib.bandwidth_achieved_bytes_per_s * double(ib.nics_per_node) / double(ib.gpus_per_node);
@@ -52,7 +60,7 @@ TEST_CASE("placement of TP/DP-style groups on DGX H100", "[collectives]") {
 }
 
 TEST_CASE("ring all-reduce inside one NVSwitch node", "[collectives]") {
-  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const HardwareProfile hw = alpha_beta(find_hardware("dgx-h100", kDir));
   const InterconnectTier& nv = hw.tiers.at(0);
   const double a0 = hw.collective_base_latency_s;
   for (std::int64_t p : {2, 4, 8}) {
@@ -101,7 +109,7 @@ TEST_CASE("ring bandwidth across nodes: the slower of NVLink and the group's NIC
 }
 
 TEST_CASE("all-reduce across nodes: the cheaper of ring and double binary tree", "[collectives]") {
-  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const HardwareProfile hw = alpha_beta(find_hardware("dgx-h100", kDir));
   const double a0 = hw.collective_base_latency_s;
   const double a_nv = hw.tiers.at(0).latency_s, a_ib = hw.tiers.at(1).latency_s;
   // 16 nodes x 8 GPUs.
@@ -138,7 +146,7 @@ TEST_CASE("all-reduce across nodes: the cheaper of ring and double binary tree",
 }
 
 TEST_CASE("all-gather and reduce-scatter: (p-1) alpha + (p-1)/p n/B", "[collectives]") {
-  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const HardwareProfile hw = alpha_beta(find_hardware("dgx-h100", kDir));
   const double a0 = hw.collective_base_latency_s;
   const double a_nv = hw.tiers.at(0).latency_s, a_ib = hw.tiers.at(1).latency_s;
   struct Row {
@@ -224,4 +232,87 @@ TEST_CASE("TPU v5e torus: wrap-around axes and 2D all-reduce", "[collectives]") 
     const CollectiveCost c = collective_cost(tpu, g, Collective::all_reduce, n);
     CHECK(c.bandwidth_s == Approx(dim_by_dim / 2.0).epsilon(kRel));
   }
+}
+
+// NCCL's tuner (src/graph/tuning.cc, NCCL 2.30.7; model/nccl_tables.h) on the
+// stock profiles. Hand-derived from the tables: latencies in us, bandwidths
+// in GB/s; ring bus bandwidth 370 (NVLink) = min(370, 8 x 47 NICs) across
+// nodes; NVLS 480 on H100; 24 channels in a node, 16 across.
+TEST_CASE("NCCL tuner: algorithm and protocol on 8x H100 in one node", "[collectives][nccl]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const GroupPlacement g = placement(hw, 8, 1);
+  // 1 KiB: ring LL, 6.6 + 14 steps x 0.6 = 15.0 us (tree LL 6.8 + 2*7*0.6 = 15.2, NVLS 25).
+  CollectiveCost c = collective_cost(hw, g, Collective::all_reduce, 1024);
+  CHECK(c.algorithm == Algorithm::ring);
+  CHECK(c.protocol == Protocol::ll);
+  CHECK(c.latency_s == Approx(15.0e-6).epsilon(1e-9));
+  // One channel for 1 KiB (LL ring: 512 threads x 8 x 8 ranks = 32 KiB per
+  // channel): 185 GB/s x 8/14 / 24 channels.
+  CHECK(c.bandwidth_s == Approx(1024 / (185e9 * 8.0 / 14.0 / 24.0)).epsilon(1e-9));
+  // 1 MiB: ring LL 15.0 + 2^20 / (141 x 8/14) = 28.01 beats NVLS 25 + 2^20 / (480 x 8/14) = 28.82.
+  c = collective_cost(hw, g, Collective::all_reduce, 1 << 20);
+  CHECK(c.algorithm == Algorithm::ring);
+  CHECK(c.protocol == Protocol::ll);
+  CHECK(c.total_s() == Approx(15.0e-6 + double(1 << 20) / (141e9 * 8.0 / 14.0)).epsilon(1e-9));
+  // 1 GiB: NVLS 25 + 2^30 / (480 x 8/14) = 3939.6 us (ring Simple 56 + 2^30 / (370 x 8/14) = 5134.5).
+  c = collective_cost(hw, g, Collective::all_reduce, double(1 << 30));
+  CHECK(c.algorithm == Algorithm::nvls);
+  CHECK(c.protocol == Protocol::simple);
+  CHECK(c.total_s() == Approx(25e-6 + double(1 << 30) / (480e9 * 8.0 / 14.0)).epsilon(1e-9));
+  CHECK(c.bus_bandwidth_bytes_per_s == Approx(480e9));
+  // All-gather: NVLS moves only (ppn-1)/(2 ppn) of that, so the ring wins: 8.4 + 7 x 3.4 + 2^30 / (370 x 8/7).
+  c = collective_cost(hw, g, Collective::all_gather, double(1 << 30));
+  CHECK(c.algorithm == Algorithm::ring);
+  CHECK(c.protocol == Protocol::simple);
+  CHECK(c.total_s() == Approx(32.2e-6 + double(1 << 30) / (370e9 * 8.0 / 7.0)).epsilon(1e-9));
+  // A forced algorithm (NCCL_ALGO=RING) is priced as such.
+  c = collective_cost(hw, g, Collective::all_reduce, double(1 << 30), Algorithm::ring);
+  CHECK(c.algorithm == Algorithm::ring);
+  CHECK(c.protocol == Protocol::simple);
+  CHECK(c.total_s() == Approx(56e-6 + double(1 << 30) / (370e9 * 8.0 / 14.0)).epsilon(1e-9));
+  CHECK(describe(c) == "ring/Simple");
+}
+
+TEST_CASE("NCCL tuner: algorithm and protocol on 16 x 8 H100", "[collectives][nccl]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const GroupPlacement g = placement(hw, 128, 1);
+  REQUIRE(g.domains == 16);
+  // 1 KiB: tree LL, 6.8 + 2 x (7 x 0.6 + log2(16) x 5.0) = 55.2 us
+  // (ring LL 6.6 + 224 x 1.0 + 30 x 2.7 = 311.6; NVLS tree 25 + 2 x 4 x 20.9 = 192.2).
+  CollectiveCost c = collective_cost(hw, g, Collective::all_reduce, 1024);
+  CHECK(c.algorithm == Algorithm::tree);
+  CHECK(c.protocol == Protocol::ll);
+  CHECK(c.latency_s == Approx(55.2e-6).epsilon(1e-9));
+  // 1 MiB: tree LL128, 14 + 2 x (7 x 1.25 + 4 x 8.5) = 99.5 us, bandwidth
+  // min(370 x 0.92 x 120/128, 16 x 29.0) x 0.5 x 0.6 (size correction) = 95.7 GB/s.
+  c = collective_cost(hw, g, Collective::all_reduce, 1 << 20);
+  CHECK(c.algorithm == Algorithm::tree);
+  CHECK(c.protocol == Protocol::ll128);
+  CHECK(c.latency_s == Approx(99.5e-6).epsilon(1e-9));
+  CHECK(c.bandwidth_s == Approx(double(1 << 20) / (370e9 * 0.92 * 120.0 / 128.0 * 0.5 * 0.6)).epsilon(1e-9));
+  // 1 GiB: NVLS tree, 25 + 2 x 4 x 20.9 = 192.2 us, bus bandwidth
+  // min(480, 8 NICs x 47, 16 x 45.5) = 376 GB/s, x 128/254.
+  c = collective_cost(hw, g, Collective::all_reduce, double(1 << 30));
+  CHECK(c.algorithm == Algorithm::nvls_tree);
+  CHECK(c.protocol == Protocol::simple);
+  CHECK(c.total_s() == Approx(192.2e-6 + double(1 << 30) / (376e9 * 128.0 / 254.0)).epsilon(1e-9));
+}
+
+TEST_CASE("NCCL tuner: no NVLS without NVLink SHARP (A100)", "[collectives][nccl]") {
+  const HardwareProfile hw = find_hardware("dgx-a100-80gb", kDir);
+  REQUIRE(hw.tiers.at(0).nvls_bus_bandwidth_bytes_per_s == 0);
+  for (std::int64_t size : {8, 16, 128})
+    for (double n : {1e3, 1e6, 1e9}) {
+      const CollectiveCost c = collective_cost(hw, placement(hw, size, 1), Collective::all_reduce, n);
+      INFO("size " << size << " bytes " << n);
+      CHECK(c.algorithm != Algorithm::nvls);
+      CHECK(c.algorithm != Algorithm::nvls_tree);
+      CHECK(c.protocol != Protocol::none);
+    }
+  // 1 GiB in one node: ring Simple, 8.4 + 14 x 3.4 + 2^30 / (achieved x 8/14).
+  const CollectiveCost c = collective_cost(hw, placement(hw, 8, 1), Collective::all_reduce, double(1 << 30));
+  CHECK(c.algorithm == Algorithm::ring);
+  CHECK(c.protocol == Protocol::simple);
+  CHECK(c.total_s() ==
+        Approx(56e-6 + double(1 << 30) / (hw.tiers[0].bandwidth_achieved_bytes_per_s * 8.0 / 14.0)).epsilon(1e-9));
 }

@@ -99,6 +99,7 @@ SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, c
     c.measured_s = p.time_s;
     c.predicted_s = cost.total_s();
     c.algorithm = cost.algorithm;
+    c.protocol = cost.protocol;
     if (algo && cost.algorithm != *algo && (cost.algorithm == Algorithm::ring || cost.algorithm == Algorithm::tree)) {
       // The run forced the other algorithm: inside one tier, price it with the
       // tier's alpha-beta (collective_cost's formula for such groups);

@@ -115,6 +115,16 @@ std::optional<InterconnectTier> read_tier(const json& tj, std::size_t i, std::ve
   if (i == 1) {
     tier.nics_per_node = t.integer("nics_per_node", 1);
     tier.gpus_per_node = t.integer("gpus_per_node", 1);
+    tier.collnet = t.boolean("collnet", false, false);
+  } else if (t.get("collnet", false, "")) {
+    t.problem("collnet", "expected only on tiers[1] (in-network reduction is a scale-out switch feature)");
+  }
+  if (i == 0) {
+    tier.nvls_bus_bandwidth_bytes_per_s = t.number("nvls_bus_bandwidth_bytes_per_s", 0, 1e15, false, 0, false);
+    if (tier.nvls_bus_bandwidth_bytes_per_s > 0 && tier.topology != Topology::switched)
+      t.problem("nvls_bus_bandwidth_bytes_per_s", "expected only on a switch tier (NVLink SHARP is an NVSwitch feature)");
+  } else if (t.get("nvls_bus_bandwidth_bytes_per_s", false, "")) {
+    t.problem("nvls_bus_bandwidth_bytes_per_s", "expected only on tiers[0] (NVLink SHARP runs in the NVLink switch)");
   }
   if (const json* fits = t.object("collectives", false)) {
     if (tier.topology != Topology::switched)
@@ -202,6 +212,8 @@ HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
   }
   h.memory_reserve_bytes = r.number("memory_reserve_bytes", 0, 1e15, true, 0, false);
   h.collective_base_latency_s = r.number("collective_base_latency_s", 0, 1, true, 0, false);
+  h.nccl_generation = r.choice("nccl_generation", kNcclGenerationNames, NcclGeneration::none, false);
+  h.host_cpu = r.choice("host_cpu", kHostCpuNames, HostCpu::intel, false);
   if (const json* eff = r.object("efficiency")) {
     FieldReader e(*eff, "efficiency", problems);
     h.efficiency.gemm_max = per_dtype(e, "gemm_max", problems, 1.0, true);
@@ -225,6 +237,14 @@ HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
     for (std::size_t i = 0; i < tiers->size(); ++i) {
       if (auto tier = read_tier((*tiers)[i], i, problems)) h.tiers.push_back(std::move(*tier));
     }
+    const bool nvls = !h.tiers.empty() && h.tiers[0].nvls_bus_bandwidth_bytes_per_s > 0;
+    if (nvls && h.nccl_generation != NcclGeneration::hopper && h.nccl_generation != NcclGeneration::blackwell)
+      problems.push_back(
+          "tiers[0].nvls_bus_bandwidth_bytes_per_s: expected nccl_generation hopper or blackwell (NCCL runs NVLink "
+          "SHARP on those only), got " +
+          std::string(name_of(h.nccl_generation)));
+    if (h.nccl_generation != NcclGeneration::none && !h.tiers.empty() && h.tiers[0].topology != Topology::switched)
+      problems.push_back("nccl_generation: expected a switch tier 0 (NCCL's tuning tables do not price a torus)");
     if (h.tiers.size() == 2 && h.tiers[0].size > 0 && h.tiers[1].gpus_per_node > 0 &&
         h.tiers[0].size % h.tiers[1].gpus_per_node != 0 && h.tiers[1].gpus_per_node % h.tiers[0].size != 0)
       problems.push_back("tiers[1].gpus_per_node: expected a divisor or multiple of tiers[0].size");
@@ -281,6 +301,10 @@ json to_json(const HardwareProfile& h) {
                {"hbm_bandwidth_bytes_per_s", h.hbm_bandwidth_bytes_per_s}};
   j["memory_reserve_bytes"] = h.memory_reserve_bytes;
   j["collective_base_latency_s"] = h.collective_base_latency_s;
+  if (h.nccl_generation != NcclGeneration::none) {
+    j["nccl_generation"] = std::string(name_of(h.nccl_generation));
+    j["host_cpu"] = std::string(name_of(h.host_cpu));
+  }
   j["efficiency"] = {{"gemm_max", dt(h.efficiency.gemm_max)},
                      {"gemm_half_flops", h.efficiency.gemm_half_flops},
                      {"attention_max", dt(h.efficiency.attention_max)},
@@ -305,9 +329,12 @@ json to_json(const HardwareProfile& h) {
                {"bandwidth_achieved_bytes_per_s", t.bandwidth_achieved_bytes_per_s}};
     if (t.topology == Topology::torus) tj["torus_dims"] = t.torus_dims;
     if (t.collective_channels > 0) tj["collective_channels"] = t.collective_channels;
+    if (i == 0 && t.nvls_bus_bandwidth_bytes_per_s > 0)
+      tj["nvls_bus_bandwidth_bytes_per_s"] = t.nvls_bus_bandwidth_bytes_per_s;
     if (i == 1) {
       tj["nics_per_node"] = t.nics_per_node;
       tj["gpus_per_node"] = t.gpus_per_node;
+      if (t.collnet) tj["collnet"] = true;
     }
     for (Collective c : kAllCollectives) {
       const CollectiveFit& f = t.collective_fits[std::size_t(c)];

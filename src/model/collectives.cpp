@@ -1,8 +1,11 @@
 #include "planner/model/collectives.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
+
+#include "model/nccl_tables.h"
 
 namespace planner {
 
@@ -39,8 +42,36 @@ const char* to_string(Algorithm a) {
       return "torus";
     case Algorithm::direct:
       return "direct";
+    case Algorithm::nvls:
+      return "nvls";
+    case Algorithm::nvls_tree:
+      return "nvls-tree";
+    case Algorithm::collnet:
+      return "collnet";
+    case Algorithm::pat:
+      return "pat";
   }
   return "?";
+}
+
+const char* to_string(Protocol p) {
+  switch (p) {
+    case Protocol::none:
+      return "none";
+    case Protocol::ll:
+      return "LL";
+    case Protocol::ll128:
+      return "LL128";
+    case Protocol::simple:
+      return "Simple";
+  }
+  return "?";
+}
+
+std::string describe(const CollectiveCost& c) {
+  std::string s = to_string(c.algorithm);
+  if (c.protocol != Protocol::none) s += std::string("/") + to_string(c.protocol);
+  return s;
 }
 
 GroupPlacement placement(const HardwareProfile& hw, std::int64_t size, std::int64_t stride) {
@@ -238,6 +269,168 @@ CollectiveCost tree_all_reduce_cost(const GroupPlacement& g, double bytes, HopLa
   return tree;
 }
 
+// --- NCCL's tuner (hw.nccl_generation set). Every algorithm NCCL could run
+// for the collective, with each protocol, priced as NVIDIA/nccl
+// src/graph/tuning.cc ncclTopoTuneModel / ncclTopoGetAlgoTime price them
+// (the numbers: model/nccl_tables.h, NCCL 2.30.7): time = latency +
+// bytes / algorithm bandwidth, latency = base + per-step latencies of the
+// NVLink and network steps, algorithm bandwidth = bus bandwidth (the
+// profile's achieved ring bandwidth, which stands for NCCL's channels x
+// per-channel bandwidth) x the protocol's factor, capped by LL / LL128 /
+// tree limits per channel, x ranks/steps. The cheapest wins, as in
+// src/enqueue.cc topoGetAlgoInfo; the winner's bandwidth then drops with the
+// channels NCCL uses for a message that small (the same file), which the
+// tuner's own estimate leaves out.
+namespace nc = nccl;
+
+struct Choice {
+  Algorithm algorithm = Algorithm::none;
+  Protocol protocol = Protocol::none;
+  double latency_us = 0;
+  double algbw_gbps = 0;          // after caps, before the channel count by size
+  double per_channel_gbps = 0;    // uncapped algorithm bandwidth per channel; 0 = no channel limit
+  double bus_gbps = 0;
+  double tuner_time_us = std::numeric_limits<double>::infinity();
+};
+
+constexpr Protocol kProtocols[nc::kNumProtos] = {Protocol::ll, Protocol::ll128, Protocol::simple};
+
+// floor(log2(x)) for x >= 1, as NCCL's log2i.
+int log2i(std::int64_t x) { return x <= 1 ? 0 : int(std::bit_width(std::uint64_t(x))) - 1; }
+
+CollectiveCost nccl_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c, double bytes,
+                         std::optional<Algorithm> force) {
+  const std::size_t gen = std::size_t(hw.nccl_generation) - 1;  // NCCL's compute-capability index
+  const std::int64_t n = g.size, nodes = g.domains;
+  const bool multi = nodes > 1, ar = c == Collective::all_reduce;
+  const std::size_t col = nodes <= 2 ? std::size_t(nodes - 1) : 2;
+  const std::int64_t ppn = n / nodes;  // NCCL: nRanks / nNodes
+  const InterconnectTier& ch_tier = hw.tiers[multi && hw.tiers.size() > 1 ? 1 : 0];
+  const double channels = double(ch_tier.collective_channels);  // 0: unknown, no per-channel limits
+  const double ch_cap = channels > 0 ? channels : std::numeric_limits<double>::infinity();
+  const double ll_max = multi ? nc::kLLMaxBw[hw.host_cpu == HostCpu::amd ? 1 : 0][col] : nc::kLLMaxBw[gen][0];
+  const double nsteps = ar ? 2.0 * double(n - 1) : double(n - 1);
+  const double inter_steps = !multi ? 0.0 : ar ? 2.0 * double(nodes - 1) : double(nodes - 1);
+  const double ring_ratio = double(n) / nsteps;  // bus -> algorithm bandwidth of ring and NVLS
+  const double bw = ring_bandwidth(hw, g, std::nullopt) / 1e9;
+  const double net_overhead = !multi ? 0.0 : hw.host_cpu == HostCpu::amd ? nc::kNetOverheadAmdUs : nc::kNetOverheadIntelUs;
+  auto inter_lat = [&](nc::Algo a, int p) { return ppn == 1 ? nc::kNetLatencyUs[nc::kTree][p] : nc::kNetLatencyUs[a][p]; };
+  const int log_size = bytes >= 64 ? log2i(std::int64_t(bytes) >> 6) : -1;
+  const double lg_nodes = double(log2i(nodes));
+
+  Choice best;
+  auto consider = [&](Algorithm algo, int p, double lat_us, double bus, double algbw, double per_channel,
+                      double tuner_algbw) {
+    if (force && *force != algo) return;
+    if (lat_us >= best.tuner_time_us || !(algbw > 0) || !(tuner_algbw > 0)) return;
+    const double t = lat_us + bytes / (1e3 * tuner_algbw);
+    if (t < best.tuner_time_us)
+      best = {algo, kProtocols[p], lat_us, algbw, per_channel, bus, t};
+  };
+
+  // Ring: every collective here.
+  for (int p = 0; p < nc::kNumProtos; ++p) {
+    double bus = bw, uncapped = bw;
+    if (p == nc::kLL) bus = std::min(ll_max, uncapped = bw * nc::kRingLLFactor);
+    if (p == nc::kLL128) bus = std::min(uncapped = bw * nc::kRingLL128Factor, ch_cap * nc::kPerChannelMaxRingLL128Bw[gen][col]);
+    const double intra = std::max(nc::kNvlinkLatencyUs[nc::kRing][p],
+                                  net_overhead * (p == nc::kSimple ? nc::kNetOverheadSimpleFactor : 1.0));
+    double lat = nc::kBaseLatencyUs[nc::kRing][p] + (nsteps - inter_steps) * intra +
+                 inter_steps * inter_lat(nc::kRing, p);
+    if (ar && multi && p == nc::kSimple && channels > 0 && bytes / (channels * double(n)) >= 64)
+      lat *= gen == 0 ? nc::kRingPlateauPreAmpere : nc::kRingPlateau;
+    const double per_channel = channels > 0 ? uncapped * ring_ratio / channels : 0.0;
+    consider(Algorithm::ring, p, lat, bus, bus * ring_ratio, per_channel, bus * ring_ratio);
+  }
+  if (ar) {
+    // Tree (a chain inside each node, double binary tree across): all-reduce only.
+    for (int p = 0; p < nc::kNumProtos; ++p) {
+      double bus = std::min(bw * nc::kTreeAllReduceFactor, ch_cap * nc::kPerChannelMaxTreeBw[gen][col]);
+      double uncapped = bw * nc::kTreeAllReduceFactor;
+      if (p == nc::kLL) bus = std::min(uncapped = bus * nc::kTreeLLFactor, ll_max);
+      if (p == nc::kLL128) {
+        uncapped = bus * (multi ? nc::kTreeLL128NetFactor : nc::kTreeLL128NvlinkFactor);
+        bus = std::min(uncapped, ch_cap * nc::kPerChannelMaxTreeLL128Bw[gen][col]);
+      }
+      const double lat = nc::kBaseLatencyUs[nc::kTree][p] +
+                         2.0 * (double(ppn - 1) * nc::kNvlinkLatencyUs[nc::kTree][p] +
+                                lg_nodes * inter_lat(nc::kTree, p));
+      const double corr = log_size >= 0 && log_size < 23 ? nc::kTreeCorrection[p][std::size_t(log_size)] : 1.0;
+      const double per_channel = channels > 0 ? uncapped * 0.5 / channels : 0.0;
+      consider(Algorithm::tree, p, lat, bus, bus * 0.5 * corr, per_channel * corr, bus * 0.5 * corr);
+    }
+  }
+  // NVLS: NVLink SHARP, Simple only, at least two GPUs of a node; across
+  // nodes only with CollNet. Its all-reduce bus bandwidth is the profile's
+  // measured figure; all-gather / reduce-scatter get NCCL's (ppn-1)/ppn in
+  // place of all-reduce's x2 and no bus -> algorithm conversion.
+  const double nvls_bus = hw.tiers[0].nvls_bus_bandwidth_bytes_per_s / 1e9;
+  const bool collnet = multi && hw.tiers.size() > 1 && hw.tiers[1].collnet;
+  const double node_nic = multi ? double(ppn) * nic_bandwidth_per_gpu(hw) / 1e9 : 0.0;
+  if (nvls_bus > 0 && ppn >= 2 && (ar || ppn <= 32)) {
+    constexpr int p = nc::kSimple;
+    if (!multi || (collnet && ar)) {
+      const double intra = ar ? nvls_bus : nvls_bus * 0.5 * double(ppn - 1) / double(ppn);
+      const double bus = multi ? std::min(intra, node_nic) : intra;
+      const double lat = nc::kNvlinkLatencyUs[nc::kNvls][p] + (multi ? inter_lat(nc::kNvls, p) : 0.0);
+      consider(Algorithm::nvls, p, lat, bus, ar ? bus * ring_ratio : bus, 0.0, ar ? bus * ring_ratio : bus);
+    }
+    if (multi && ar) {
+      const double nvls_channels = nc::kNvlsChannels[gen];
+      const double bus = std::min({nvls_bus, node_nic * (nodes <= 2 ? 2.0 : 1.0),
+                                   nvls_channels * nc::kPerChannelMaxNvlsTreeBw[gen][col]});
+      const double lat = nc::kNvlinkLatencyUs[nc::kNvlsTree][p] + 2.0 * lg_nodes * inter_lat(nc::kNvlsTree, p);
+      consider(Algorithm::nvls_tree, p, lat, bus, bus * ring_ratio, 0.0, bus * ring_ratio);
+    }
+  }
+  // CollNet Direct (SHARP in the network switches): all-reduce across nodes,
+  // at most 8 GPUs a node, with one NIC per GPU assumed.
+  if (collnet && ar && ppn <= 8) {
+    constexpr int p = nc::kSimple;
+    double bus = intra_bandwidth(hw, g) / 1e9;
+    if (gen >= 2) bus *= nc::kCollNetHopperFactor;
+    const double lat = 2.0 * (double(std::min<std::int64_t>(1, ppn - 1)) * nc::kNvlinkLatencyUs[nc::kCollNetDirect][p] +
+                              double(ppn - 1) * nc::kCollNetArityUs) +
+                       inter_lat(nc::kCollNetDirect, p);
+    consider(Algorithm::collnet, p, lat, bus, bus * 0.5, 0.0, bus * 0.5);
+  }
+  // PAT: all-gather / reduce-scatter with one GPU per node.
+  if (!ar && multi && ppn == 1) {
+    constexpr int p = nc::kSimple;
+    const double bus = bw * nc::kPatFactor;
+    const double lat = nc::kBaseLatencyUs[nc::kPat][p] +
+                       lg_nodes * (inter_lat(nc::kPat, p) / nc::kPatLevelDivisor) + double(n) * nc::kPatPerRankUs;
+    consider(Algorithm::pat, p, lat, bus, bus, 0.0, bus);
+  }
+  if (best.algorithm == Algorithm::none) return force ? nccl_cost(hw, g, c, bytes, std::nullopt) : CollectiveCost{};
+
+  // Channels by size (src/enqueue.cc): ring and tree drop channels while
+  // bytes < channels * threads * threshold (LL ring: threshold x ranks).
+  double algbw = best.algbw_gbps, bus = best.bus_gbps;
+  const int bp = int(best.protocol) - 1;
+  const double threshold = best.per_channel_gbps > 0 ? nc::kMaxThreads[std::size_t(bp)] *
+                                                           nc::kThreadThreshold[std::size_t(bp)] *
+                                                           (best.algorithm == Algorithm::ring && bp == nc::kLL ? double(n) : 1.0)
+                                                     : 0.0;
+  if (best.per_channel_gbps > 0 && bytes < channels * threshold) {
+    const double used = std::max(1.0, std::floor(bytes / threshold));
+    const double limited = used * best.per_channel_gbps;
+    if (limited < algbw) {
+      bus *= limited / algbw;
+      algbw = limited;
+    }
+  }
+  CollectiveCost out;
+  out.algorithm = best.algorithm;
+  out.protocol = best.protocol;
+  out.latency_s = best.latency_us * 1e-6;
+  out.bandwidth_s = bytes / (algbw * 1e9);
+  out.bus_bandwidth_bytes_per_s = bus * 1e9;
+  return out;
+}
+
+bool has_fit(const HardwareProfile& hw, Collective c) { return fit_for(hw, 0, c) || fit_for(hw, 1, c); }
+
 }  // namespace
 
 double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacement& g) {
@@ -247,8 +440,12 @@ double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacemen
 // With fitted values (InterconnectTier::collective_fits) the formulas below
 // are unchanged; only their alpha, bandwidth and base latency come from the
 // fit of collective `c` on the tier in question (docs/calibration.md).
-CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c, double bytes) {
+CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c, double bytes,
+                               std::optional<Algorithm> force) {
   if (g.size <= 1 || bytes <= 0) return {};
+  if (hw.nccl_generation != NcclGeneration::none && c != Collective::all_to_all && c != Collective::send_recv &&
+      !is_torus(hw) && !has_fit(hw, c))
+    return nccl_cost(hw, g, c, bytes, force);
   const HopLatency a{hop_latency(hw, 0, c), hop_latency(hw, 1, c)};
   if (c == Collective::send_recv) return send_recv_cost(hw, g, bytes, a);
 
@@ -258,9 +455,10 @@ CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& 
 
   const bool ar = c == Collective::all_reduce;
   const CollectiveCost ring = ring_cost(hw, g, ar, bytes, a, a0, bw);
-  if (!ar || g.domains <= 1 || is_torus(hw)) return ring;
+  if (!ar || g.domains <= 1 || is_torus(hw) || force == Algorithm::ring) return ring;
   // Across domains NCCL's tuner picks the cheaper of ring and tree; so do we.
   const CollectiveCost tree = tree_all_reduce_cost(g, bytes, a, a0, bw);
+  if (force == Algorithm::tree) return tree;
   return tree.total_s() < ring.total_s() ? tree : ring;
 }
 

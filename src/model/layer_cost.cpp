@@ -284,13 +284,11 @@ void add_tp_comm(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const 
                  const TrainingSpec& ts, const GemmTimes& gemm_fwd, Explain* ex) {
   const GroupPlacement g = placement(hw, pc.tp, 1);
   const double bytes = kAct * d.n * d.h;
-  double per_pair;
-  const double ag = collective_cost(hw, g, Collective::all_gather, bytes).total_s();
-  const double rs = collective_cost(hw, g, Collective::reduce_scatter, bytes).total_s();
-  if (pc.sequence_parallel)
-    per_pair = ag + rs;
-  else
-    per_pair = collective_cost(hw, g, Collective::all_reduce, bytes).total_s();
+  // Only the collectives the layout runs (this is on the search's hot path).
+  const double ag = pc.sequence_parallel ? collective_cost(hw, g, Collective::all_gather, bytes).total_s() : 0.0;
+  const double rs = pc.sequence_parallel ? collective_cost(hw, g, Collective::reduce_scatter, bytes).total_s() : 0.0;
+  const double per_pair =
+      pc.sequence_parallel ? ag + rs : collective_cost(hw, g, Collective::all_reduce, bytes).total_s();
   lt.tp_comm_fwd_s = 2.0 * per_pair;
   lt.tp_comm_bwd_s = 2.0 * per_pair;
   if (hw.tiers[0].topology == Topology::torus && !g.crosses_domains() && pc.sequence_parallel) {
@@ -352,12 +350,18 @@ void add_tp_comm(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const 
     lt.tp_comm_bwd_s += 2.0 * collective_cost(hw, g, Collective::all_gather, bytes).total_s();
   }
   if (pc.recompute == Recompute::full) lt.tp_comm_recompute_s = 2.0 * per_pair;
-  if (ex)
+  if (ex) {
+    const std::string nccl =
+        pc.sequence_parallel
+            ? "all-gather " + describe(collective_cost(hw, g, Collective::all_gather, bytes)) + ", reduce-scatter " +
+                  describe(collective_cost(hw, g, Collective::reduce_scatter, bytes))
+            : "all-reduce " + describe(collective_cost(hw, g, Collective::all_reduce, bytes));
     note_step(ex, "TP communication per layer (fwd)",
               pc.sequence_parallel ? "2 x (all-gather + reduce-scatter) of b*s/cp*h*2 bytes"
                                    : "2 x all-reduce of b*s/cp*h*2 bytes",
-              "Korthikanti et al. 2022 §4.2; cost: collective_cost", {{"bytes", bytes}, {"tp", d.t}}, lt.tp_comm_fwd_s,
-              "s");
+              ("Korthikanti et al. 2022 §4.2; cost: collective_cost (" + nccl + ")").c_str(),
+              {{"bytes", bytes}, {"tp", d.t}}, lt.tp_comm_fwd_s, "s");
+  }
 }
 
 // --- Context parallelism (cp > 1): ring attention passes each rank's K and V

@@ -141,6 +141,7 @@ struct StageTail {
   double dp_exposed_s = 0, optimizer_s = 0, lead_s = 0;
   double contention_s = 0;  // the backward / forward the hidden DP traffic slowed (contention.h)
   double reduce_s = 0, gather_s = 0, window_s = 0, grad_bytes = 0;  // for the report
+  CollectiveCost reduce_cost, gather_cost;                            // their NCCL algorithm / protocol, for --explain
   [[nodiscard]] double total_s() const { return dp_exposed_s + contention_s + optimizer_s; }
   [[nodiscard]] double end_s() const { return total_s() - lead_s; }  // relative to stage 0's last backward
 };
@@ -168,6 +169,7 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
     const Collective red = pc.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
     const CollectiveCost reduce = collective_cost(hw, wg, red, grad_bytes);
     tl.reduce_s = reduce.total_s();
+    tl.reduce_cost = reduce;
     const double bucket = std::min(grad_bytes, kGradBucketParams * ts.grad_bytes_per_param);
     const double t_bucket = collective_cost(hw, wg, red, bucket).total_s();
     tl.dp_exposed_s = ts.overlap_grad_reduce ? std::max(tl.reduce_s - bwd_window, t_bucket) : tl.reduce_s;
@@ -180,6 +182,7 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
     const CollectiveCost gather =
         collective_cost(hw, wg, Collective::all_gather, params_local * ts.weight_bytes_per_param);
     tl.gather_s = gather.total_s();
+    tl.gather_cost = gather;
     const double fwd_window = ts.overlap_grad_reduce ? layers_r * lt.fwd_s() : 0.0;
     const double gather_exposed = std::max(tl.gather_s - fwd_window, 0.0);
     tl.dp_exposed_s += gather_exposed;
@@ -252,9 +255,11 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
         ex, "DP gradient reduction (exposed)",
         "max over stages r of [max(reduce(grads_r) - backward of last micro-batch, last 40M-param bucket) "
         "(+ ZeRO-1/2 weight all-gather) + Adam_r - lead_r], lead_r = (sum_{j<r} bwd_j)/v; less the optimizer line",
-        "Li et al. 2020 (PyTorch DDP buckets); Megatron-LM distributed optimizer; drain lead: approximation, checked "
-        "by "
-        "planner simulate",
+        ("Li et al. 2020 (PyTorch DDP buckets); Megatron-LM distributed optimizer; drain lead: approximation, checked "
+         "by planner simulate; reduction as NCCL runs it: " +
+         describe(tail.reduce_cost) +
+         (plan.params_gathered ? ", weight all-gather: " + describe(tail.gather_cost) : std::string()))
+            .c_str(),
         {{"stage", double(tail.stage)},
          {"grad_bytes", tail.grad_bytes},
          {"group", double(plan.weight_group.size)},

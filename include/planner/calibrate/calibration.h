@@ -80,6 +80,7 @@ struct CheckPoint {
   double bytes = 0, measured_s = 0, predicted_s = 0;
   double rel_error = 0;  // (predicted - measured) / measured
   Algorithm algorithm = Algorithm::none;
+  Protocol protocol = Protocol::none;
   bool not_forced = false;  // --algo given, but collective_cost priced another algorithm (mixed groups)
 };
 struct SeriesCheck {

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "planner/spec/names.h"
@@ -18,7 +19,12 @@
 namespace planner {
 
 enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
-enum class Algorithm { none, ring, tree, torus, direct };
+// ring .. direct: the planner's own names; nvls .. pat: NCCL's algorithms
+// (NCCL_ALGO: NVLS, NVLSTree, CollNetDirect, PAT) where the profile carries
+// NCCL's tuning (HardwareProfile::nccl_generation).
+enum class Algorithm { none, ring, tree, torus, direct, nvls, nvls_tree, collnet, pat };
+// NCCL's protocols (NCCL_PROTO); none where the profile has no NCCL tuning.
+enum class Protocol { none, ll, ll128, simple };
 inline constexpr Collective kAllCollectives[] = {Collective::all_reduce, Collective::all_gather,
                                                  Collective::reduce_scatter, Collective::all_to_all,
                                                  Collective::send_recv};
@@ -44,6 +50,7 @@ struct GroupPlacement {
 
 struct CollectiveCost {
   Algorithm algorithm = Algorithm::none;
+  Protocol protocol = Protocol::none;
   double latency_s = 0;                  // alpha terms (incl. the base launch latency)
   double bandwidth_s = 0;                // beta terms
   double bus_bandwidth_bytes_per_s = 0;  // the bottleneck bandwidth used
@@ -54,10 +61,14 @@ struct CollectiveCost {
 
 // `bytes`: all-reduce: per-rank buffer; all-gather: gathered (output) size;
 // reduce-scatter: input size; all-to-all: bytes each rank sends in total;
-// send/recv: the message. Returns the cheaper of ring and tree (torus on a
-// torus tier) — NCCL's tuner does the same (src/graph/tuning.cc).
+// send/recv: the message. With NCCL tuning (hw.nccl_generation) all-reduce,
+// all-gather and reduce-scatter price every algorithm and protocol NCCL could
+// run and keep the one its tuner picks (src/graph/tuning.cc); without it (or
+// with a fitted alpha-beta for `c`), the cheaper of ring and tree (torus on a
+// torus tier). `force` restricts the choice to one algorithm (a run made with
+// NCCL_ALGO); where that algorithm cannot run the collective it is ignored.
 [[nodiscard]] CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c,
-                                             double bytes);
+                                             double bytes, std::optional<Algorithm> force = std::nullopt);
 
 // Per-GPU bandwidth of the bottleneck link a ring over this group uses.
 [[nodiscard]] double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacement& g);
@@ -68,5 +79,8 @@ struct CollectiveCost {
 [[nodiscard]] const char* collective_key(Collective c);
 [[nodiscard]] std::optional<Collective> collective_from_key(std::string_view key);
 [[nodiscard]] const char* to_string(Algorithm a);
+[[nodiscard]] const char* to_string(Protocol p);
+// "ring", or "ring/LL128" where a protocol was chosen.
+[[nodiscard]] std::string describe(const CollectiveCost& c);
 
 }  // namespace planner

@@ -31,6 +31,12 @@ inline constexpr EnumName<NormKind> kNormKindNames[] = {{NormKind::rmsnorm, "rms
 inline constexpr EnumName<PositionKind> kPositionKindNames[] = {{PositionKind::rope, "rope"},
                                                                 {PositionKind::learned, "learned"}};
 inline constexpr EnumName<Topology> kTopologyNames[] = {{Topology::switched, "switch"}, {Topology::torus, "torus"}};
+inline constexpr EnumName<NcclGeneration> kNcclGenerationNames[] = {{NcclGeneration::none, "none"},
+                                                                    {NcclGeneration::volta, "volta"},
+                                                                    {NcclGeneration::ampere, "ampere"},
+                                                                    {NcclGeneration::hopper, "hopper"},
+                                                                    {NcclGeneration::blackwell, "blackwell"}};
+inline constexpr EnumName<HostCpu> kHostCpuNames[] = {{HostCpu::intel, "intel"}, {HostCpu::amd, "amd"}};
 inline constexpr EnumName<DType> kDTypeNames[] = {{DType::bf16, "bf16"}, {DType::fp8, "fp8"}};
 inline constexpr EnumName<AttentionKernel> kAttentionKernelNames[] = {{AttentionKernel::flash, "flash"},
                                                                       {AttentionKernel::unfused, "unfused"}};
@@ -49,6 +55,8 @@ constexpr std::span<const EnumName<FfnKind>> name_table(FfnKind) { return kFfnKi
 constexpr std::span<const EnumName<NormKind>> name_table(NormKind) { return kNormKindNames; }
 constexpr std::span<const EnumName<PositionKind>> name_table(PositionKind) { return kPositionKindNames; }
 constexpr std::span<const EnumName<Topology>> name_table(Topology) { return kTopologyNames; }
+constexpr std::span<const EnumName<NcclGeneration>> name_table(NcclGeneration) { return kNcclGenerationNames; }
+constexpr std::span<const EnumName<HostCpu>> name_table(HostCpu) { return kHostCpuNames; }
 constexpr std::span<const EnumName<DType>> name_table(DType) { return kDTypeNames; }
 constexpr std::span<const EnumName<AttentionKernel>> name_table(AttentionKernel) { return kAttentionKernelNames; }
 constexpr std::span<const EnumName<Recompute>> name_table(Recompute) { return kRecomputeNames; }

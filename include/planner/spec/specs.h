@@ -42,6 +42,8 @@ struct ModelSpec {
 };
 
 enum class Topology { switched, torus };
+enum class NcclGeneration { none, volta, ampere, hopper, blackwell };
+enum class HostCpu { intel, amd };
 
 // Alpha-beta of one collective on one tier, fitted from measurements by
 // `planner calibrate fit` (src/calibrate/calibration.cpp, docs/calibration.md). Optional:
@@ -74,6 +76,10 @@ struct InterconnectTier {
   // crossing domains); what overlapped communication takes from compute
   // (contention.h). 0 = not modelled.
   std::int64_t collective_channels = 0;
+  // Tier 0 only: bus bandwidth of NVLink SHARP (NVLS) all-reduce on this
+  // NVSwitch, as nccl-tests reports it; 0 = the switch has no NVLS (A100).
+  double nvls_bus_bandwidth_bytes_per_s = 0;
+  bool collnet = false;  // tier 1 only: in-network reduction (SHARP) usable by NCCL CollNet
   std::int64_t nics_per_node = 0;                                // scale-out only
   std::int64_t gpus_per_node = 0;                                // scale-out only: GPUs sharing those NICs
   std::array<CollectiveFit, kNumCollectives> collective_fits{};  // switch tiers only; all unfitted by default
@@ -116,6 +122,11 @@ struct HardwareProfile {
   double hbm_bandwidth_bytes_per_s = 0;
   double memory_reserve_bytes = 0;       // CUDA context, NCCL buffers, fragmentation
   double collective_base_latency_s = 0;  // per collective launch (NCCL base latency)
+  // Which of NCCL's tuning tables (src/graph/tuning.cc, by GPU generation and,
+  // across nodes, host CPU vendor) price this profile's collectives; none =
+  // the plain alpha-beta ring/tree model (collectives.h).
+  NcclGeneration nccl_generation = NcclGeneration::none;
+  HostCpu host_cpu = HostCpu::intel;
   ComputeEfficiency efficiency;
   std::vector<InterconnectTier> tiers;  // 1 or 2 tiers
   bool operator==(const HardwareProfile&) const = default;
