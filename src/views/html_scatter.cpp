@@ -180,9 +180,9 @@ std::string top_marks(const std::vector<Evaluation>& top, const Frame& f) {
         "{}: {}; step {}; {} per GPU</title></circle>\n",
         x, y, i == 0 ? 2.5 : 1.5, i + 1, html::escape(config_label(ev.config)), html::seconds(ev.time.step_s),
         html::gib(ev.memory.total_bytes));
-    if (i < 10)
-      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" font-weight=\"bold\">{}</text>\n", x + 8,
-                         y - 6, i + 1);
+    if (i == 0)  // the others crowd around it; their rings carry their rank as a tooltip
+      out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"12\" font-weight=\"bold\">best</text>\n",
+                         x - 12, y - 10);
   }
   return out + "</g>\n";
 }
@@ -247,7 +247,7 @@ std::string scatter(const SearchResult& r, const RunContext& ctx) {
     if (!fam[std::size_t(k)].empty())
       out += fmt::format("<li><i style=\"background:{}\"></i>ZeRO {} ({} marks)</li>", kFamilyColour[k],
                          kFamilyName[k], count(double(fam[std::size_t(k)].size())));
-  out += "<li>━ Pareto front</li><li>◯ top results, numbered by rank</li></ul>\n";
+  out += "<li>━ Pareto front</li><li>◯ the ranked table's layouts (hover for the rank)</li></ul>\n";
   out += fmt::format(
       "<svg id=\"scatter\" viewBox=\"0 0 {0} {1}\" width=\"{0}\" height=\"{1}\" font-size=\"11\" "
       "font-family=\"system-ui,Helvetica,Arial,sans-serif\" role=\"img\">\n",
