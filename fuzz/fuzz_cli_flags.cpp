@@ -1,7 +1,7 @@
 // libFuzzer target: the CLI's flags. The input is split on '\n' into argv
 // (argv[0] = "planner"); run_cli must return 0, 1 or 2, never 3 ("internal
 // error": an exception other than InputError), and never crash. Arguments
-// that would write files (--svg, --trace, -o, --output, --update) are
+// that would write files (--svg, --trace, --html, -o, --output, --update) are
 // refused up front: a fuzzer must not write anywhere on the machine.
 #include <iostream>
 #include <sstream>
@@ -14,7 +14,7 @@
 namespace {
 
 bool writes_files(const std::string& a) {
-  for (const char* flag : {"--svg", "--trace", "--output", "--update", "--out"})
+  for (const char* flag : {"--svg", "--trace", "--html", "--output", "--update", "--out"})
     if (a.rfind(flag, 0) == 0) return true;
   return a.rfind("-o", 0) == 0 || (a.size() > 1 && a[0] == '-' && a[1] != '-' && a.find('o') != std::string::npos);
 }

@@ -8,7 +8,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev
           libeigen3-dev catch2 libbenchmark-dev time libxml2-utils
-          openmpi-bin libopenmpi-dev)  # planner-bench's MPI backend and its ctests
+          openmpi-bin libopenmpi-dev  # planner-bench's MPI backend and its ctests
+          chromium)                   # the --html pages' browser test (tests/html_browser_test.sh)
 # --fuzz: also clang and its runtime (libFuzzer), for scripts/fuzz.sh.
 if [[ "${1:-}" == "--fuzz" ]]; then
   packages+=(clang libclang-rt-dev)

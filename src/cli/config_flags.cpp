@@ -2,8 +2,11 @@
 
 #include "commands.h"
 
+#include <iostream>
+
 #include <fmt/format.h>
 
+#include "planner/io/atomic_write.h"
 #include "planner/spec/input_error.h"
 #include "planner/spec/limits.h"
 #include "planner/spec/names.h"
@@ -54,6 +57,23 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
   app->add_flag("--tp-overlap", f.tp_overlap,
                 "TP all-gather / reduce-scatter overlapped with the GEMMs (Megatron --tp-comm-overlap; needs SP)");
   app->add_option("--format", f.format, "table, json or csv")->check(CLI::IsMember(name_list<Format>()));
+  app->add_option("--html", f.html, "also write a self-contained HTML page (charts, breakdowns) to FILE");
+}
+
+void check_html_path(const CommonFlags& f, std::initializer_list<std::pair<const char*, std::string>> others) {
+  if (!f.html) return;
+  if (f.html->empty()) throw InputError("--html", "expected a file name, got an empty path");
+  if (*f.html == "-") throw InputError("--html", "expected a file name; the page is not written to stdout");
+  for (const auto& [flag, path] : others)
+    if (!path.empty() && path == *f.html)
+      throw InputError("--html", fmt::format("{} names the same file ({})", flag, path));
+}
+
+HtmlPageInfo html_page_info() { return {page_command_line(command_line()), PLANNER_VERSION}; }
+
+void write_html(const std::string& path, const std::string& page) {
+  write_file_atomically(path, page);
+  std::cerr << fmt::format("planner: wrote {} ({:.0f} KiB)\n", path, double(page.size()) / 1024.0);
 }
 
 void add_config(CLI::App* app, ConfigFlags& c) {

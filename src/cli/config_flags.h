@@ -12,6 +12,7 @@
 
 #include "planner/search/search.h"
 #include "planner/spec/specs.h"
+#include "planner/views/html_report.h"
 #include "planner/views/report.h"
 
 namespace planner::cli {
@@ -26,6 +27,7 @@ struct CommonFlags {
   double grad_bytes = 2, optimizer_bytes = 12, weight_bytes = 2;
   bool no_overlap_grad_reduce = false, overlap_p2p = false, tp_overlap = false;
   std::string format = "table";
+  std::optional<std::string> html;  // --html FILE: a self-contained page (views/html_report.h)
 };
 
 struct ConfigFlags {
@@ -50,6 +52,14 @@ SearchPins pins_from(const ConfigFlags& c);
 // The layout the flags give: pinned_config() of their pins, with dp filling
 // the GPU count unless given.
 ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts);
+// The --html file, checked before anything runs: a file name, not "-", and
+// none of `others` (the flag's other output files, with their flag names).
+void check_html_path(const CommonFlags& f, std::initializer_list<std::pair<const char*, std::string>> others = {});
+// The run information an HTML page shows: the command line without absolute
+// paths, and planner's version.
+HtmlPageInfo html_page_info();
+// Writes the page (atomically) and says so on stderr.
+void write_html(const std::string& path, const std::string& page);
 // --tp-overlap where it cannot apply (TP pinned to 1, SP pinned off) is an InputError.
 void check_tp_overlap(const TrainingSpec& ts, const SearchPins& pins);
 

@@ -1,12 +1,15 @@
 // planner evaluate: price one configuration (model/evaluate.h) and print it,
-// with --explain every formula it applied.
+// with --explain every formula it applied; --html also writes a page with its
+// breakdowns, simulated timeline and formulas.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "config_flags.h"
 #include "planner/io/catalog.h"
 #include "planner/model/evaluate.h"
+#include "planner/simulate/simulate_top.h"
 #include "planner/spec/names.h"
 #include "planner/views/report.h"
 
@@ -26,9 +29,16 @@ int run(const EvaluateFlags& f) {
   const TrainingSpec ts = training_from(f.common, model);
   const ParallelConfig pc = config_from(f.config, ts);
   const Format format = parse_format(f.common.format);
+  check_html_path(f.common);
   Explain ex;
-  const Evaluation ev = evaluate(model, hw, pc, ts, f.explain ? &ex : nullptr);
-  std::cout << render_evaluation(ev, RunContext{model, hw, ts}, format);
+  const Evaluation ev = evaluate(model, hw, pc, ts, f.explain || f.common.html ? &ex : nullptr);
+  const RunContext ctx{model, hw, ts};
+  if (f.common.html) {
+    // The page shows the layout's timeline too, when it can run.
+    const std::optional<SimulatedStep> step = simulate_own_schedule(model, hw, ts, ev);
+    write_html(*f.common.html, render_evaluation_html(ev, ex, step ? &*step : nullptr, ctx, html_page_info()));
+  }
+  std::cout << render_evaluation(ev, ctx, format);
   if (f.explain && format == Format::table) std::cout << render_explain(ex);
   return ev.feasible() ? 0 : 1;
 }

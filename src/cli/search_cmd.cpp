@@ -1,6 +1,7 @@
 // planner search [--simulate-top K]: rank every layout that fits
 // (search_and_simulate, simulate/simulate_top.h) and print the report
-// (views/search_report.h); exit 1 when no layout fits.
+// (views/search_report.h), with --html also a page (views/html_report.h);
+// exit 1 when no layout fits.
 #include <cstddef>
 #include <iostream>
 #include <memory>
@@ -33,6 +34,8 @@ int run(const SearchFlags& f) {
   spec.training = training_from(f.common, model);
   spec.pins = pins_from(f.config);
   check_tp_overlap(spec.training, spec.pins);
+  check_html_path(f.common);
+  spec.collect_points = f.common.html.has_value();
   if (f.top < 1 || f.top > 10000) throw InputError("--top", fmt::format("expected 1 to 10000, got {}", f.top));
   if (f.simulate_top > 10000)
     throw InputError("--simulate-top", fmt::format("expected 0 to 10000, got {}", f.simulate_top));
@@ -41,9 +44,12 @@ int run(const SearchFlags& f) {
     progress.update(p.considered, p.total);
     if (p.considered >= p.total) progress.finish();  // the search is done; simulations may follow
   };
-  const SearchReport rep = search_and_simulate(model, hw, spec, f.top, f.simulate_top);
+  const SearchReport rep = search_and_simulate(model, hw, spec, f.top, f.simulate_top, f.common.html.has_value());
   progress.finish();
-  std::cout << render_search_report(rep, RunContext{model, hw, spec.training}, parse_format(f.common.format));
+  const RunContext ctx{model, hw, spec.training};
+  // The page first: a page that cannot be written fails the command before it prints.
+  if (f.common.html) write_html(*f.common.html, render_search_html(rep, ctx, html_page_info()));
+  std::cout << render_search_report(rep, ctx, parse_format(f.common.format));
   if (rep.search.top.empty()) {
     std::cerr << fmt::format("planner: error: no layout of {} GPUs fits {} on {} (rejection reasons above)\n",
                              spec.training.num_gpus, model.name, hw.name);

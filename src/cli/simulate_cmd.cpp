@@ -1,7 +1,8 @@
 // planner simulate: the evaluate flags plus --schedule, run the pipeline
 // schedule as a discrete-event simulation (simulate.h), print the summary and
 // its comparison with the closed form, and optionally write a Chrome trace
-// (--trace), an SVG timeline (--svg) and a text timeline (--ascii).
+// (--trace), an SVG timeline (--svg), a text timeline (--ascii) and a page
+// (--html).
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -54,7 +55,9 @@ int run(const SimulateFlags& f) {
       f.schedule.empty() ? std::nullopt : parse_name<Schedule>(f.schedule);  // checked by CLI::IsMember
   const Schedule schedule = simulated_schedule(pc, requested);
   pc = closed_form_config(pc, schedule);
-  const Evaluation ev = evaluate(model, hw, pc, ts);
+  check_html_path(f.common, {{"--svg", f.svg}, {"--trace", f.trace}});
+  Explain ex;  // the page shows the formulas
+  const Evaluation ev = evaluate(model, hw, pc, ts, f.common.html ? &ex : nullptr);
   require_runnable(ev);
   const Format format = parse_format(f.common.format);
   if (ev.has(Reason::out_of_memory))
@@ -69,6 +72,9 @@ int run(const SimulateFlags& f) {
   // Render everything first, so a bad flag (--ascii on a large case) leaves no file behind.
   const std::string ascii =
       f.ascii ? render_ascii_timeline(r, pr.stages, pr.chunks_per_stage, pr.micro_batches) : std::string();
+  const std::string page =
+      f.common.html ? render_simulation_html(r, cmp, ev, pr, ex, ctx, html_page_info()) : std::string();
+  if (f.common.html) write_html(*f.common.html, page);
   std::cout << render_simulation(r, cmp, ev, pr, ctx, format);
   if (f.ascii) std::cout << (format == Format::table ? "\n" : "") << ascii;
   write_timelines(f, r, timeline_labels(ctx, ev, pr, command_line()));

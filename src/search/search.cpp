@@ -184,6 +184,11 @@ class Tally {
     }
   }
 
+  void accept(const Evaluation& ev) {
+    ++res_.feasible;
+    if (spec_.collect_points) res_.points.push_back({ev.config, ev.time.step_s, ev.memory.total_bytes});
+  }
+
   SearchResult& res() { return res_; }
 
  private:
@@ -224,7 +229,7 @@ void price_group(const ModelSpec& model, const HardwareProfile& hw, const Traini
         tally.reject(ev.reasons);
         continue;
       }
-      ++res.feasible;
+      tally.accept(ev);
       top.offer(std::move(ev));
     }
   tally.report();

@@ -28,12 +28,26 @@ std::vector<SimulatedRank> simulate_top(const ModelSpec& model, const HardwarePr
   return out;
 }
 
+std::optional<SimulatedStep> simulate_own_schedule(const ModelSpec& model, const HardwareProfile& hw,
+                                                   const TrainingSpec& ts, const Evaluation& ev) {
+  if (ev.reasons & ~(1u << unsigned(Reason::out_of_memory))) return std::nullopt;
+  try {
+    PipelineProblem pr = pipeline_problem(model, hw, ev.config, ts, ev, default_sim_schedule(ev.config));
+    SimResult r = simulate(pr);
+    return SimulatedStep{std::move(pr), std::move(r)};
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
 SearchReport search_and_simulate(const ModelSpec& model, const HardwareProfile& hw, SearchSpec spec, std::size_t top,
-                                 std::size_t simulate_k) {
+                                 std::size_t simulate_k, bool keep_top_step) {
   spec.top_k = std::max(top, simulate_k);
   SearchReport rep;
   rep.search = search(model, hw, spec);
   if (simulate_k > 0) rep.simulated = simulate_top(model, hw, spec.training, rep.search.top, simulate_k);
+  if (keep_top_step && rep.simulated && !rep.simulated->empty() && rep.simulated->front().not_simulated.empty())
+    rep.top_step = simulate_own_schedule(model, hw, spec.training, rep.simulated->front().evaluation);
   if (rep.search.top.size() > top) rep.search.top.resize(top);
   return rep;
 }

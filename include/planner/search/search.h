@@ -48,6 +48,17 @@ struct SearchSpec {
   // (the CLI: on a terminal, after a second).
   std::function<void(const SearchProgress&)> progress;
   std::int64_t progress_every = 4096;
+  // Keep every feasible configuration's (layout, step, memory) in
+  // SearchResult::points, for a scatter of the whole trade-off (--html). Off
+  // by default: the ranked table needs only the top K.
+  bool collect_points = false;
+};
+
+// One feasible configuration, as a scatter of the search draws it.
+struct SearchPoint {
+  ParallelConfig config;
+  double step_s = 0;
+  double memory_bytes = 0;  // per GPU, peak stage
 };
 
 struct SearchResult {
@@ -56,6 +67,7 @@ struct SearchResult {
   std::int64_t feasible = 0;
   std::int64_t rejected = 0;
   std::array<std::int64_t, kNumReasons> rejections{};  // by first reason
+  std::vector<SearchPoint> points;  // every feasible one, in enumeration order, when spec.collect_points
 };
 
 // Keeps only the top_k best configurations, so memory stays bounded however

@@ -11,6 +11,7 @@
 
 #include "planner/model/evaluate.h"
 #include "planner/search/search.h"
+#include "planner/simulate/simulate.h"
 #include "planner/spec/specs.h"
 
 namespace planner {
@@ -29,15 +30,30 @@ struct SimulatedRank {
                                                       const TrainingSpec& ts, const std::vector<Evaluation>& top,
                                                       std::size_t k);
 
+// One layout's simulated step and the problem it ran, for a timeline.
+struct SimulatedStep {
+  PipelineProblem problem;
+  SimResult result;
+};
+
+// `ev` simulated with its own schedule (default_sim_schedule); nothing when
+// it cannot run (a reason other than out of memory, or a problem the
+// simulator refuses).
+[[nodiscard]] std::optional<SimulatedStep> simulate_own_schedule(const ModelSpec& model, const HardwareProfile& hw,
+                                                                 const TrainingSpec& ts, const Evaluation& ev);
+
 struct SearchReport {
   SearchResult search;                                  // its top: the first `top` results
   std::optional<std::vector<SimulatedRank>> simulated;  // set when simulate_k > 0
+  std::optional<SimulatedStep> top_step;                // the first of `simulated`, when asked for (--html)
 };
 
 // Searches for the first max(top, simulate_k) results (spec.top_k is
 // replaced), simulates the first simulate_k of them when simulate_k > 0, and
-// keeps the first `top` in the search result.
+// keeps the first `top` in the search result. With keep_top_step, the first
+// of the re-ranking is simulated once more and kept whole (its events), for
+// a timeline.
 [[nodiscard]] SearchReport search_and_simulate(const ModelSpec& model, const HardwareProfile& hw, SearchSpec spec,
-                                               std::size_t top, std::size_t simulate_k);
+                                               std::size_t top, std::size_t simulate_k, bool keep_top_step = false);
 
 }  // namespace planner
