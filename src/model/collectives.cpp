@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "model/nccl_tables.h"
@@ -283,30 +284,28 @@ CollectiveCost tree_all_reduce_cost(const GroupPlacement& g, double bytes, HopLa
 // tuner's own estimate leaves out.
 namespace nc = nccl;
 
-struct Choice {
-  Algorithm algorithm = Algorithm::none;
-  Protocol protocol = Protocol::none;
-  double latency_us = 0;
-  double algbw_gbps = 0;          // after caps, before the channel count by size
-  double per_channel_gbps = 0;    // uncapped algorithm bandwidth per channel; 0 = no channel limit
-  double bus_gbps = 0;
-  double tuner_time_us = std::numeric_limits<double>::infinity();
-};
-
 constexpr Protocol kProtocols[nc::kNumProtos] = {Protocol::ll, Protocol::ll128, Protocol::simple};
 
 // floor(log2(x)) for x >= 1, as NCCL's log2i.
 int log2i(std::int64_t x) { return x <= 1 ? 0 : int(std::bit_width(std::uint64_t(x))) - 1; }
 
-CollectiveCost nccl_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c, double bytes,
-                         std::optional<Algorithm> force) {
+}  // namespace
+
+// Every algorithm and protocol the tuner weighs for this group, with what does
+// not depend on the message size; at() adds the size-dependent parts (tree
+// correction, ring plateau, channels by size).
+void CollectiveCurve::build_nccl(std::optional<Algorithm> force) {
+  const HardwareProfile& hw = *hw_;
+  const GroupPlacement& g = g_;
+  const Collective c = c_;
   const std::size_t gen = std::size_t(hw.nccl_generation) - 1;  // NCCL's compute-capability index
   const std::int64_t n = g.size, nodes = g.domains;
   const bool multi = nodes > 1, ar = c == Collective::all_reduce;
   const std::size_t col = nodes <= 2 ? std::size_t(nodes - 1) : 2;
   const std::int64_t ppn = n / nodes;  // NCCL: nRanks / nNodes
   const InterconnectTier& ch_tier = hw.tiers[multi && hw.tiers.size() > 1 ? 1 : 0];
-  const double channels = double(ch_tier.collective_channels);  // 0: unknown, no per-channel limits
+  channels_ = double(ch_tier.collective_channels);  // 0: unknown, no per-channel limits
+  const double channels = channels_;
   const double ch_cap = channels > 0 ? channels : std::numeric_limits<double>::infinity();
   const double ll_max = multi ? nc::kLLMaxBw[hw.host_cpu == HostCpu::amd ? 1 : 0][col] : nc::kLLMaxBw[gen][0];
   const double nsteps = ar ? 2.0 * double(n - 1) : double(n - 1);
@@ -315,17 +314,15 @@ CollectiveCost nccl_cost(const HardwareProfile& hw, const GroupPlacement& g, Col
   const double bw = ring_bandwidth(hw, g, std::nullopt) / 1e9;
   const double net_overhead = !multi ? 0.0 : hw.host_cpu == HostCpu::amd ? nc::kNetOverheadAmdUs : nc::kNetOverheadIntelUs;
   auto inter_lat = [&](nc::Algo a, int p) { return ppn == 1 ? nc::kNetLatencyUs[nc::kTree][p] : nc::kNetLatencyUs[a][p]; };
-  const int log_size = bytes >= 64 ? log2i(std::int64_t(bytes) >> 6) : -1;
   const double lg_nodes = double(log2i(nodes));
+  ranks_ = n;
+  plateau_ = ar && multi && channels > 0 ? (gen == 0 ? nc::kRingPlateauPreAmpere : nc::kRingPlateau) : 1.0;
+  plateau_bytes_ = 64.0 * channels * double(n);  // the ring plateau applies from 64 bytes per channel and rank
 
-  Choice best;
-  auto consider = [&](Algorithm algo, int p, double lat_us, double bus, double algbw, double per_channel,
-                      double tuner_algbw) {
+  auto add = [&](Algorithm algo, int p, double lat_us, double bus, double algbw, double per_channel, bool tree) {
     if (force && *force != algo) return;
-    if (lat_us >= best.tuner_time_us || !(algbw > 0) || !(tuner_algbw > 0)) return;
-    const double t = lat_us + bytes / (1e3 * tuner_algbw);
-    if (t < best.tuner_time_us)
-      best = {algo, kProtocols[p], lat_us, algbw, per_channel, bus, t};
+    if (!(algbw > 0)) return;
+    cand_[std::size_t(count_++)] = {algo, p, lat_us, bus, algbw, per_channel, 1.0 / (1e3 * algbw), tree};
   };
 
   // Ring: every collective here.
@@ -335,12 +332,10 @@ CollectiveCost nccl_cost(const HardwareProfile& hw, const GroupPlacement& g, Col
     if (p == nc::kLL128) bus = std::min(uncapped = bw * nc::kRingLL128Factor, ch_cap * nc::kPerChannelMaxRingLL128Bw[gen][col]);
     const double intra = std::max(nc::kNvlinkLatencyUs[nc::kRing][p],
                                   net_overhead * (p == nc::kSimple ? nc::kNetOverheadSimpleFactor : 1.0));
-    double lat = nc::kBaseLatencyUs[nc::kRing][p] + (nsteps - inter_steps) * intra +
-                 inter_steps * inter_lat(nc::kRing, p);
-    if (ar && multi && p == nc::kSimple && channels > 0 && bytes / (channels * double(n)) >= 64)
-      lat *= gen == 0 ? nc::kRingPlateauPreAmpere : nc::kRingPlateau;
+    const double lat = nc::kBaseLatencyUs[nc::kRing][p] + (nsteps - inter_steps) * intra +
+                       inter_steps * inter_lat(nc::kRing, p);
     const double per_channel = channels > 0 ? uncapped * ring_ratio / channels : 0.0;
-    consider(Algorithm::ring, p, lat, bus, bus * ring_ratio, per_channel, bus * ring_ratio);
+    add(Algorithm::ring, p, lat, bus, bus * ring_ratio, per_channel, false);
   }
   if (ar) {
     // Tree (a chain inside each node, double binary tree across): all-reduce only.
@@ -355,9 +350,8 @@ CollectiveCost nccl_cost(const HardwareProfile& hw, const GroupPlacement& g, Col
       const double lat = nc::kBaseLatencyUs[nc::kTree][p] +
                          2.0 * (double(ppn - 1) * nc::kNvlinkLatencyUs[nc::kTree][p] +
                                 lg_nodes * inter_lat(nc::kTree, p));
-      const double corr = log_size >= 0 && log_size < 23 ? nc::kTreeCorrection[p][std::size_t(log_size)] : 1.0;
       const double per_channel = channels > 0 ? uncapped * 0.5 / channels : 0.0;
-      consider(Algorithm::tree, p, lat, bus, bus * 0.5 * corr, per_channel * corr, bus * 0.5 * corr);
+      add(Algorithm::tree, p, lat, bus, bus * 0.5, per_channel, true);
     }
   }
   // NVLS: NVLink SHARP, Simple only, at least two GPUs of a node; across
@@ -373,14 +367,14 @@ CollectiveCost nccl_cost(const HardwareProfile& hw, const GroupPlacement& g, Col
       const double intra = ar ? nvls_bus : nvls_bus * 0.5 * double(ppn - 1) / double(ppn);
       const double bus = multi ? std::min(intra, node_nic) : intra;
       const double lat = nc::kNvlinkLatencyUs[nc::kNvls][p] + (multi ? inter_lat(nc::kNvls, p) : 0.0);
-      consider(Algorithm::nvls, p, lat, bus, ar ? bus * ring_ratio : bus, 0.0, ar ? bus * ring_ratio : bus);
+      add(Algorithm::nvls, p, lat, bus, ar ? bus * ring_ratio : bus, 0.0, false);
     }
     if (multi && ar) {
       const double nvls_channels = nc::kNvlsChannels[gen];
       const double bus = std::min({nvls_bus, node_nic * (nodes <= 2 ? 2.0 : 1.0),
                                    nvls_channels * nc::kPerChannelMaxNvlsTreeBw[gen][col]});
       const double lat = nc::kNvlinkLatencyUs[nc::kNvlsTree][p] + 2.0 * lg_nodes * inter_lat(nc::kNvlsTree, p);
-      consider(Algorithm::nvls_tree, p, lat, bus, bus * ring_ratio, 0.0, bus * ring_ratio);
+      add(Algorithm::nvls_tree, p, lat, bus, bus * ring_ratio, 0.0, false);
     }
   }
   // CollNet Direct (SHARP in the network switches): all-reduce across nodes,
@@ -392,7 +386,7 @@ CollectiveCost nccl_cost(const HardwareProfile& hw, const GroupPlacement& g, Col
     const double lat = 2.0 * (double(std::min<std::int64_t>(1, ppn - 1)) * nc::kNvlinkLatencyUs[nc::kCollNetDirect][p] +
                               double(ppn - 1) * nc::kCollNetArityUs) +
                        inter_lat(nc::kCollNetDirect, p);
-    consider(Algorithm::collnet, p, lat, bus, bus * 0.5, 0.0, bus * 0.5);
+    add(Algorithm::collnet, p, lat, bus, bus * 0.5, 0.0, false);
   }
   // PAT: all-gather / reduce-scatter with one GPU per node.
   if (!ar && multi && ppn == 1) {
@@ -400,52 +394,76 @@ CollectiveCost nccl_cost(const HardwareProfile& hw, const GroupPlacement& g, Col
     const double bus = bw * nc::kPatFactor;
     const double lat = nc::kBaseLatencyUs[nc::kPat][p] +
                        lg_nodes * (inter_lat(nc::kPat, p) / nc::kPatLevelDivisor) + double(n) * nc::kPatPerRankUs;
-    consider(Algorithm::pat, p, lat, bus, bus, 0.0, bus);
+    add(Algorithm::pat, p, lat, bus, bus, 0.0, false);
   }
-  if (best.algorithm == Algorithm::none) return force ? nccl_cost(hw, g, c, bytes, std::nullopt) : CollectiveCost{};
+  // A forced algorithm that cannot run this collective is ignored.
+  if (count_ == 0 && force) build_nccl(std::nullopt);
+}
+
+CollectiveCost CollectiveCurve::nccl_at(double bytes) const {
+  const int log_size = bytes >= 64 ? log2i(std::int64_t(bytes) >> 6) : -1;
+  const bool corrected = log_size >= 0 && log_size < 23;  // NCCL's tree correction table covers 64 B .. 256 MiB
+  const bool plateau = plateau_ > 1.0 && bytes >= plateau_bytes_;
+  // The cheapest wins, as in src/enqueue.cc topoGetAlgoInfo.
+  const Candidate* best = nullptr;
+  double best_t = std::numeric_limits<double>::infinity(), best_corr = 1.0, best_lat = 0;
+  for (int i = 0; i < count_; ++i) {
+    const Candidate& k = cand_[std::size_t(i)];
+    double lat = k.latency_us;
+    if (plateau && k.algorithm == Algorithm::ring && k.protocol == nc::kSimple) lat *= plateau_;
+    if (lat >= best_t) continue;
+    const double corr = k.tree && corrected ? nc::kTreeCorrection[std::size_t(k.protocol)][std::size_t(log_size)] : 1.0;
+    const double t = lat + bytes * k.us_per_byte / corr;
+    if (t < best_t) {
+      best_t = t;
+      best = &k;
+      best_corr = corr;
+      best_lat = lat;
+    }
+  }
+  if (!best) return {};
 
   // Channels by size (src/enqueue.cc): ring and tree drop channels while
-  // bytes < channels * threads * threshold (LL ring: threshold x ranks).
-  double algbw = best.algbw_gbps, bus = best.bus_gbps;
-  const int bp = int(best.protocol) - 1;
-  const double threshold = best.per_channel_gbps > 0 ? nc::kMaxThreads[std::size_t(bp)] *
-                                                           nc::kThreadThreshold[std::size_t(bp)] *
-                                                           (best.algorithm == Algorithm::ring && bp == nc::kLL ? double(n) : 1.0)
-                                                     : 0.0;
-  if (best.per_channel_gbps > 0 && bytes < channels * threshold) {
-    const double used = std::max(1.0, std::floor(bytes / threshold));
-    const double limited = used * best.per_channel_gbps;
-    if (limited < algbw) {
-      bus *= limited / algbw;
-      algbw = limited;
+  // bytes < channels * threads * threshold (LL ring: threshold x ranks); the
+  // tuner's own estimate leaves this out.
+  double algbw = best->algbw_gbps * best_corr, bus = best->bus_gbps;
+  const double per_channel = best->per_channel_gbps * best_corr;
+  const int bp = best->protocol;
+  if (per_channel > 0) {
+    const double threshold = nc::kMaxThreads[std::size_t(bp)] * nc::kThreadThreshold[std::size_t(bp)] *
+                             (best->algorithm == Algorithm::ring && bp == nc::kLL ? double(ranks_) : 1.0);
+    if (bytes < channels_ * threshold) {
+      const double used = std::max(1.0, std::floor(bytes / threshold));
+      const double limited = used * per_channel;
+      if (limited < algbw) {
+        bus *= limited / algbw;
+        algbw = limited;
+      }
     }
   }
   CollectiveCost out;
-  out.algorithm = best.algorithm;
-  out.protocol = best.protocol;
-  out.latency_s = best.latency_us * 1e-6;
+  out.algorithm = best->algorithm;
+  out.protocol = kProtocols[bp];
+  out.latency_s = best_lat * 1e-6;
   out.bandwidth_s = bytes / (algbw * 1e9);
   out.bus_bandwidth_bytes_per_s = bus * 1e9;
   return out;
 }
 
+namespace {
+
 bool has_fit(const HardwareProfile& hw, Collective c) { return fit_for(hw, 0, c) || fit_for(hw, 1, c); }
 
-}  // namespace
-
-double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacement& g) {
-  return ring_bandwidth(hw, g, std::nullopt);
+// All-reduce, all-gather and reduce-scatter by NCCL's tables, where the profile
+// carries them and no fit replaces them.
+bool priced_by_nccl(const HardwareProfile& hw, Collective c) {
+  return !(hw.nccl_generation == NcclGeneration::none || c == Collective::all_to_all || c == Collective::send_recv ||
+           is_torus(hw) || has_fit(hw, c));
 }
 
-// With fitted values (InterconnectTier::collective_fits) the formulas below
-// are unchanged; only their alpha, bandwidth and base latency come from the
-// fit of collective `c` on the tier in question (docs/calibration.md).
-CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c, double bytes,
+// Alpha-beta costs without NCCL's tuning tables (or with a fitted alpha-beta).
+CollectiveCost alpha_beta_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c, double bytes,
                                std::optional<Algorithm> force) {
-  if (g.size <= 1 || bytes <= 0) return {};
-  if (hw.nccl_generation != NcclGeneration::none && c != Collective::all_to_all && c != Collective::send_recv &&
-      !is_torus(hw) && !has_fit(hw, c))
-    return nccl_cost(hw, g, c, bytes, force);
   const HopLatency a{hop_latency(hw, 0, c), hop_latency(hw, 1, c)};
   if (c == Collective::send_recv) return send_recv_cost(hw, g, bytes, a);
 
@@ -460,6 +478,85 @@ CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& 
   const CollectiveCost tree = tree_all_reduce_cost(g, bytes, a, a0, bw);
   if (force == Algorithm::tree) return tree;
   return tree.total_s() < ring.total_s() ? tree : ring;
+}
+
+}  // namespace
+
+double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacement& g) {
+  return ring_bandwidth(hw, g, std::nullopt);
+}
+
+// With fitted values (InterconnectTier::collective_fits) the formulas below
+// are unchanged; only their alpha, bandwidth and base latency come from the
+// fit of collective `c` on the tier in question (docs/calibration.md).
+CollectiveCurve::CollectiveCurve(const HardwareProfile& hw, const GroupPlacement& g, Collective c,
+                                 std::optional<Algorithm> force)
+    : hw_(&hw), g_(g), c_(c), force_(force) {
+  nccl_ = g.size > 1 && priced_by_nccl(hw, c);
+  if (nccl_) build_nccl(force);
+}
+
+CollectiveCost CollectiveCurve::at(double bytes) const {
+  if (g_.size <= 1 || bytes <= 0) return {};
+  if (nccl_) return nccl_at(bytes);
+  return alpha_beta_cost(*hw_, g_, c_, bytes, force_);
+}
+
+namespace {
+
+// The search prices the same few groups over and over: each thread keeps the
+// curves it built, keyed by the group, the collective and every profile field
+// build_nccl reads (not by the profile's address alone, which a new profile
+// can reuse). A memo: results are identical with or without it.
+using ProfileFields = std::array<double, 12>;
+
+ProfileFields profile_fields(const HardwareProfile& hw) {
+  const InterconnectTier& t0 = hw.tiers[0];
+  const InterconnectTier* t1 = hw.tiers.size() > 1 ? &hw.tiers[1] : nullptr;
+  return {double(hw.nccl_generation), double(hw.host_cpu), double(hw.tiers.size()), double(t0.topology),
+          t0.bandwidth_achieved_bytes_per_s, double(t0.collective_channels), t0.nvls_bus_bandwidth_bytes_per_s,
+          t1 ? double(t1->collective_channels) : 0.0, t1 ? t1->bandwidth_achieved_bytes_per_s : 0.0,
+          t1 ? double(t1->nics_per_node) : 0.0, t1 ? double(t1->gpus_per_node) : 0.0, t1 ? double(t1->collnet) : 0.0};
+}
+
+struct CurveSlot {
+  ProfileFields profile{};
+  std::int64_t size = 0, stride = 0, members_per_domain = 0, domains = 0;
+  int collective = -1, force = -2;
+  std::optional<CollectiveCurve> curve;
+};
+
+const CollectiveCurve& cached_curve(const HardwareProfile& hw, const GroupPlacement& g, Collective c,
+                                    std::optional<Algorithm> force) {
+  constexpr std::size_t kSlots = 64;
+  thread_local std::array<CurveSlot, kSlots> cache;
+  const int f = force ? int(*force) : -1;
+  std::uint64_t h = std::uint64_t(g.size) * 0x9E3779B97F4A7C15ull;
+  h ^= std::uint64_t(g.stride) * 0xC2B2AE3D27D4EB4Full + std::uint64_t(int(c) * 8 + f + 1) * 0x165667B19E3779F9ull;
+  CurveSlot& slot = cache[std::size_t(h >> 58)];
+  const ProfileFields fields = profile_fields(hw);
+  if (!slot.curve || slot.size != g.size || slot.stride != g.stride ||
+      slot.members_per_domain != g.members_per_domain || slot.domains != g.domains || slot.collective != int(c) ||
+      slot.force != f || std::memcmp(slot.profile.data(), fields.data(), sizeof(ProfileFields)) != 0) {
+    slot.profile = fields;
+    slot.size = g.size;
+    slot.stride = g.stride;
+    slot.members_per_domain = g.members_per_domain;
+    slot.domains = g.domains;
+    slot.collective = int(c);
+    slot.force = f;
+    slot.curve.emplace(hw, g, c, force);
+  }
+  return *slot.curve;
+}
+
+}  // namespace
+
+CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c, double bytes,
+                               std::optional<Algorithm> force) {
+  if (g.size <= 1 || bytes <= 0) return {};
+  if (!priced_by_nccl(hw, c)) return alpha_beta_cost(hw, g, c, bytes, force);
+  return cached_curve(hw, g, c, force).at(bytes);
 }
 
 }  // namespace planner

@@ -155,8 +155,19 @@ struct StageTail {
 // of 40M parameters (Megatron-LM DDP default, Li et al. 2020): the last
 // bucket's reduction starts only when the backward ends, so it is always
 // exposed; the rest hides behind the last micro-batch's backward.
+// The weight group's reduction and gather as functions of size, built once
+// per step for every stage's tail (collectives.h, CollectiveCurve).
+struct TailCurves {
+  Collective red;
+  CollectiveCurve reduce, gather;
+  TailCurves(const HardwareProfile& hw, const ParallelConfig& pc, const PricedPlan& plan)
+      : red(pc.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter),
+        reduce(hw, plan.weight_group, red),
+        gather(hw, plan.weight_group, Collective::all_gather) {}
+};
+
 StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
-                     const PricedPlan& plan, std::int64_t r) {
+                     const PricedPlan& plan, const TailCurves& curves, std::int64_t r) {
   const LayerTime& lt = plan.layer;
   const GroupPlacement& wg = plan.weight_group;
   StageTail tl;
@@ -166,12 +177,12 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
   const double bwd_window = ts.overlap_grad_reduce ? layers_r * lt.bwd_s() : 0.0;
   if (plan.grads_reduced) {
     const double grad_bytes = params_local * ts.grad_bytes_per_param;
-    const Collective red = pc.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter;
-    const CollectiveCost reduce = collective_cost(hw, wg, red, grad_bytes);
+    const Collective red = curves.red;
+    const CollectiveCost reduce = curves.reduce.at(grad_bytes);
     tl.reduce_s = reduce.total_s();
     tl.reduce_cost = reduce;
     const double bucket = std::min(grad_bytes, kGradBucketParams * ts.grad_bytes_per_param);
-    const double t_bucket = collective_cost(hw, wg, red, bucket).total_s();
+    const double t_bucket = curves.reduce.at(bucket).total_s();
     tl.dp_exposed_s = ts.overlap_grad_reduce ? std::max(tl.reduce_s - bwd_window, t_bucket) : tl.reduce_s;
     tl.contention_s +=
         contention_s(hw, wg, red, reduce, tl.reduce_s - tl.dp_exposed_s, lt.bwd_s(), lt.memory_bound_bwd_s());
@@ -179,8 +190,7 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
     tl.grad_bytes = grad_bytes;
   }
   if (plan.params_gathered) {
-    const CollectiveCost gather =
-        collective_cost(hw, wg, Collective::all_gather, params_local * ts.weight_bytes_per_param);
+    const CollectiveCost gather = curves.gather.at(params_local * ts.weight_bytes_per_param);
     tl.gather_s = gather.total_s();
     tl.gather_cost = gather;
     const double fwd_window = ts.overlap_grad_reduce ? layers_r * lt.fwd_s() : 0.0;
@@ -198,7 +208,7 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
 
 double dp_tail_contention_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                             const PricedPlan& plan, std::int64_t stage) {
-  return stage_tail(hw, pc, ts, plan, stage).contention_s;
+  return stage_tail(hw, pc, ts, plan, TailCurves(hw, pc, plan), stage).contention_s;
 }
 
 namespace {
@@ -221,10 +231,11 @@ double stage_lead_s(const PricedPlan& plan, std::int64_t r) {
 // least its own.
 StageTail critical_tail(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                         const PricedPlan& plan) {
-  StageTail tail = stage_tail(hw, pc, ts, plan, 0);
+  const TailCurves curves(hw, pc, plan);
+  StageTail tail = stage_tail(hw, pc, ts, plan, curves, 0);
   for (std::int64_t r : plan.layout.distinct_stages()) {
     if (r == 0) continue;
-    StageTail tl = stage_tail(hw, pc, ts, plan, r);
+    StageTail tl = stage_tail(hw, pc, ts, plan, curves, r);
     tl.lead_s = stage_lead_s(plan, r);
     if (tl.end_s() > tail.end_s()) tail = tl;
   }

@@ -70,6 +70,40 @@ struct CollectiveCost {
 [[nodiscard]] CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c,
                                              double bytes, std::optional<Algorithm> force = std::nullopt);
 
+// The cost of one collective over one group as a function of its size: what
+// does not depend on the bytes (NCCL's candidate algorithms and protocols with
+// their latencies and bandwidths) is worked out once, so a caller pricing the
+// same group and collective at several sizes (the DP reduction, its last
+// bucket, per stage) pays for it once. at(bytes) == collective_cost(hw, g, c,
+// bytes, force). Holds a pointer to `hw`, which must outlive it.
+class CollectiveCurve {
+ public:
+  CollectiveCurve(const HardwareProfile& hw, const GroupPlacement& g, Collective c,
+                  std::optional<Algorithm> force = std::nullopt);
+  [[nodiscard]] CollectiveCost at(double bytes) const;
+
+ private:
+  struct Candidate {  // filled by build_nccl before use; no default initialisation (priced per call)
+    Algorithm algorithm;
+    int protocol;  // NCCL's index: LL, LL128, Simple
+    double latency_us, bus_gbps, algbw_gbps, per_channel_gbps;
+    double us_per_byte;  // 1 / (1e3 * algbw_gbps)
+    bool tree;  // takes NCCL's tree correction by size
+  };
+  void build_nccl(std::optional<Algorithm> force);
+  [[nodiscard]] CollectiveCost nccl_at(double bytes) const;
+
+  const HardwareProfile* hw_;
+  GroupPlacement g_;
+  Collective c_;
+  std::optional<Algorithm> force_;
+  bool nccl_ = false;
+  std::array<Candidate, 12> cand_;  // the first count_ are set
+  int count_ = 0;
+  double channels_ = 0, plateau_ = 1.0, plateau_bytes_ = 0;
+  std::int64_t ranks_ = 1;
+};
+
 // Per-GPU bandwidth of the bottleneck link a ring over this group uses.
 [[nodiscard]] double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacement& g);
 
