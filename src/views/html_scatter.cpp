@@ -15,6 +15,7 @@
 
 #include "planner/model/labels.h"
 #include "planner/spec/names.h"
+#include "views/format.h"
 #include "views/html_parts.h"
 
 namespace planner {
@@ -27,15 +28,6 @@ constexpr const char* kFamilyColour[] = {"#0072B2", "#E69F00", "#009E73", "#CC79
 constexpr const char* kFamilyName[] = {"0", "1", "2", "3", "3nr"};
 
 int family(const ParallelConfig& c) { return c.zero_stage == 3 && !c.reshard_after_forward ? 4 : c.zero_stage; }
-
-// 1, 2 or 5 times a power of ten, giving about `target` ticks over `span`.
-double nice_step(double span, int target) {
-  const double raw = span / double(target);
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double f : {1.0, 2.0, 5.0, 10.0})
-    if (f * mag >= raw) return f * mag;
-  return 10.0 * mag;
-}
 
 // Plot area and the two axes: memory (GiB, linear) across, step time (s,
 // logarithmic when it spans more than 4x) up.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "planner/views/timeline.h"
+#include "views/format.h"
 
 namespace planner {
 
@@ -62,15 +63,6 @@ std::string escape(const std::string& s) {
     }
   }
   return out;
-}
-
-// 1, 2 or 5 times a power of ten, giving about `target` ticks over `span`.
-double nice_step(double span, int target) {
-  const double raw = span / double(target);
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double f : {1.0, 2.0, 5.0, 10.0})
-    if (f * mag >= raw) return f * mag;
-  return 10.0 * mag;
 }
 
 // The drawing's geometry: a lane per stage with four rows (compute, then
