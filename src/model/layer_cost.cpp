@@ -210,8 +210,8 @@ ElementwiseBytes elementwise_bytes(const Dims& d, const GemmWidths& w, DType dt)
 // (read 4, write 2); the backward accumulates dQ the same way over the steps
 // and dK/dV (KV-sized) as they travel the ring. Per step 10 bytes per element
 // of the accumulated tensor; the log-sum-exp rows are negligible. An
-// approximation (per-step kernels on shorter blocks also run less efficiently;
-// not modelled: docs/cost_model.md, Known gaps).
+// approximation (docs/cost_model.md, Known gaps); the per-step kernels' shorter
+// blocks are priced in add_attention_core.
 struct CpCorrectionBytes {
   double fwd = 0, bwd = 0;
 };
