@@ -51,3 +51,15 @@ TEST_CASE("find_model_or_hardware: unknown names list every model and profile", 
   CHECK(error_of([&] { (void)find_model_or_hardware("nosuch.json", dir.path.string()); }) ==
         "nosuch.json: cannot open file");
 }
+
+TEST_CASE("names match in any case; did-you-mean ignores case and stays close", "[catalog]") {
+  CHECK(find_hardware("H100", kSourceDir).name == "dgx-h100");
+  CHECK(find_model("LLAMA8B", kSourceDir).name == "llama3.1-8b");
+  CHECK(std::holds_alternative<HardwareProfile>(find_model_or_hardware("DGX-H100", kSourceDir)));
+  const std::vector<std::string> subcommands = {"list", "show", "evaluate", "search", "simulate"};
+  CHECK(closest_name("serach", subcommands) == "search");
+  CHECK(closest_name("EVALUTE", subcommands) == "evaluate");
+  CHECK(closest_name("frobnicate", subcommands).empty());
+  CHECK(closest_name("x", subcommands).empty());  // one letter is no typo of a word
+  CHECK(error_of([] { (void)find_model("lama8b", kSourceDir); }).find("did you mean 'llama8b'?") != std::string::npos);
+}

@@ -4,14 +4,17 @@
 // codes: 0 success, 1 bad input or no feasible result, 2 usage error, 3
 // internal error (a bug). main() itself is in planner_main.cpp, so the fuzz
 // target can call run_cli().
+#include <algorithm>
 #include <exception>
 #include <iostream>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "planner/io/catalog.h"
 #include "planner/spec/input_error.h"
 
 namespace planner::cli {
@@ -41,6 +44,7 @@ constexpr Subcommand kSubcommands[] = {
 
 int run_cli(int argc, char** argv) {
   CLI::App app{"planner: parallelism planner for LLM training (TP x CP x PP x DP, ZeRO, recompute)"};
+  app.name("planner");
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "help for every subcommand");
   set_command_line(argc, argv);
@@ -50,6 +54,25 @@ int run_cli(int argc, char** argv) {
     commands.emplace_back(cmd, s.add(*cmd));
   }
 
+  // Bare `planner`: the help, not an error. A first word that is no
+  // subcommand: say which one it resembles.
+  if (argc <= 1) {
+    std::cout << app.help();
+    return 0;
+  }
+  if (const std::string first = argv[1]; !first.empty() && first[0] != '-') {
+    std::vector<std::string> names;
+    for (const Subcommand& sc : kSubcommands) names.emplace_back(sc.name);
+    if (std::find(names.begin(), names.end(), first) == names.end()) {
+      const std::string best = closest_name(first, names);
+      std::string all;
+      for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+      std::cerr << "planner: error: unknown subcommand '" << first << "'"
+                << (best.empty() ? "" : " (did you mean '" + best + "'?)") << "; subcommands: " << all
+                << " (planner --help)\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

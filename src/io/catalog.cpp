@@ -1,6 +1,7 @@
 #include "planner/io/catalog.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 
@@ -41,6 +42,11 @@ std::vector<std::string> json_files(const std::string& dir) {
   return out;
 }
 
+std::string lower(std::string s) {
+  for (char& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
 // Levenshtein distance, for "did you mean".
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -54,29 +60,51 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+// Names match whatever their case ("H100" is h100).
 template <typename Spec>
 bool is_named(const Spec& s, const std::string& key) {
-  return s.name == key || std::find(s.aliases.begin(), s.aliases.end(), key) != s.aliases.end();
+  const std::string k = lower(key);
+  if (lower(s.name) == k) return true;
+  return std::any_of(s.aliases.begin(), s.aliases.end(), [&](const std::string& a) { return lower(a) == k; });
+}
+
+template <typename Spec>
+std::vector<std::string> names_and_aliases(const std::vector<Spec>& all) {
+  std::vector<std::string> out;
+  for (const auto& s : all) {
+    out.push_back(s.name);
+    out.insert(out.end(), s.aliases.begin(), s.aliases.end());
+  }
+  return out;
+}
+
+std::string hint_for(const std::string& key, const std::vector<std::string>& candidates) {
+  const std::string best = closest_name(key, candidates);
+  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
 }
 
 template <typename Spec>
 Spec find(const std::string& key, const std::vector<Spec>& all, const char* what, const char* flag) {
   for (const auto& s : all)
     if (is_named(s, key)) return s;
-  std::string names, best;
-  std::size_t best_d = 4;
-  for (const auto& s : all) {
-    names += (names.empty() ? "" : ", ") + s.name;
-    std::vector<std::string> candidates = s.aliases;
-    candidates.push_back(s.name);
-    for (const auto& c : candidates)
-      if (auto d = edit_distance(key, c); d < best_d) best_d = d, best = c;
-  }
-  std::string hint = best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
-  throw InputError(flag, fmt::format("unknown {} '{}'{}; known: {}", what, key, hint, names));
+  std::string names;
+  for (const auto& s : all) names += (names.empty() ? "" : ", ") + s.name;
+  throw InputError(flag,
+                   fmt::format("unknown {} '{}'{}; known: {}", what, key, hint_for(key, names_and_aliases(all)), names));
 }
 
 }  // namespace
+
+std::string closest_name(const std::string& key, const std::vector<std::string>& candidates) {
+  // At most about a third of the name may differ, and never more than 3 edits:
+  // a long name with one typo is suggested, a short unrelated word is not.
+  const std::string k = lower(key);
+  std::string best;
+  std::size_t best_d = std::min<std::size_t>(4, k.size() / 3 + 1);
+  for (const auto& c : candidates)
+    if (const std::size_t d = edit_distance(k, lower(c)); d < best_d) best_d = d, best = c;
+  return best;
+}
 
 bool looks_like_path(const std::string& s) {
   return s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".json");
@@ -119,7 +147,10 @@ CatalogEntry find_model_or_hardware(const std::string& name, const std::string& 
   std::string names;
   for (const auto& m : models) names += (names.empty() ? "" : ", ") + m.name;
   for (const auto& h : hardware) names += ", " + h.name;
-  throw InputError("show", fmt::format("unknown model or hardware '{}'; known: {}", name, names));
+  std::vector<std::string> candidates = names_and_aliases(models);
+  for (const auto& c : names_and_aliases(hardware)) candidates.push_back(c);
+  throw InputError("show",
+                   fmt::format("unknown model or hardware '{}'{}; known: {}", name, hint_for(name, candidates), names));
 }
 
 }  // namespace planner

@@ -19,11 +19,15 @@ namespace planner {
 [[nodiscard]] std::vector<ModelSpec> list_models(const std::string& dir = data_dir());
 [[nodiscard]] std::vector<HardwareProfile> list_hardware(const std::string& dir = data_dir());
 
+// The candidate `key` most likely mistypes (case ignored, a few edits at
+// most), or "" when none is close: the "did you mean" of every name lookup.
+[[nodiscard]] std::string closest_name(const std::string& key, const std::vector<std::string>& candidates);
+
 // Whether a name_or_path below is a path to a JSON file (it has a '/' or
 // ends in ".json") rather than a name or alias.
 [[nodiscard]] bool looks_like_path(const std::string& name_or_path);
 
-// `name_or_path`: a canonical name, an alias, or a path to a .json file.
+// `name_or_path`: a canonical name or an alias (any case), or a path to a .json file.
 // Unknown names throw InputError listing the known names.
 [[nodiscard]] ModelSpec find_model(const std::string& name_or_path, const std::string& dir = data_dir());
 [[nodiscard]] HardwareProfile find_hardware(const std::string& name_or_path, const std::string& dir = data_dir());

@@ -1,0 +1,1 @@
+show lama8b

@@ -1,0 +1,1 @@
+serach --model llama8b --gpus 64
