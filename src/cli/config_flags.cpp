@@ -102,6 +102,13 @@ void require_positive(const char* flag, std::optional<std::int64_t> v) {
   if (v && *v < 1) throw InputError(flag, fmt::format("expected a positive integer, got {}", *v));
 }
 
+void check_dtype(const TrainingSpec& ts, const HardwareProfile& hw) {
+  if (!(hw.peak_flops_per_s[std::size_t(ts.dtype)] > 0))
+    throw InputError("--dtype", fmt::format("{} ({}) has no {} peak in its profile; use --dtype bf16 or another "
+                                            "--hardware",
+                                            hw.name, hw.chip_name, to_string(ts.dtype)));
+}
+
 TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
   if (f.gpus < 1) throw InputError("--gpus", fmt::format("expected a positive number of GPUs, got {}", f.gpus));
   if (f.gpus > kMaxGpus) throw InputError("--gpus", fmt::format("expected at most {} GPUs, got {}", kMaxGpus, f.gpus));
@@ -200,6 +207,12 @@ ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts) {
   if (ts.tp_comm_overlap && pc.tp == 1)
     throw InputError("--tp-overlap", "overlaps TP communication, but the layout has TP 1 (give --tp)");
   pc.schedule = parse_name<Schedule>(c.schedule).value_or(Schedule::one_f_one_b);
+  // An interleaved layout runs interleaved 1F1B whatever --schedule says: say
+  // so rather than ignore the flag.
+  if (!c.schedule.empty() && pc.virtual_stages > 1)
+    throw InputError("--schedule", fmt::format("{} cannot run {} virtual stages per GPU (--vpp {} runs interleaved "
+                                               "1F1B); give --vpp 1 or leave --schedule out",
+                                               c.schedule, pc.virtual_stages, pc.virtual_stages));
   return pc;
 }
 

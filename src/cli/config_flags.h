@@ -36,7 +36,7 @@ struct ConfigFlags {
   std::optional<int> zero;
   std::optional<bool> reshard_after_forward;
   std::optional<bool> sp;
-  std::string schedule = "1f1b";
+  std::string schedule;  // evaluate --schedule; empty: 1F1B, interleaved when vpp > 1
 };
 
 void add_common(CLI::App* app, CommonFlags& f, bool gpus_required);
@@ -47,6 +47,9 @@ std::vector<std::string> table_or_json();
 Recompute parse_recompute(const std::string& s);
 void require_positive(const char* flag, std::optional<std::int64_t> v);
 TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model);
+// A --dtype the chip has no peak for (fp8 on A100, TPU v5e) is an input
+// error naming the chip, not a search where nothing fits.
+void check_dtype(const TrainingSpec& ts, const HardwareProfile& hw);
 // The knobs the flags fix (search pins); each given degree must be positive.
 SearchPins pins_from(const ConfigFlags& c);
 // The layout the flags give: pinned_config() of their pins, with dp filling

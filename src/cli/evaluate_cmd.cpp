@@ -11,6 +11,7 @@
 #include "planner/model/evaluate.h"
 #include "planner/simulate/simulate_top.h"
 #include "planner/spec/names.h"
+#include "planner/spec/input_error.h"
 #include "planner/views/report.h"
 
 namespace planner::cli {
@@ -27,8 +28,11 @@ int run(const EvaluateFlags& f) {
   const ModelSpec model = find_model(f.common.model);
   const HardwareProfile hw = find_hardware(f.common.hardware);
   const TrainingSpec ts = training_from(f.common, model);
+  check_dtype(ts, hw);
   const ParallelConfig pc = config_from(f.config, ts);
   const Format format = parse_format(f.common.format);
+  if (f.explain && format == Format::csv)
+    throw InputError("--explain", "prints the formulas with --format table or json, not csv");
   check_html_path(f.common);
   Explain ex;
   const Evaluation ev = evaluate(model, hw, pc, ts, f.explain || f.common.html ? &ex : nullptr);
@@ -38,8 +42,7 @@ int run(const EvaluateFlags& f) {
     const std::optional<SimulatedStep> step = simulate_own_schedule(model, hw, ts, ev);
     write_html(*f.common.html, render_evaluation_html(ev, ex, step ? &*step : nullptr, ctx, html_page_info()));
   }
-  std::cout << render_evaluation(ev, ctx, format);
-  if (f.explain && format == Format::table) std::cout << render_explain(ex);
+  std::cout << render_evaluation(ev, ctx, format, f.explain ? &ex : nullptr);
   return ev.feasible() ? 0 : 1;
 }
 

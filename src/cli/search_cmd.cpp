@@ -23,8 +23,8 @@ namespace {
 struct SearchFlags {
   CommonFlags common;
   ConfigFlags config;
-  std::size_t top = 10;
-  std::size_t simulate_top = 0;
+  std::int64_t top = 10;  // signed, so that -1 is read as -1 and refused
+  std::int64_t simulate_top = 0;
 };
 
 int run(const SearchFlags& f) {
@@ -32,12 +32,13 @@ int run(const SearchFlags& f) {
   const HardwareProfile hw = find_hardware(f.common.hardware);
   SearchSpec spec;
   spec.training = training_from(f.common, model);
+  check_dtype(spec.training, hw);
   spec.pins = pins_from(f.config);
   check_tp_overlap(spec.training, spec.pins);
   check_html_path(f.common);
   spec.collect_points = f.common.html.has_value();
   if (f.top < 1 || f.top > 10000) throw InputError("--top", fmt::format("expected 1 to 10000, got {}", f.top));
-  if (f.simulate_top > 10000)
+  if (f.simulate_top < 0 || f.simulate_top > 10000)
     throw InputError("--simulate-top", fmt::format("expected 0 to 10000, got {}", f.simulate_top));
   ProgressLine progress(std::cerr, ProgressLine::stderr_is_terminal(), "searched");
   spec.progress = [&progress](const SearchProgress& p) {

@@ -167,7 +167,8 @@ const char* dominant_overhead(const StepTimeBreakdown& t) {
   const Term* best = &terms[0];
   for (const Term& x : terms)
     if (x.s > best->s) best = &x;
-  return best->s > 0 ? best->name : "none";
+  // An overhead under 1% of the step dominates nothing worth naming.
+  return best->s > 0.01 * t.step_s ? best->name : "none";
 }
 
 }  // namespace planner

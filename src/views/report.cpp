@@ -129,12 +129,26 @@ void add_report_header(json& into, const RunContext& ctx) {
 
 namespace {
 
-std::string evaluation_json(const Evaluation& ev, const RunContext& ctx) {
+std::string evaluation_json(const Evaluation& ev, const RunContext& ctx, const Explain* explain) {
   json j = to_json(ev);
   add_report_header(j, ctx);
   j["seq_len"] = ctx.training.seq_len;
   j["global_batch_sequences"] = ctx.training.global_batch_sequences;
   j["dtype"] = std::string(to_string(ctx.training.dtype));
+  if (explain) {
+    json steps = json::array();
+    for (const auto& st : explain->steps()) {
+      json inputs = json::object();
+      for (const auto& [k, v] : st.inputs) inputs[k] = v;
+      steps.push_back({{"name", st.name},
+                       {"formula", st.formula},
+                       {"source", st.citation},
+                       {"inputs", inputs},
+                       {"output", st.output},
+                       {"unit", st.unit}});
+    }
+    j["explain"] = steps;
+  }
   return j.dump(2) + "\n";
 }
 
@@ -218,8 +232,8 @@ std::string fits_text(const Evaluation& ev) {
 
 }  // namespace
 
-std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Format f) {
-  if (f == Format::json) return evaluation_json(ev, ctx);
+std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Format f, const Explain* explain) {
+  if (f == Format::json) return evaluation_json(ev, ctx, explain);
   const bool priced = ev.memory.capacity_bytes > 0;
   if (f == Format::csv) return evaluation_csv(ev, priced);
   std::string out = context_line(ctx) + "\n";
@@ -229,7 +243,9 @@ std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Forma
     out += memory_text(ev.memory);
     out += step_time_text(ev.time, ctx);
   }
-  return out + fits_text(ev);
+  out += fits_text(ev);
+  if (explain) out += render_explain(*explain);
+  return out;
 }
 
 json to_json(const SearchResult& r, const RunContext& ctx) {

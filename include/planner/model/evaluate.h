@@ -70,7 +70,8 @@ struct Evaluation {
 [[nodiscard]] std::uint32_t structural_reasons(const ModelSpec& model, const HardwareProfile& hw,
                                                const ParallelConfig& pc, const TrainingSpec& ts);
 
-// Name of the largest exposed overhead (what to attack next).
+// Name of the largest exposed overhead (what to attack next): the largest term
+// but compute, or "none" when it is under 1% of the step.
 [[nodiscard]] const char* dominant_overhead(const StepTimeBreakdown& t);
 
 }  // namespace planner

@@ -28,7 +28,9 @@ struct RunContext {  // what the user asked, echoed in every report
   const TrainingSpec& training;
 };
 
-[[nodiscard]] std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Format f);
+// With `explain`, the formulas too: after the table, or as "explain" in the JSON.
+[[nodiscard]] std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Format f,
+                                            const Explain* explain = nullptr);
 [[nodiscard]] std::string render_search(const SearchResult& r, const RunContext& ctx, Format f);
 [[nodiscard]] std::string render_explain(const Explain& ex);
 [[nodiscard]] std::string render_model_list(const std::vector<ModelSpec>& models, Format f);
