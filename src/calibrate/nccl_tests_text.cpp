@@ -181,13 +181,15 @@ class TextLogParser {
     const auto time = find({"time", "cputime"});
     idx_wrong_.clear();
     for (std::size_t i = 0; i < header_.size(); ++i)
-      if (header_[i] == "#wrong" || header_[i] == "error" || header_[i] == "res") idx_wrong_.push_back(i);
+      // "wrong" without its '#': logs pasted into Markdown lose it (dstack's GCP A4 log).
+      if (header_[i] == "#wrong" || header_[i] == "wrong" || header_[i] == "error" || header_[i] == "res")
+        idx_wrong_.push_back(i);
     if (!type || !time || idx_wrong_.empty() || idx_wrong_.front() < *time)
       throw InputError(where, "a result header without the type, time and #wrong/error columns nccl-tests prints");
     idx_type_ = *type;
     idx_time_ = *time;
     idx_redop_ = find({"redop", "op"});
-    wrong_is_count_ = header_[idx_wrong_.front()] == "#wrong";
+    wrong_is_count_ = header_[idx_wrong_.front()] == "#wrong" || header_[idx_wrong_.front()] == "wrong";
     idx_algbw_.clear();
     idx_busbw_.clear();
     for (std::size_t i = 0; i < header_.size(); ++i) {
