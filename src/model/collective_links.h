@@ -1,0 +1,32 @@
+// The links a collective crosses (private to src/model/): per-GPU bandwidths
+// and latencies of a group placed on the hardware's tiers, and the per-thread
+// memo of NCCL-priced curves. collectives.cpp prices with them;
+// nccl_curve.cpp builds NCCL's candidates from them.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include "planner/model/collectives.h"
+
+namespace planner::detail {
+
+[[nodiscard]] bool is_torus(const HardwareProfile& hw);
+// The fitted alpha-beta of `c` on `tier` (planner calibrate fit), or nullptr.
+[[nodiscard]] const CollectiveFit* fit_for(const HardwareProfile& hw, std::size_t tier, std::optional<Collective> c);
+// Bandwidth to the scale-out network per GPU: the node's NICs shared by its GPUs.
+[[nodiscard]] double nic_bandwidth_per_gpu(const HardwareProfile& hw, std::optional<Collective> c = std::nullopt);
+// Per-GPU ring bandwidth inside one tier-0 domain.
+[[nodiscard]] double intra_bandwidth(const HardwareProfile& hw, const GroupPlacement& g,
+                                     std::optional<Collective> c = std::nullopt);
+[[nodiscard]] double hop_latency(const HardwareProfile& hw, std::size_t tier,
+                                 std::optional<Collective> c = std::nullopt);
+[[nodiscard]] double base_latency(const HardwareProfile& hw, bool crosses_domains, std::optional<Collective> c);
+// The ring's bottleneck: NVLink inside a node, the members' NICs across nodes.
+[[nodiscard]] double ring_bandwidth(const HardwareProfile& hw, const GroupPlacement& g, std::optional<Collective> c);
+
+// The NCCL curve of `c` over `g` from the calling thread's memo (built on a miss).
+[[nodiscard]] const CollectiveCurve& cached_curve(const HardwareProfile& hw, const GroupPlacement& g, Collective c,
+                                                  std::optional<Algorithm> force);
+
+}  // namespace planner::detail

@@ -1,0 +1,35 @@
+// The parts of one layer's cost that live in more than one file (private to
+// src/model/): its dimensions on one GPU, and the TP and CP communication
+// terms layer_comm.cpp adds to the LayerTime layer_cost.cpp assembles.
+#pragma once
+
+#include <array>
+
+#include "planner/model/explain.h"
+#include "planner/model/layer_cost.h"
+
+namespace planner::layer_detail {
+
+constexpr double kAct = 2.0;  // bytes per bf16 activation element
+
+// Dimensions of one layer's work on one GPU for one micro-batch.
+struct Dims {
+  double b, s, s_local, n, h, H, KV, hd, F, t, cp, sp_div;
+  bool gated, dropout, rope;
+};
+
+// Forward time of the QKV, O, FFN-in and FFN-out GEMMs, in that order (the
+// GEMMs TP communication overlaps with under --tp-overlap).
+using GemmTimes = std::array<double, 4>;
+
+// Tensor parallelism (tp > 1): the layer's TP collectives, exposed or
+// overlapped (Megatron --tp-comm-overlap; XLA on a TPU torus). Needs the GEMM
+// times set (and stretched for the slowest chip).
+void add_tp_comm(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const ParallelConfig& pc,
+                 const TrainingSpec& ts, const GemmTimes& gemm_fwd, Explain* ex);
+
+// Context parallelism (cp > 1): the K/V ring exchange beside the attention
+// kernels. Needs the attention times set.
+void add_cp_exchange(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const ParallelConfig& pc, Explain* ex);
+
+}  // namespace planner::layer_detail
