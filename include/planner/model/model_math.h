@@ -13,7 +13,16 @@ struct ParamCounts {
   std::int64_t attention_per_layer = 0;  // Q, K, V, O projections (+ biases)
   std::int64_t ffn_per_layer = 0;        // up/gate/down (+ biases)
   std::int64_t norms_per_layer = 0;
-  std::int64_t per_layer = 0;
+  std::int64_t per_layer = 0;  // a dense layer; MoE models: the mean over all layers (total layer params / L)
+  // MoE models (all zero for dense ones), per MoE layer: the routed experts
+  // (all of them), the shared experts and the router; and the counts of
+  // dense and MoE layers and of MTP modules' parameters.
+  std::int64_t routed_experts_per_moe_layer = 0;
+  std::int64_t shared_experts_per_moe_layer = 0;
+  std::int64_t router_per_moe_layer = 0;
+  std::int64_t dense_layers = 0, moe_layers = 0;
+  std::int64_t mtp = 0;     // all MTP modules, their shared embedding/head excluded
+  std::int64_t active = 0;  // parameters one token uses (top-k of the routed experts); == total for dense models
   std::int64_t embedding = 0;  // input token embedding V*h
   std::int64_t output = 0;     // output projection V*h (0 when tied)
   std::int64_t position = 0;   // learned position embedding

@@ -42,6 +42,9 @@ inline constexpr EnumName<AttentionKernel> kAttentionKernelNames[] = {{Attention
                                                                       {AttentionKernel::unfused, "unfused"}};
 inline constexpr EnumName<Recompute> kRecomputeNames[] = {
     {Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}};
+inline constexpr EnumName<RouterScore> kRouterScoreNames[] = {{RouterScore::softmax, "softmax"},
+                                                              {RouterScore::sigmoid, "sigmoid"}};
+inline constexpr EnumName<A2aBackend> kA2aBackendNames[] = {{A2aBackend::nccl, "nccl"}, {A2aBackend::deepep, "deepep"}};
 // In the order they were published (`planner simulate --schedule` lists them so).
 inline constexpr EnumName<Schedule> kScheduleNames[] = {{Schedule::gpipe, "gpipe"},
                                                         {Schedule::one_f_one_b, "1f1b"},
@@ -61,6 +64,8 @@ constexpr std::span<const EnumName<DType>> name_table(DType) { return kDTypeName
 constexpr std::span<const EnumName<AttentionKernel>> name_table(AttentionKernel) { return kAttentionKernelNames; }
 constexpr std::span<const EnumName<Recompute>> name_table(Recompute) { return kRecomputeNames; }
 constexpr std::span<const EnumName<Schedule>> name_table(Schedule) { return kScheduleNames; }
+constexpr std::span<const EnumName<RouterScore>> name_table(RouterScore) { return kRouterScoreNames; }
+constexpr std::span<const EnumName<A2aBackend>> name_table(A2aBackend) { return kA2aBackendNames; }
 
 // The name of `e`; "?" for a value outside the enum.
 template <typename Enum>

@@ -16,6 +16,36 @@ enum class PositionKind { rope, learned };
 
 [[nodiscard]] constexpr bool is_gated(FfnKind k) { return k == FfnKind::swiglu || k == FfnKind::geglu; }
 
+// Mixture-of-Experts feed-forward (all zero = a dense model). Which layers are
+// MoE: after `first_dense_layers` dense ones (DeepSeek's first_k_dense_replace),
+// every `layer_freq`-th layer (1 = all; Llama 4 Maverick's
+// interleave_moe_layer_step 2). Dense layers use ModelSpec::ffn_hidden_size.
+// Facts and sources: ../shared/reference/moe.md §2.
+enum class RouterScore { softmax, sigmoid };
+struct MoeSpec {
+  std::int64_t num_experts = 0;                    // routed experts per MoE layer; 0 = dense model
+  std::int64_t top_k = 0;                          // routed experts per token
+  std::int64_t expert_ffn_hidden_size = 0;         // one routed expert's FFN width
+  std::int64_t num_shared_experts = 0;             // always-active experts (DeepSeek, Llama 4)
+  std::int64_t shared_expert_ffn_hidden_size = 0;  // one shared expert's width; 0 = expert_ffn_hidden_size
+  std::int64_t first_dense_layers = 0;
+  std::int64_t layer_freq = 1;
+  RouterScore router_score = RouterScore::softmax;
+  bool router_bias = false;  // per-expert score correction bias (DeepSeek-V3 e_score_correction_bias)
+  bool operator==(const MoeSpec&) const = default;
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3; all zero = standard attention
+// with num_heads x head_dim). q_lora_rank 0 = queries projected directly.
+struct MlaSpec {
+  std::int64_t q_lora_rank = 0;
+  std::int64_t kv_lora_rank = 0;  // > 0 turns MLA on
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+  bool operator==(const MlaSpec&) const = default;
+};
+
 struct ModelSpec {
   std::string name;                  // canonical name, e.g. "llama3.1-405b"
   std::vector<std::string> aliases;  // e.g. {"llama405b"}
@@ -38,6 +68,17 @@ struct ModelSpec {
   std::int64_t default_seq_len = 0;
   std::int64_t default_global_batch_tokens = 0;
   std::int64_t expected_params = 0;  // published exact count; 0 if none
+  // Biases on the Q, K, V projections only (Qwen2/2.5 attention_bias pattern); `bias` covers every linear layer.
+  bool qkv_bias = false;
+  bool qk_norm = false;  // RMSNorm over each query and key head (Qwen3)
+  MoeSpec moe;
+  MlaSpec mla;
+  // Multi-token-prediction modules (DeepSeek-V3 num_nextn_predict_layers): each
+  // one more transformer layer plus its projection, sharing embedding and head.
+  std::int64_t mtp_layers = 0;
+  std::int64_t expected_active_params = 0;  // published activated count (MoE); 0 if none
+  [[nodiscard]] bool is_moe() const { return moe.num_experts > 0; }
+  [[nodiscard]] bool is_mla() const { return mla.kv_lora_rank > 0; }
   bool operator==(const ModelSpec&) const = default;
 };
 
@@ -151,10 +192,17 @@ struct ParallelConfig {
   bool reshard_after_forward = true;
   bool sequence_parallel = false;
   Schedule schedule = Schedule::one_f_one_b;
+  // Expert parallelism with MoE parallel folding (Megatron-LM
+  // --expert-model-parallel-size / --expert-tensor-parallel-size; Liu et al.
+  // 2025, arXiv:2504.14960): the expert grid ETP x EP x EDP x PP shares the
+  // pipeline stages with the attention grid TP x CP x DP x PP, so
+  // EDP = TP*CP*DP / (ETP*EP). Both 1 for dense models.
+  std::int64_t ep = 1, etp = 1;
   bool operator==(const ParallelConfig&) const = default;
 };
 
 enum class AttentionKernel { flash, unfused };
+enum class A2aBackend { nccl, deepep };
 
 struct TrainingSpec {
   std::int64_t num_gpus = 0;
@@ -171,6 +219,14 @@ struct TrainingSpec {
   // (Megatron --tp-comm-overlap, Transformer Engine userbuffers; needs
   // sequence parallelism): layer_cost.cpp add_tp_comm.
   bool tp_comm_overlap = false;
+  // MoE (ignored for dense models): how tokens move to their experts
+  // (NCCL all-to-all, or DeepEP's NVLink+RDMA kernels), the busiest expert's
+  // load over the mean (1 = force-balanced, as NVIDIA's benchmark rows), the
+  // capacity factor (0 = dropless) and whether dispatch/combine overlap compute.
+  A2aBackend a2a = A2aBackend::nccl;
+  double moe_imbalance = 1.0;
+  double capacity_factor = 0.0;
+  bool overlap_a2a = false;
   bool operator==(const TrainingSpec&) const = default;
 };
 
