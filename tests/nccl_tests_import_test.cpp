@@ -344,3 +344,29 @@ TEST_CASE("ratio intervals from printed precision", "[nccl_tests]") {
   CHECK(strip_prefix("[3,1]: # Rank 0") == " # Rank 0");
   CHECK(strip_prefix("[0x5a] x") == "[0x5a] x");
 }
+
+TEST_CASE("the closing 'Collective test concluded:' line names a table the log did not open", "[nccl_tests]") {
+  // The Nebius log of tests/data/nccl_logs (dstack docs) lost every '#': its
+  // only test name is the closing line. Rows: 2 ranks, all-gather (n-1)/n = 0.5.
+  const std::string body =
+      "size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
+      "(B) (elements) (us) (GB/s) (GB/s) (us) (GB/s) (GB/s)\n"
+      "1048576 131072 float none -1 100.0 10.49 5.24 0 100.0 10.49 5.24 0\n"
+      "2097152 262144 float none -1 150.0 13.98 6.99 0 150.0 13.98 6.99 0\n";
+  NcclTestsImportOptions o;
+  o.ranks_per_node = 2;
+  NcclTestsImport imp;
+  import_nccl_tests_text(body + "Collective test concluded: all_gather_perf\n", "t.log", o, imp);
+  const MeasuredSeries& s = only_series(imp);
+  CHECK(s.collective == Collective::all_gather);
+  CHECK(s.group_size == 2);
+  // Without the closing line the log names no test.
+  CHECK(error_of([&] { import_nccl_tests_text(body, "t.log", o, *std::make_unique<NcclTestsImport>()); })
+            .find("t.log:1: the log does not name its test") != std::string::npos);
+  // A closing name that contradicts the opening one is a spliced log.
+  CHECK(error_of([&] {
+          import_nccl_tests_text("# Collective test starting: all_reduce_perf\n" + body +
+                                     "# Collective test concluded: all_gather_perf\n",
+                                 "t.log", o, *std::make_unique<NcclTestsImport>());
+        }) == "t.log:6: the table (line 2) is of all_reduce_perf but the log concludes all_gather_perf");
+}

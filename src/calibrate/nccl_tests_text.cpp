@@ -40,6 +40,18 @@ class TextLogParser {
       test_name_ = ct[3];
       return;
     }
+    // "Collective test concluded: X" closes a test; a table whose log lost the
+    // "starting" line (or its '#': logs pasted into Markdown) takes its name
+    // from here. A different name than the one the table opened under is a
+    // log spliced from two runs.
+    if (ct.size() >= 4 && ct[0] == "Collective" && ct[1] == "test" && ct[2] == "concluded:") {
+      if (table_ && table_->test_name.empty()) table_->test_name = ct[3];
+      if (table_ && table_->test_name != ct[3])
+        throw InputError(where, fmt::format("the table (line {}) is of {} but the log concludes {}", header_line_,
+                                            table_->test_name, ct[3]));
+      test_name_.clear();
+      return;
+    }
     if (device_line(ct)) return;
     in_devices_ = in_devices_ && comment && ct.empty();
     if (header(ct, where, line_no)) return;
