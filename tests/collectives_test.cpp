@@ -298,6 +298,27 @@ TEST_CASE("NCCL tuner: algorithm and protocol on 16 x 8 H100", "[collectives][nc
   CHECK(c.total_s() == Approx(192.2e-6 + double(1 << 30) / (376e9 * 128.0 / 254.0)).epsilon(1e-9));
 }
 
+TEST_CASE("NCCL tuner: NVLS tree at medium sizes takes NCCL's tree correction", "[collectives][nccl]") {
+  HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const GroupPlacement g = placement(hw, 16, 1);
+  REQUIRE(g.domains == 2);
+  // 16 MiB on 2 x 8: NVLS tree, 25 + 2 x 1 x 20.9 = 66.8 us; bus min(480, 2 x 8 NICs x 47, 16 x 57.7) = 480 GB/s,
+  // x 16/30; x 0.7, treeCorrectionFactor Simple at log2(16 MiB / 64) = 18 (tuning.cc).
+  const double t = 66.8e-6 + double(1 << 24) / (480e9 * 16.0 / 30.0 * 0.7);
+  CollectiveCost c = collective_cost(hw, g, Collective::all_reduce, double(1 << 24));
+  CHECK(c.algorithm == Algorithm::nvls_tree);
+  CHECK(c.total_s() == Approx(t).epsilon(1e-9));
+  // From 1 GiB (log2 = 24) the table ends: uncorrected.
+  c = collective_cost(hw, g, Collective::all_reduce, double(1 << 30));
+  CHECK(c.algorithm == Algorithm::nvls_tree);
+  CHECK(c.total_s() == Approx(66.8e-6 + double(1 << 30) / (480e9 * 16.0 / 30.0)).epsilon(1e-9));
+  // Blackwell: NCCL's own choice corrects it (NCCL 2.29.2+); same price here, where NVLS tree still wins.
+  hw.nccl_generation = NcclGeneration::blackwell;
+  c = collective_cost(hw, g, Collective::all_reduce, double(1 << 24));
+  CHECK(c.algorithm == Algorithm::nvls_tree);
+  CHECK(c.total_s() == Approx(t).epsilon(1e-9));
+}
+
 TEST_CASE("NCCL tuner: no NVLS without NVLink SHARP (A100)", "[collectives][nccl]") {
   const HardwareProfile hw = find_hardware("dgx-a100-80gb", kDir);
   REQUIRE(hw.tiers.at(0).nvls_bus_bandwidth_bytes_per_s == 0);

@@ -267,7 +267,8 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
         "max over stages r of [max(reduce(grads_r) - backward of last micro-batch, last 40M-param bucket) "
         "(+ ZeRO-1/2 weight all-gather) + Adam_r - lead_r], lead_r = (sum_{j<r} bwd_j)/v; less the optimizer line",
         ("Li et al. 2020 (PyTorch DDP buckets); Megatron-LM distributed optimizer; drain lead: approximation, checked "
-         "by planner simulate; reduction as NCCL runs it: " +
+         "by planner simulate; reduction as NCCL runs it (NVIDIA/nccl src/graph/tuning.cc, src/enqueue.cc; NVLS "
+         "tree at medium sizes: docs/cost_model.md Known gaps): " +
          describe(tail.reduce_cost) +
          (plan.params_gathered ? ", weight all-gather: " + describe(tail.gather_cost) : std::string()))
             .c_str(),
