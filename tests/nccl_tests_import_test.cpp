@@ -370,3 +370,23 @@ TEST_CASE("the closing 'Collective test concluded:' line names a table the log d
                                  "t.log", o, *std::make_unique<NcclTestsImport>());
         }) == "t.log:6: the table (line 2) is of all_reduce_perf but the log concludes all_gather_perf");
 }
+
+TEST_CASE("older all-to-all rows with a blank redop under a header that has one", "[nccl_tests]") {
+  // NVIDIA/nccl-tests#78 (tests/data/nccl_logs/nccl_tests_78_8x8_v100_alltoall.log): 11 tokens under 12 names.
+  const std::string header =
+      "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n";
+  NcclTestsImportOptions o = flags(Collective::all_to_all, 64, 8);
+  NcclTestsImport imp;
+  import_nccl_tests_text(header + "   268435456       1048576     float           520935    0.52    0.51  0e+00   519562    "
+                                  "0.52    0.51  1e+00\n",
+                         "t.log", o, imp);
+  const MeasuredSeries& s = only_series(imp);
+  REQUIRE(s.points.size() == 1);
+  CHECK(s.points[0].time_s == Approx(520935e-6));
+  // One column short with no number where the redop goes is still a malformed row.
+  CHECK(error_of([&] {
+          import_nccl_tests_text(header + "   268435456       1048576     float     sum   520935    0.52    0.51  0e+00   "
+                                          "519562    0.52    0.51\n",
+                                 "t.log", o, *std::make_unique<NcclTestsImport>());
+        }).rfind("t.log:2: expected 12 columns as in the header on line 1", 0) == 0);
+}

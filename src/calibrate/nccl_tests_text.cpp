@@ -246,11 +246,21 @@ class TextLogParser {
     }
   }
 
-  void result_row(const std::vector<std::string>& tok, const std::string& where) {
+  void result_row(const std::vector<std::string>& printed, const std::string& where) {
     // Without '#', nccl-tests prints only result rows; NCCL's INFO/WARN lines
     // ("host:pid:tid [0] NCCL INFO ...") and launcher chatter do not start with a number.
-    if (!all_digits(tok[0])) return;
-    if (units_only_) columns_from_row(tok, where);
+    if (!all_digits(printed[0])) return;
+    if (units_only_) columns_from_row(printed, where);
+    // Older nccl-tests print a blank reduction for tests without one (all-to-all
+    // under a header with "redop": NVIDIA/nccl-tests#78): one column short, a
+    // number where the redop goes. Read as redop "none".
+    std::vector<std::string> blank_redop;
+    if (idx_redop_ && printed.size() + 1 == n_columns_ && *idx_redop_ < printed.size() &&
+        parse_double(printed[*idx_redop_])) {
+      blank_redop = printed;
+      blank_redop.insert(blank_redop.begin() + std::ptrdiff_t(*idx_redop_), "none");
+    }
+    const std::vector<std::string>& tok = blank_redop.empty() ? printed : blank_redop;
     if (tok.size() != n_columns_)
       throw InputError(where, fmt::format("expected {} columns as in the header on line {} ({}), got {}", n_columns_,
                                           header_line_, fmt::join(header_, " "), tok.size()));
