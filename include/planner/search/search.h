@@ -21,6 +21,7 @@ struct SearchPins {
   std::optional<int> zero_stage;
   std::optional<bool> reshard_after_forward;  // ZeRO-3 only
   std::optional<bool> sequence_parallel;
+  std::optional<std::int64_t> ep, etp;  // expert parallelism (MoE); pinned_config only, not yet enumerated
 };
 
 // The layout the pins give, each knob not pinned at its default: degrees 1,
