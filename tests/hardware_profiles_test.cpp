@@ -37,11 +37,11 @@ const Expected kExpected[] = {
     // DGX B200 datasheet: 2.25/4.5 PFLOP/s dense, 8 TB/s, NVLink5 900 GB/s, 8x CX-7 400G;
     // 183359 MiB per GPU as nvidia-smi reports it.
     {"dgx-b200", "b200", 2.25e15, 4.5e15, 183359.0 * 1024 * 1024, 8e12, 8, 9e11, 8, 8, 5e10},
-    // DGX B300 datasheet: same BF16/FP8 as B200, 288 GB, CX-8 800G.
-    {"dgx-b300", "b300", 2.25e15, 4.5e15, 288 * kGiB, 8e12, 8, 9e11, 8, 8, 1e11},
+    // DGX B300 datasheet: same BF16/FP8 as B200, CX-8 800G; 270 GB usable (MLPerf names it B300-SXM-270GB).
+    {"dgx-b300", "b300", 2.25e15, 4.5e15, 270 * kGiB, 8e12, 8, 9e11, 8, 8, 1e11},
     // GB200/GB300 NVL72: 72 GPUs in one NVLink domain, 2.5/5 PFLOP/s dense per GPU, 4 GPUs a tray.
     {"gb200-nvl72", "gb200", 2.5e15, 5e15, 186 * kGiB, 8e12, 72, 9e11, 4, 4, 5e10},
-    {"gb300-nvl72", "gb300", 2.5e15, 5e15, 288 * kGiB, 8e12, 72, 9e11, 4, 4, 1e11},
+    {"gb300-nvl72", "gb300", 2.5e15, 5e15, 270 * kGiB, 8e12, 72, 9e11, 4, 4, 1e11},
     // H800: H100 compute, 400 GB/s bidirectional NVLink (200 per direction).
     {"hgx-h800", "h800", 9.894e14, 1.9789e15, 80 * kGiB, 3.35e12, 8, 2e11, 8, 8, 5e10},
     // H100 PCIe / NVL: NVIDIA's sparse figures halved; PCIe Gen5 x16 (64 GB/s per direction).
