@@ -24,9 +24,9 @@ struct Prefix {
 // [typical_lo, typical_hi], inside it, is where a prefixed reading is first looked
 // for, so 2.25 reads as 2.25e15 (PFLOP/s) rather than 2.25e12.
 struct Quantity {
-  const char* unit;  // SI unit of the field
-  const char* noun;  // "implausible for ..."
-  const char* range; // the expected range, as the message states it
+  const char* unit;   // SI unit of the field
+  const char* noun;   // "implausible for ..."
+  const char* range;  // the expected range, as the message states it
   double lo, hi, typical_lo, typical_hi;
   std::vector<Prefix> prefixes;
 };
@@ -37,18 +37,42 @@ constexpr double kKiB = 1024.0, kMiB = kKiB * 1024, kGiB = kMiB * 1024, kTiB = k
 // from 65 TFLOP/s (T4-class) to 5 PFLOP/s (GB300 FP8); HBM from 16 GiB (TPU v5e)
 // to 288 GB (B300) at 0.8 to 8 TB/s; links from 1.25 GB/s (10 GbE) to 900 GB/s
 // (NVLink5); latencies from 0.5 us (ICI hop) to tens of us (data-centre network).
-const Quantity kPeak{"FLOP/s", "an accelerator", "1e12 to 1e17 FLOP/s", 1e12, 1e17, 1e13, 1e16,
+const Quantity kPeak{"FLOP/s",
+                     "an accelerator",
+                     "1e12 to 1e17 FLOP/s",
+                     1e12,
+                     1e17,
+                     1e13,
+                     1e16,
                      {{1e12, "e12", "TFLOP/s"}, {1e15, "e15", "PFLOP/s"}, {1e9, "e9", "GFLOP/s"}}};
-const Quantity kCapacity{"bytes", "accelerator memory", "1 GiB to 4 TiB", kGiB, 4 * kTiB, 4 * kGiB, kTiB,
+const Quantity kCapacity{"bytes",
+                         "accelerator memory",
+                         "1 GiB to 4 TiB",
+                         kGiB,
+                         4 * kTiB,
+                         4 * kGiB,
+                         kTiB,
                          {{kGiB, "", "GiB"}, {kMiB, "", "MiB"}}};
-const Quantity kHbmBandwidth{"bytes/s", "a memory bandwidth", "1e10 to 1e14 bytes/s", 1e10, 1e14, 1e11, 5e13,
+const Quantity kHbmBandwidth{"bytes/s",
+                             "a memory bandwidth",
+                             "1e10 to 1e14 bytes/s",
+                             1e10,
+                             1e14,
+                             1e11,
+                             5e13,
                              {{1e9, "e9", "GB/s"}, {1e12, "e12", "TB/s"}}};
-const Quantity kLinkBandwidth{"bytes/s", "a link bandwidth", "1e8 to 1e13 bytes/s", 1e8, 1e13, 1e9, 1e13,
+const Quantity kLinkBandwidth{"bytes/s",
+                              "a link bandwidth",
+                              "1e8 to 1e13 bytes/s",
+                              1e8,
+                              1e13,
+                              1e9,
+                              1e13,
                               {{1e9, "e9", "GB/s"}, {1e12, "e12", "TB/s"}}};
-const Quantity kLatency{"s", "a latency", "0 to 1e-2 s", 0, 1e-2, 1e-7, 1e-4,
-                        {{1e-6, "e-6", "us"}, {1e-9, "e-9", "ns"}}};
-const Quantity kReserve{"bytes", "a memory reserve", "0, or 1 KiB to 1e15 bytes", kKiB, 1e15, 64 * kMiB, 64 * kGiB,
-                        {{kGiB, "", "GiB"}, {kMiB, "", "MiB"}}};
+const Quantity kLatency{"s",  "a latency", "0 to 1e-2 s", 0,
+                        1e-2, 1e-7,        1e-4,          {{1e-6, "e-6", "us"}, {1e-9, "e-9", "ns"}}};
+const Quantity kReserve{"bytes",   "a memory reserve", "0, or 1 KiB to 1e15 bytes",           kKiB, 1e15,
+                        64 * kMiB, 64 * kGiB,          {{kGiB, "", "GiB"}, {kMiB, "", "MiB"}}};
 
 std::optional<std::string> suggestion(double v, const Quantity& q) {
   for (const bool typical : {true, false}) {
