@@ -40,6 +40,22 @@ bool uniform_chunks(const PricedPlan& plan, std::int64_t layers) {
   return layers % std::int64_t(n.size()) == 0;
 }
 
+// The split Megatron-LM's older uneven flags write: the first and last stages
+// their own layer counts, every middle stage the same, and each stage's
+// layers split evenly over its chunks (transformer_config.py __post_init__,
+// "Uneven PP": first, last and middle-per-rank counts divisible by v).
+bool first_last_split(const PricedPlan& plan) {
+  const std::int64_t p = plan.layout.stages, v = plan.virtual_stages;
+  for (std::int64_t s = 0; s < p; ++s) {
+    const std::int64_t n = plan.layout.layers_on(s);
+    if (n % v) return false;
+    for (const ChunkPlan& c : plan.chunks(s))
+      if (c.layers != n / v) return false;
+    if (s > 1 && s < p - 1 && n != plan.layout.layers_on(1)) return false;
+  }
+  return true;
+}
+
 // Lines joined as a shell command's continuation lines.
 std::string continued(const std::vector<std::string>& lines) {
   std::string out;
@@ -73,7 +89,16 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
   arg("--tensor-model-parallel-size", "model.tensor_model_parallel_size", std::to_string(pc.tp));
   arg("--pipeline-model-parallel-size", "model.pipeline_model_parallel_size", std::to_string(pc.pp));
   if (pc.pp > 1) {
-    if (!uniform_chunks(ev.plan, model.num_layers)) {
+    if (!uniform_chunks(ev.plan, model.num_layers) && first_last_split(ev.plan)) {
+      // The older flags (also in releases before the layout string) suffice.
+      arg("--decoder-first-pipeline-num-layers", "model.num_layers_in_first_pipeline_stage",
+          std::to_string(ev.plan.layout.first));
+      arg("--decoder-last-pipeline-num-layers", "model.num_layers_in_last_pipeline_stage",
+          std::to_string(ev.plan.layout.last));
+      if (pc.virtual_stages > 1)
+        arg("--num-virtual-stages-per-pipeline-rank", "model.virtual_pipeline_model_parallel_size",
+            std::to_string(pc.virtual_stages));
+    } else if (!uniform_chunks(ev.plan, model.num_layers)) {
       const std::string layout = megatron_layout_string(ev.plan);
       if (bridge)
         out.push_back(fmt::format("'model.pipeline_model_parallel_layout=\"{}\"'", layout));
