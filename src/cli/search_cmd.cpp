@@ -65,11 +65,17 @@ int run(const SearchFlags& f) {
   };
   const SearchReport rep = search_and_simulate(model, hw, spec, f.top, f.simulate_top, f.common.html.has_value());
   progress.finish();
-  std::optional<LaunchFlags> flags;
-  if (f.export_to && !rep.search.top.empty())
-    flags = launch_flags(*fw, model, hw, spec.training, rep.search.top.front(),
-                         RuleContext{spec.pins.reshard_after_forward.has_value()});
   RunContext ctx{model, hw, spec.training, budget ? &*budget : nullptr, fw ? &framework_info(*fw) : nullptr};
+  std::optional<LaunchFlags> flags;
+  if (f.export_to && !rep.search.top.empty()) {
+    try {
+      flags = launch_flags(*fw, model, hw, spec.training, rep.search.top.front(),
+                           RuleContext{spec.pins.reshard_after_forward.has_value()});
+    } catch (const InputError&) {
+      std::cout << render_search_report(rep, ctx, parse_format(f.common.format));  // the ranking, then why not
+      throw;
+    }
+  }
   ctx.launch = flags ? &*flags : nullptr;
   // The page first: a page that cannot be written fails the command before it prints.
   if (f.common.html) write_html(*f.common.html, render_search_html(rep, ctx, html_page_info()));

@@ -234,23 +234,30 @@ std::string maxtext_lines(const ModelSpec& model, const HardwareProfile& hw, con
                                                   domain, hw.name));
     slices = n / domain;
   }
-  const std::int64_t dcn_dp = gcd64(pc.dp, slices), rest = slices / dcn_dp;
-  if (pc.pp % rest)
-    throw InputError("--framework", fmt::format("maxtext: {} slices cannot be split over DP {} and PP {} (the DCN "
-                                                "axes); TP and CP stay inside a slice",
-                                                slices, pc.dp, pc.pp));
-  const std::int64_t dcn_pp = rest;
+  // DCN axes take the slices in the order DP, PP, CP; TP stays inside one.
+  std::int64_t rest = slices;
+  const std::int64_t dcn_dp = gcd64(pc.dp, rest);
+  rest /= dcn_dp;
+  const std::int64_t dcn_pp = gcd64(pc.pp, rest);
+  rest /= dcn_pp;
+  const std::int64_t dcn_cp = gcd64(pc.cp, rest);
+  rest /= dcn_cp;
+  if (rest != 1)
+    throw InputError("--framework", fmt::format("maxtext: {} slices of {} chips cannot be split over DP {}, PP {} and "
+                                                "CP {} (the DCN axes); TP stays inside a slice",
+                                                slices, domain, pc.dp, pc.pp, pc.cp));
   const bool fsdp = pc.zero_stage == 3;
   const char* tensor_axis = pc.sequence_parallel ? "tensor_sequence" : "tensor";
   std::vector<std::string> out;
   out.push_back(fmt::format("ici_{}_parallelism={}", fsdp ? "fsdp" : "data", pc.dp / dcn_dp));
   if (!fsdp) out.push_back("ici_fsdp_parallelism=1");
   out.push_back(fmt::format("ici_{}_parallelism={}", tensor_axis, pc.tp));
-  out.push_back(fmt::format("ici_context_parallelism={}", pc.cp));
+  out.push_back(fmt::format("ici_context_parallelism={}", pc.cp / dcn_cp));
   out.push_back(fmt::format("ici_pipeline_parallelism={}", pc.pp / dcn_pp));
   out.push_back(fmt::format("dcn_{}_parallelism={}", fsdp ? "fsdp" : "data", dcn_dp));
   if (fsdp) out.push_back("dcn_data_parallelism=1");
   out.push_back(fmt::format("dcn_pipeline_parallelism={}", dcn_pp));
+  out.push_back(fmt::format("dcn_context_parallelism={}", dcn_cp));
   if (pc.zero_stage == 1) out.push_back("shard_optimizer_over_data=true");
   out.push_back(fmt::format("max_target_length={}", ts.seq_len));
   if (pc.pp > 1) {
