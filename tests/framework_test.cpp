@@ -17,6 +17,9 @@
 #include "planner/model/labels.h"
 #include "planner/model/time_to_train.h"
 #include "planner/search/search.h"
+#include "planner/simulate/simulate_top.h"
+#include "planner/views/html_report.h"
+#include "planner/views/report.h"
 #include "planner/spec/input_error.h"
 
 using namespace planner;
@@ -184,4 +187,29 @@ TEST_CASE("time to train: tokens over throughput", "[framework]") {
   CHECK(t.days == Approx(1.5e6 / 86400.0));
   CHECK(t.gpu_hours == Approx(256 * 1.5e6 / 3600.0));
   CHECK(t.cost_usd == Approx(2.0 * 256 * 1.5e6 / 3600.0));
+}
+
+TEST_CASE("reports count the framework's rules beside the cost model's reasons", "[framework][html]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  SearchSpec spec;
+  spec.training = training(m, 64);
+  spec.framework = Framework::torchtitan;
+  apply_framework_defaults(framework_info(Framework::torchtitan), spec.training, {});
+  const SearchReport rep = search_and_simulate(m, hw, spec, 3, 0, false);
+  const RunContext ctx{m, hw, spec.training, nullptr, &framework_info(Framework::torchtitan)};
+  std::size_t bars = 0;
+  for (std::int64_t n : rep.search.rejections) bars += n > 0;
+  for (std::int64_t n : rep.search.framework_rejections) bars += n > 0;
+  REQUIRE(bars > 0);
+  const std::string page = render_search_html(rep, ctx, {"planner search", "0.1.0"});
+  std::size_t rects = 0;
+  for (std::size_t at = page.find("<rect class=\"reason\""); at != std::string::npos;
+       at = page.find("<rect class=\"reason\"", at + 1))
+    ++rects;
+  CHECK(rects == bars);
+  CHECK(page.find("torchtitan: no ZeRO-1") != std::string::npos);
+  const std::string text = render_search(rep.search, ctx, Format::table);
+  CHECK(text.find("torchtitan v0.2.2: ") != std::string::npos);
+  CHECK(text.find("TFLOP/s") != std::string::npos);
 }
