@@ -134,6 +134,8 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
       flag("--use-megatron-fsdp", "ddp.use_megatron_fsdp");
       arg("--data-parallel-sharding-strategy", "ddp.data_parallel_sharding_strategy",
           pc.zero_stage == 2 ? "optim_grads" : "optim_grads_params");
+      // validate_args: 'Megatron-FSDP requires the `fsdp_dtensor` checkpointing format.'
+      arg("--ckpt-format", "checkpoint.ckpt_format", "fsdp_dtensor");
       if (bridge) out.push_back("ddp.use_distributed_optimizer=true"), out.push_back("optimizer.use_distributed_optimizer=true");
     }
     if (ts.overlap_grad_reduce) {
@@ -314,9 +316,15 @@ LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProf
   const Batch b{ts.global_batch_sequences, pc.micro_batch_size, ev.plan.micro_batches};
   switch (f) {
     case Framework::megatron:
-      return {header(info, model, hw, ts, pc, "#") + continued(megatron_lines(model, ts, ev, b, false)), ""};
-    case Framework::nemo:
-      return {header(info, model, hw, ts, pc, "#") + continued(megatron_lines(model, ts, ev, b, true)), ""};
+    case Framework::nemo: {
+      // validate_args asserts CUDA_DEVICE_MAX_CONNECTIONS != 1 under Megatron-FSDP.
+      const bool megatron_fsdp = (pc.dp > 1 || pc.cp > 1) && pc.zero_stage >= 2 &&
+                                 !(pc.zero_stage == 3 && !pc.reshard_after_forward);
+      return {header(info, model, hw, ts, pc, "#") + continued(megatron_lines(model, ts, ev, b, f == Framework::nemo)),
+              megatron_fsdp ? "Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or > 1 "
+                              "(megatron/training/arguments.py validate_args)"
+                            : ""};
+    }
     case Framework::torchtitan:
       return {header(info, model, hw, ts, pc, "#") + torchtitan_toml(ts, ev, b), ""};
     case Framework::deepspeed: {
