@@ -14,11 +14,12 @@ declare -A allowed=(
   [spec]="spec"
   [model]="spec model"
   [io]="spec model io"
-  [search]="spec model search"
-  [simulate]="spec model search simulate"
+  [framework]="spec model framework"
+  [search]="spec model framework search"
+  [simulate]="spec model framework search simulate"
   [calibrate]="spec model io calibrate"
-  [validate]="spec model io search validate"
-  [views]="spec model io search simulate calibrate validate views"
+  [validate]="spec model io framework search validate"
+  [views]="spec model io framework search simulate calibrate validate views"
 )
 status=0
 for layer in "${!allowed[@]}"; do
@@ -31,7 +32,7 @@ for layer in "${!allowed[@]}"; do
         echo "check_layers: $f includes \"$inc\": $layer/ may include only ${allowed[$layer]// /, }" >&2
         status=1
       fi
-    done < <(sed -nE 's@^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]((planner/)?(spec|model|io|search|simulate|calibrate|validate|views|cli)/[^">]+)[">].*@\1@p' "$f")
+    done < <(sed -nE 's@^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]((planner/)?(spec|model|io|framework|search|simulate|calibrate|validate|views|cli)/[^">]+)[">].*@\1@p' "$f")
   done
 done
 # Every header and source of the library sits in one of the folders above.

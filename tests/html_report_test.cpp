@@ -93,6 +93,7 @@ TEST_CASE("a search page holds the scatter, every result with its breakdowns, an
                          "timeline", "rejections", "time-breakdown-1", "memory-breakdown-4"})
     CHECK(occurrences(page, fmt::format("id=\"{}\"", id)) == 1);
   CHECK(occurrences(page, "<tr class=\"result\">") == 4);
+  CHECK(occurrences(page, "<th>TFLOP/s per GPU</th>") == 1);  // beside MFU in the ranked table
   CHECK(occurrences(page, "<details") == 4);
   CHECK(occurrences(page, "<details open>") == 1);  // the best one
   CHECK(occurrences(page, "class=\"breakdown time\"") == 4);

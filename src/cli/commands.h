@@ -19,6 +19,7 @@ Runner add_list_command(CLI::App& cmd);       // list_cmd.cpp
 Runner add_show_command(CLI::App& cmd);       // show_cmd.cpp
 Runner add_evaluate_command(CLI::App& cmd);   // evaluate_cmd.cpp
 Runner add_search_command(CLI::App& cmd);     // search_cmd.cpp
+Runner add_export_command(CLI::App& cmd);     // export_cmd.cpp
 Runner add_validate_command(CLI::App& cmd);   // validate_cmd.cpp
 Runner add_regress_command(CLI::App& cmd);    // regress_cmd.cpp
 Runner add_simulate_command(CLI::App& cmd);   // simulate_cmd.cpp

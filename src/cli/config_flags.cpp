@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "planner/io/atomic_write.h"
+#include "planner/model/evaluate.h"
+#include "planner/model/labels.h"
 #include "planner/spec/input_error.h"
 #include "planner/spec/limits.h"
 #include "planner/spec/names.h"
@@ -140,12 +142,12 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
   for (auto [flag, v] : {std::pair{"--grad-bytes", f.grad_bytes},
                          {"--optimizer-bytes", f.optimizer_bytes},
                          {"--weight-bytes", f.weight_bytes}})
-    if (!(v >= 0 && v <= kMaxBytesPerParam))
+    if (v && !(*v >= 0 && *v <= kMaxBytesPerParam))
       throw InputError(flag,
-                       fmt::format("expected a number of bytes between 0 and {:g}, got {}", kMaxBytesPerParam, v));
-  ts.grad_bytes_per_param = f.grad_bytes;
-  ts.optimizer_bytes_per_param = f.optimizer_bytes;
-  ts.weight_bytes_per_param = f.weight_bytes;
+                       fmt::format("expected a number of bytes between 0 and {:g}, got {}", kMaxBytesPerParam, *v));
+  ts.grad_bytes_per_param = f.grad_bytes.value_or(ts.grad_bytes_per_param);
+  ts.optimizer_bytes_per_param = f.optimizer_bytes.value_or(ts.optimizer_bytes_per_param);
+  ts.weight_bytes_per_param = f.weight_bytes.value_or(ts.weight_bytes_per_param);
   ts.overlap_grad_reduce = !f.no_overlap_grad_reduce;
   ts.overlap_p2p = f.overlap_p2p;
   ts.tp_comm_overlap = f.tp_overlap;
@@ -174,6 +176,59 @@ SearchPins pins_from(const ConfigFlags& c) {
   }
   pins.sequence_parallel = c.sp;
   return pins;
+}
+
+void add_framework_flag(CLI::App* app, LaunchOptions& o, bool required) {
+  auto* opt = app->add_option("--framework", o.framework,
+                              required ? "the framework to write the launch flags for: megatron, nemo, torchtitan, "
+                                         "deepspeed or maxtext"
+                                       : "keep only what this framework can express and use its defaults: megatron, "
+                                         "nemo, torchtitan, deepspeed or maxtext (default: any layout planner prices)");
+  opt->check(CLI::IsMember(name_list<Framework>()));
+  if (required) opt->required();
+}
+
+void add_budget_flags(CLI::App* app, LaunchOptions& o) {
+  app->add_option("--tokens", o.tokens, "tokens to train on (e.g. 15e12): adds days and GPU-hours");
+  app->add_option("--gpu-hour-cost", o.gpu_hour_cost, "price of one GPU-hour in USD (needs --tokens): adds the cost");
+}
+
+std::optional<Framework> framework_from(const LaunchOptions& o) {
+  if (!o.framework) return std::nullopt;
+  return parse_name<Framework>(*o.framework);
+}
+
+void apply_framework(const CommonFlags& f, std::optional<Framework> fw, TrainingSpec& ts) {
+  if (!fw) return;
+  apply_framework_defaults(framework_info(*fw), ts,
+                           {f.grad_bytes.has_value(), f.weight_bytes.has_value(), f.optimizer_bytes.has_value()});
+}
+
+std::optional<TrainingBudget> budget_from(const LaunchOptions& o) {
+  if (o.gpu_hour_cost && !o.tokens)
+    throw InputError("--gpu-hour-cost", "prices the GPU-hours of a run; give --tokens (the tokens to train on) too");
+  if (!o.tokens) return std::nullopt;
+  if (!(*o.tokens >= 1 && *o.tokens <= 1e18))
+    throw InputError("--tokens", fmt::format("expected a number of tokens between 1 and 1e18, got {}", *o.tokens));
+  if (o.gpu_hour_cost && !(*o.gpu_hour_cost > 0 && *o.gpu_hour_cost <= 1e6))
+    throw InputError("--gpu-hour-cost",
+                     fmt::format("expected a price in USD above 0 and at most 1e6, got {}", *o.gpu_hour_cost));
+  return TrainingBudget{*o.tokens, o.gpu_hour_cost.value_or(0.0)};
+}
+
+ParallelConfig framework_config(Framework fw, const ModelSpec& model, const TrainingSpec& ts, ParallelConfig pc,
+                                const ConfigFlags& c) {
+  const FrameworkInfo& info = framework_info(fw);
+  const ParallelConfig n = normalized(pc);
+  // The framework's own ZeRO-3 resharding where the user left it open.
+  if (!c.reshard_after_forward && n.zero_stage == 3)
+    for (const FrameworkRule& r : info.rules)
+      if (r.kind == RuleKind::reshard_default) pc.reshard_after_forward = n.pp == 1;
+  const RuleContext ctx{c.reshard_after_forward.has_value()};
+  if (const int r = broken_rule(info, model, normalized(pc), ts, ctx); r >= 0)
+    throw InputError("--framework", fmt::format("{} {} cannot express {}: {}", to_string(fw), info.release,
+                                                config_label(normalized(pc), 'c'), rule_text(info, r)));
+  return pc;
 }
 
 void check_tp_overlap(const TrainingSpec& ts, const SearchPins& pins) {

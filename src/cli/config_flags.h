@@ -10,6 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "planner/framework/framework.h"
+#include "planner/model/time_to_train.h"
 #include "planner/search/search.h"
 #include "planner/spec/specs.h"
 #include "planner/views/html_report.h"
@@ -24,10 +26,17 @@ struct CommonFlags {
   std::optional<std::int64_t> seq_len, global_batch, global_batch_tokens;
   std::string dtype = "bf16";
   std::string attention = "flash";
-  double grad_bytes = 2, optimizer_bytes = 12, weight_bytes = 2;
+  std::optional<double> grad_bytes, optimizer_bytes, weight_bytes;  // unset: planner's or the framework's default
   bool no_overlap_grad_reduce = false, overlap_p2p = false, tp_overlap = false;
   std::string format = "table";
   std::optional<std::string> html;  // --html FILE: a self-contained page (views/html_report.h)
+};
+
+// --framework, --tokens and --gpu-hour-cost (evaluate, search; export takes
+// --framework alone).
+struct LaunchOptions {
+  std::optional<std::string> framework;
+  std::optional<double> tokens, gpu_hour_cost;
 };
 
 struct ConfigFlags {
@@ -41,6 +50,20 @@ struct ConfigFlags {
 
 void add_common(CLI::App* app, CommonFlags& f, bool gpus_required);
 void add_config(CLI::App* app, ConfigFlags& c);
+void add_framework_flag(CLI::App* app, LaunchOptions& o, bool required);
+void add_budget_flags(CLI::App* app, LaunchOptions& o);
+// The framework --framework names, or none.
+std::optional<Framework> framework_from(const LaunchOptions& o);
+// Its pipeline split and precision defaults on `ts`, where the user gave no
+// --grad-bytes, --weight-bytes or --optimizer-bytes.
+void apply_framework(const CommonFlags& f, std::optional<Framework> fw, TrainingSpec& ts);
+// --tokens [--gpu-hour-cost]; --gpu-hour-cost alone is an InputError.
+std::optional<TrainingBudget> budget_from(const LaunchOptions& o);
+// The layout `pc` (from the flags) as the framework runs it: its default
+// ZeRO-3 resharding where --reshard-after-forward was not given, then an
+// InputError naming the rule it cannot express.
+ParallelConfig framework_config(Framework fw, const ModelSpec& model, const TrainingSpec& ts, ParallelConfig pc,
+                                const ConfigFlags& c);
 Format parse_format(const std::string& s);
 // The formats of `list` and `show` (no CSV).
 std::vector<std::string> table_or_json();

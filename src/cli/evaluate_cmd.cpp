@@ -21,22 +21,27 @@ namespace {
 struct EvaluateFlags {
   CommonFlags common;
   ConfigFlags config;
+  LaunchOptions launch;
   bool explain = false;
 };
 
 int run(const EvaluateFlags& f) {
   const ModelSpec model = find_model(f.common.model);
   const HardwareProfile hw = find_hardware(f.common.hardware);
-  const TrainingSpec ts = training_from(f.common, model);
+  const std::optional<Framework> fw = framework_from(f.launch);
+  const std::optional<TrainingBudget> budget = budget_from(f.launch);
+  TrainingSpec ts = training_from(f.common, model);
+  apply_framework(f.common, fw, ts);
   check_dtype(ts, hw);
-  const ParallelConfig pc = config_from(f.config, ts);
+  ParallelConfig pc = config_from(f.config, ts);
+  if (fw) pc = framework_config(*fw, model, ts, pc, f.config);
   const Format format = parse_format(f.common.format);
   if (f.explain && format == Format::csv)
     throw InputError("--explain", "prints the formulas with --format table or json, not csv");
   check_html_path(f.common);
   Explain ex;
   const Evaluation ev = evaluate(model, hw, pc, ts, f.explain || f.common.html ? &ex : nullptr);
-  const RunContext ctx{model, hw, ts};
+  const RunContext ctx{model, hw, ts, budget ? &*budget : nullptr, fw ? &framework_info(*fw) : nullptr};
   if (f.common.html) {
     // The page shows the layout's timeline too, when it can run.
     const std::optional<SimulatedStep> step = simulate_own_schedule(model, hw, ts, ev);
@@ -55,6 +60,8 @@ Runner add_evaluate_command(CLI::App& cmd) {
   cmd.add_option("--schedule", f->config.schedule, "1f1b or gpipe (interleaved when --vpp > 1)")
       ->check(CLI::IsMember(name_list(kClosedFormSchedules)));
   cmd.add_flag("--explain", f->explain, "print every formula with its inputs and output");
+  add_framework_flag(&cmd, f->launch, false);
+  add_budget_flags(&cmd, f->launch);
   return [f] { return run(*f); };
 }
 

@@ -33,6 +33,8 @@ constexpr Subcommand kSubcommands[] = {
     {"show", "show one model or hardware profile (name, alias or JSON path)", add_show_command},
     {"evaluate", "price one configuration: memory, step time, fits or not", add_evaluate_command},
     {"search", "rank every layout that fits (pins such as --tp 8 fix a knob)", add_search_command},
+    {"export", "print the launch flags of one configuration for a framework (--framework megatron, ...)",
+     add_export_command},
     {"validate", "compare predictions with measured runs (docs/published_runs.md)", add_validate_command},
     {"regress", "check the cost model's predictions for a suite of cases against a golden file (CI)",
      add_regress_command},

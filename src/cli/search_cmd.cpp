@@ -5,11 +5,13 @@
 #include <cstddef>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "commands.h"
 #include "config_flags.h"
+#include "planner/framework/launch_flags.h"
 #include "planner/io/catalog.h"
 #include "planner/simulate/simulate_top.h"
 #include "planner/spec/input_error.h"
@@ -23,6 +25,8 @@ namespace {
 struct SearchFlags {
   CommonFlags common;
   ConfigFlags config;
+  LaunchOptions launch;
+  std::optional<std::string> export_to;  // --export FRAMEWORK: the top pick's launch flags
   std::int64_t top = 10;  // signed, so that -1 is read as -1 and refused
   std::int64_t simulate_top = 0;
 };
@@ -30,8 +34,22 @@ struct SearchFlags {
 int run(const SearchFlags& f) {
   const ModelSpec model = find_model(f.common.model);
   const HardwareProfile hw = find_hardware(f.common.hardware);
+  LaunchOptions launch = f.launch;
+  if (f.export_to) {
+    if (launch.framework && *launch.framework != *f.export_to)
+      throw InputError("--export", fmt::format("writes {} flags, but --framework is {}: search for the framework you "
+                                               "launch with (or leave --framework out)",
+                                               *f.export_to, *launch.framework));
+    launch.framework = f.export_to;
+    if (parse_format(f.common.format) == Format::csv)
+      throw InputError("--export", "prints the launch flags with --format table or json, not csv");
+  }
+  const std::optional<Framework> fw = framework_from(launch);
+  const std::optional<TrainingBudget> budget = budget_from(launch);
   SearchSpec spec;
   spec.training = training_from(f.common, model);
+  apply_framework(f.common, fw, spec.training);
+  spec.framework = fw;
   check_dtype(spec.training, hw);
   spec.pins = pins_from(f.config);
   check_tp_overlap(spec.training, spec.pins);
@@ -47,10 +65,23 @@ int run(const SearchFlags& f) {
   };
   const SearchReport rep = search_and_simulate(model, hw, spec, f.top, f.simulate_top, f.common.html.has_value());
   progress.finish();
-  const RunContext ctx{model, hw, spec.training};
+  RunContext ctx{model, hw, spec.training, budget ? &*budget : nullptr, fw ? &framework_info(*fw) : nullptr};
+  std::optional<LaunchFlags> flags;
+  if (f.export_to && !rep.search.top.empty()) {
+    try {
+      flags = launch_flags(*fw, model, hw, spec.training, rep.search.top.front(),
+                           RuleContext{spec.pins.reshard_after_forward.has_value()});
+    } catch (const InputError&) {
+      std::cout << render_search_report(rep, ctx, parse_format(f.common.format));  // the ranking, then why not
+      throw;
+    }
+  }
+  ctx.launch = flags ? &*flags : nullptr;
   // The page first: a page that cannot be written fails the command before it prints.
   if (f.common.html) write_html(*f.common.html, render_search_html(rep, ctx, html_page_info()));
   std::cout << render_search_report(rep, ctx, parse_format(f.common.format));
+  if (flags && !flags->note.empty() && parse_format(f.common.format) == Format::table)
+    std::cerr << "planner: note: " << flags->note << "\n";
   if (rep.search.top.empty()) {
     std::cerr << fmt::format("planner: error: no layout of {} GPUs fits {} on {} (rejection reasons above)\n",
                              spec.training.num_gpus, model.name, hw.name);
@@ -68,6 +99,12 @@ Runner add_search_command(CLI::App& cmd) {
   cmd.add_option("--top,-k", f->top, "how many results to print (default 10)");
   cmd.add_option("--simulate-top", f->simulate_top,
                  "re-rank the first K results by simulated step time (planner simulate) and show both");
+  add_framework_flag(&cmd, f->launch, false);
+  add_budget_flags(&cmd, f->launch);
+  cmd.add_option("--export", f->export_to,
+                 "print the top pick's launch flags for this framework (implies --framework): megatron, nemo, "
+                 "torchtitan, deepspeed or maxtext")
+      ->check(CLI::IsMember(name_list<Framework>()));
   return [f] { return run(*f); };
 }
 

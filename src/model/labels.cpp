@@ -1,6 +1,8 @@
 // The labels of labels.h.
 #include "planner/model/labels.h"
 
+#include <vector>
+
 #include "planner/spec/names.h"
 
 namespace planner {
@@ -18,6 +20,28 @@ std::string config_label(const ParallelConfig& c, char style) {
   return fmt::format("tp={} cp={} pp={} dp={} mbs={} vpp={} recompute={} zero={} sp={}", c.tp, c.cp, c.pp, c.dp,
                      c.micro_batch_size, c.virtual_stages, to_string(c.recompute), zero_label(c),
                      c.sequence_parallel ? "on" : "off");
+}
+
+std::string split_label(const PricedPlan& plan) {
+  const std::int64_t p = plan.layout.stages;
+  std::vector<std::string> stages;
+  for (std::int64_t s = 0; s < p; ++s) {
+    if (plan.virtual_stages <= 1) {
+      stages.push_back(std::to_string(plan.layout.layers_on(s)));
+      continue;
+    }
+    std::string st;
+    for (const ChunkPlan& c : plan.chunks(s)) st += (st.empty() ? "" : "/") + std::to_string(c.layers);
+    stages.push_back(st);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < stages.size();) {
+    std::size_t j = i + 1;
+    while (j < stages.size() && stages[j] == stages[i]) ++j;
+    out += (out.empty() ? "" : " ") + stages[i] + (j - i > 1 ? fmt::format("x{}", j - i) : "");
+    i = j;
+  }
+  return out;
 }
 
 std::string zero_label(const ParallelConfig& c) {

@@ -80,16 +80,47 @@ StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_
   return out;
 }
 
+StageLayout uniform_layers(std::int64_t layers, std::int64_t stages, std::int64_t min_layers) {
+  StageLayout out;
+  out.stages = std::max<std::int64_t>(stages, 1);
+  min_layers = std::max<std::int64_t>(min_layers, 1);
+  const std::int64_t p = out.stages, base = layers / p, rem = layers % p;
+  if (base < min_layers) {
+    out.feasible = false;
+    return out;
+  }
+  if (p == 1) {
+    out.first = out.last = layers;
+    return out;
+  }
+  // Stages 0 .. rem-1 hold base + 1 (rem < p, so the last stage holds base
+  // unless rem == 0).
+  out.first = base + (rem > 0 ? 1 : 0);
+  out.last = base;
+  const std::int64_t mid_hi = std::max<std::int64_t>(0, rem - 1);  // middle stages with base + 1
+  if (mid_hi > 0) {
+    out.middle_hi = base + 1;
+    out.middle_hi_count = mid_hi;
+  } else {
+    out.middle_hi = base;
+    out.middle_hi_count = p - 2;
+  }
+  return out;
+}
+
 namespace {
 
 // chunk_layers into caller-provided buffers of v entries (n, extra, low), so
 // the step-time hot path (interleaved_pace_layers, once per evaluated
 // configuration) allocates nothing for the usual v <= kStackChunks.
+// With heads_in_split false the layers are filled as if no chunk carried a
+// head, and `extra` gets the heads afterwards (the pace still counts them).
 void fill_chunk_layers(const StageLayout& layout, std::int64_t stage, std::size_t nv, double extra_first,
-                       double extra_last, std::int64_t* n, double* extra, std::size_t* low) {
+                       double extra_last, bool heads_in_split, std::int64_t* n, double* extra, std::size_t* low) {
   for (std::size_t c = 0; c < nv; ++c) n[c] = 0, extra[c] = 0.0;
-  if (stage == 0) extra[0] += extra_first;
-  if (stage == layout.stages - 1) extra[nv - 1] += extra_last;
+  const double head_first = stage == 0 ? extra_first : 0.0;
+  const double head_last = stage == layout.stages - 1 ? extra_last : 0.0;
+  if (heads_in_split) extra[0] += head_first, extra[nv - 1] += head_last;
   auto load = [&](std::size_t c) { return extra[c] + double(n[c]); };
   // Water-filling, each layer to the least-loaded chunk (ties to the earlier
   // one), in bulk: the chunks whose load is below the lowest + 1 take one
@@ -123,6 +154,7 @@ void fill_chunk_layers(const StageLayout& layout, std::int64_t stage, std::size_
     ++n[best];
     --left;
   }
+  if (!heads_in_split) extra[0] += head_first, extra[nv - 1] += head_last;
 }
 
 constexpr std::size_t kStackChunks = 64;
@@ -130,16 +162,17 @@ constexpr std::size_t kStackChunks = 64;
 }  // namespace
 
 std::vector<std::int64_t> chunk_layers(const StageLayout& layout, std::int64_t stage, std::int64_t v,
-                                       double extra_first, double extra_last) {
+                                       double extra_first, double extra_last, bool heads_in_split) {
   const std::size_t nv = std::size_t(std::max<std::int64_t>(v, 1));
   std::vector<std::int64_t> n(nv);
   std::vector<double> extra(nv);
   std::vector<std::size_t> low(nv);
-  fill_chunk_layers(layout, stage, nv, extra_first, extra_last, n.data(), extra.data(), low.data());
+  fill_chunk_layers(layout, stage, nv, extra_first, extra_last, heads_in_split, n.data(), extra.data(), low.data());
   return n;
 }
 
-double interleaved_pace_layers(const StageLayout& layout, std::int64_t v, double extra_first, double extra_last) {
+double interleaved_pace_layers(const StageLayout& layout, std::int64_t v, double extra_first, double extra_last,
+                               bool heads_in_split) {
   const std::size_t nv = std::size_t(std::max<std::int64_t>(v, 1));
   // Stack buffers for the usual v; heap only for a very large pinned v.
   std::int64_t n_stack[kStackChunks];
@@ -160,7 +193,7 @@ double interleaved_pace_layers(const StageLayout& layout, std::int64_t v, double
   // A stage's chunks depend only on its layers and the head it carries, so
   // one stage of each kind gives every chunk's slowest.
   for (std::int64_t s : layout.distinct_stages()) {
-    fill_chunk_layers(layout, s, nv, extra_first, extra_last, n, extra, low);
+    fill_chunk_layers(layout, s, nv, extra_first, extra_last, heads_in_split, n, extra, low);
     for (std::size_t c = 0; c < nv; ++c) round_max[c] = std::max(round_max[c], double(n[c]) + extra[c]);
   }
   double pace = 0;

@@ -100,6 +100,7 @@ PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const 
   plan.virtual_stages = pc.virtual_stages;
   plan.params = count_params(model);
   plan.tied_embeddings = model.tied_embeddings;
+  plan.heads_in_split = ts.pipeline_split == PipelineSplit::balanced;
   return plan;
 }
 
@@ -124,7 +125,10 @@ PricedPlan price_plan(const ModelSpec& model, const HardwareProfile& hw, const P
   PricedPlan plan = price_costs(model, hw, pc, ts, lt, head);
   // Balance layers over stages counting the embedding and output layer in
   // layer-equivalents of time (Llama 3 paper §3.3.2: uneven first/last stages).
-  plan.layout = balance_layers(model.num_layers, pc.pp, pc.virtual_stages, plan.extra_first, plan.extra_last);
+  // A uniform split (DeepSpeed partition_method 'uniform', MaxText) ignores the heads.
+  plan.layout = ts.pipeline_split == PipelineSplit::uniform
+                    ? uniform_layers(model.num_layers, pc.pp, pc.virtual_stages)
+                    : balance_layers(model.num_layers, pc.pp, pc.virtual_stages, plan.extra_first, plan.extra_last);
   return plan;
 }
 
@@ -154,7 +158,7 @@ double PricedPlan::stage_params(std::int64_t stage) const {
 // last chunk of stage p-1 (chunk_layers water-fills the layers around them).
 std::vector<ChunkPlan> PricedPlan::chunks(std::int64_t stage) const {
   const std::int64_t v = virtual_stages;
-  const std::vector<std::int64_t> layers = chunk_layers(layout, stage, v, extra_first, extra_last);
+  const std::vector<std::int64_t> layers = chunk_layers(layout, stage, v, extra_first, extra_last, heads_in_split);
   std::vector<ChunkPlan> out(layers.size());
   for (std::size_t c = 0; c < layers.size(); ++c) {
     ChunkPlan& ch = out[c];

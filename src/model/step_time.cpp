@@ -99,7 +99,7 @@ double bubble_term_s(const ModelSpec& model, const PricedPlan& plan, double t_ma
   const double all_stages = double(model.num_layers) * plan.layer_step_s + plan.head_first_s + plan.head_last_s;
   double bubble = std::max(0.0, all_stages - t_max) / double(v);
   if (v > 1) {
-    const double pace = interleaved_pace_layers(plan.layout, v, plan.extra_first, plan.extra_last) * plan.layer_unit_s;
+    const double pace = interleaved_pace_layers(plan.layout, v, plan.extra_first, plan.extra_last, plan.heads_in_split) * plan.layer_unit_s;
     bubble += md * std::max(0.0, pace - t_max);
   }
   if (ex)

@@ -168,6 +168,11 @@ class Tally {
   Tally(SearchResult& res, const SearchSpec& spec, std::int64_t total)
       : res_(res), spec_(spec), total_(total), next_report_(std::max<std::int64_t>(1, spec.progress_every)) {}
 
+  void reject_by_rule(int rule) {
+    ++res_.rejected;
+    ++res_.framework_rejections[std::size_t(rule)];
+  }
+
   void reject(std::uint32_t reasons) {
     ++res_.rejected;
     for (std::size_t i = 0; i < kNumReasons; ++i)
@@ -203,9 +208,15 @@ class Tally {
 // checks and the layer costs depend only on the shared knobs, so they run
 // once for the group; each variant is then evaluated (memory pruning inside
 // evaluate) and offered to `top` when it fits.
+// The framework's rules, when the search has one.
+struct FrameworkFilter {
+  const FrameworkInfo* info = nullptr;
+  RuleContext ctx;
+};
+
 void price_group(const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts, const ParallelConfig& base,
-                 const std::vector<std::int64_t>& vpps, const std::vector<Sharding>& shardings, Tally& tally,
-                 TopK& top) {
+                 const std::vector<std::int64_t>& vpps, const std::vector<Sharding>& shardings,
+                 const FrameworkFilter& fw, Tally& tally, TopK& top) {
   SearchResult& res = tally.res();
   const std::uint32_t shape_reasons = structural_reasons(model, hw, base, ts);
   const std::int64_t variants = std::int64_t(vpps.size() * shardings.size());
@@ -224,6 +235,12 @@ void price_group(const ModelSpec& model, const HardwareProfile& hw, const Traini
       pc.zero_stage = z.zero_stage;
       pc.reshard_after_forward = z.reshard_after_forward;
       ++res.considered;
+      if (fw.info) {
+        if (const int rule = broken_rule(*fw.info, model, normalized(pc), ts, fw.ctx); rule >= 0) {
+          tally.reject_by_rule(rule);
+          continue;
+        }
+      }
       Evaluation ev = evaluate(model, hw, pc, ts, lt, head);
       if (!ev.feasible()) {
         tally.reject(ev.reasons);
@@ -261,7 +278,13 @@ bool better(const Evaluation& a, const Evaluation& b) {
 }
 
 SearchResult search(const ModelSpec& model, const HardwareProfile& hw, const SearchSpec& spec) {
-  const TrainingSpec& ts = spec.training;
+  TrainingSpec ts = spec.training;
+  FrameworkFilter fw;
+  if (spec.framework) {
+    fw.info = &framework_info(*spec.framework);
+    fw.ctx.reshard_pinned = spec.pins.reshard_after_forward.has_value();
+    ts.pipeline_split = fw.info->split;
+  }
   check_sizes(model, "model " + model.name);
   check_sizes(ts, "search");
   check_pins(spec.pins);
@@ -269,6 +292,10 @@ SearchResult search(const ModelSpec& model, const HardwareProfile& hw, const Sea
   const Enumeration en = enumerate_layouts(model, spec, ax);
 
   SearchResult res;
+  if (fw.info) {
+    res.framework = spec.framework;
+    res.framework_rejections.assign(fw.info->rules.size(), 0);
+  }
   Tally tally(res, spec, en.total);
   TopK top(spec.top_k);
   for (const Outer& o : en.outers)
@@ -278,7 +305,7 @@ SearchResult search(const ModelSpec& model, const HardwareProfile& hw, const Sea
           ParallelConfig base;
           base.tp = o.tp, base.cp = o.cp, base.pp = o.pp, base.dp = o.dp;
           base.micro_batch_size = mbs, base.sequence_parallel = sp, base.recompute = rec;
-          price_group(model, hw, ts, base, o.vpps, ax.shardings, tally, top);
+          price_group(model, hw, ts, base, o.vpps, ax.shardings, fw, tally, top);
         }
   if (spec.progress) spec.progress(SearchProgress{res.considered, en.total});
   res.top = std::move(top).ranked();

@@ -24,19 +24,20 @@ std::string ranked_table(const std::vector<Evaluation>& top, const RunContext& c
   std::string out =
       "<table id=\"ranked-table\">\n<tr><th>rank</th><th>TP</th><th>CP</th><th>PP</th><th>DP</th><th>mbs</th>"
       "<th>micro-batches</th><th>vpp</th><th class=\"l\">recompute</th><th>ZeRO</th><th>SP</th>"
-      "<th>memory per GPU</th><th>step</th><th>tokens/s</th><th>MFU</th><th class=\"l\">dominant overhead</th></tr>\n";
+      "<th>memory per GPU</th><th>step</th><th>tokens/s</th><th>MFU</th><th>TFLOP/s per GPU</th><th class=\"l\">dominant overhead</th></tr>\n";
   for (std::size_t i = 0; i < top.size(); ++i) {
     const Evaluation& ev = top[i];
     const ParallelConfig& c = ev.config;
     out += fmt::format(
         "<tr class=\"result\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td>"
-        "<td class=\"l\">{}</td></tr>\n",
+        "<td>{:.0f}</td><td class=\"l\">{}</td></tr>\n",
         i + 1, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, ev.time.micro_batches, c.virtual_stages,
         to_string(c.recompute), zero_label(c), c.sequence_parallel ? "on" : "off", gib(ev.memory.total_bytes),
-        seconds(ev.time.step_s), count(ev.time.tokens_per_s), 100.0 * ev.time.mfu, dominant_overhead(ev.time));
+        seconds(ev.time.step_s), count(ev.time.tokens_per_s), 100.0 * ev.time.mfu, ev.time.tflops_per_gpu,
+        dominant_overhead(ev.time));
     out += fmt::format(
-        "<tr class=\"detail\"><td colspan=\"16\"><details{}><summary>rank {}: where the time and the memory "
+        "<tr class=\"detail\"><td colspan=\"17\"><details{}><summary>rank {}: where the time and the memory "
         "go</summary>\n{}{}{}</details></td></tr>\n",
         i == 0 ? " open" : "", i + 1, html::summary_line(ev, ctx),
         html::time_breakdown(ev.time, fmt::format("time-breakdown-{}", i + 1)),

@@ -260,11 +260,24 @@ std::string scatter(const SearchResult& r, const RunContext& ctx) {
 }
 
 std::string rejections(const SearchResult& r) {
-  std::vector<std::pair<std::int64_t, std::size_t>> rows;
+  // (count, label, tooltip): the cost model's reasons, then the framework's
+  // rules (label: the rule; tooltip: its citation too).
+  struct Row {
+    std::int64_t n;
+    std::string label, title;
+  };
+  std::vector<Row> rows;
   for (std::size_t i = 0; i < kNumReasons; ++i)
-    if (r.rejections[i]) rows.emplace_back(r.rejections[i], i);
-  std::sort(rows.begin(), rows.end(),
-            [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+    if (r.rejections[i]) rows.push_back({r.rejections[i], describe(Reason(i)), describe(Reason(i))});
+  if (r.framework) {
+    const FrameworkInfo& info = framework_info(*r.framework);
+    for (std::size_t i = 0; i < r.framework_rejections.size(); ++i)
+      if (r.framework_rejections[i])
+        rows.push_back({r.framework_rejections[i],
+                        fmt::format("{}: {}", to_string(info.framework), info.rules[i].text),
+                        rule_label(info, int(i))});
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.n > b.n; });
   std::string out = fmt::format(
       "<figure>\n<figcaption>{} configurations considered, {} feasible, {} rejected; each rejection counted under "
       "its first reason</figcaption>\n",
@@ -276,15 +289,15 @@ std::string rejections(const SearchResult& r) {
       "font-family=\"system-ui,Helvetica,Arial,sans-serif\" role=\"img\">\n",
       height);
   if (rows.empty()) out += "<text x=\"0\" y=\"16\">no configuration was rejected</text>\n";
-  const double most = rows.empty() ? 1.0 : double(rows.front().first);
+  const double most = rows.empty() ? 1.0 : double(rows.front().n);
   for (std::size_t j = 0; j < rows.size(); ++j) {
-    const double y = double(j) * row_h + 2, w = std::max(1.0, double(rows[j].first) / most * bar_w);
+    const double y = double(j) * row_h + 2, w = std::max(1.0, double(rows[j].n) / most * bar_w);
     out += fmt::format(
         "<text x=\"{0}\" y=\"{1:.0f}\" text-anchor=\"end\">{2}</text>"
         "<rect class=\"reason\" x=\"{3}\" y=\"{4:.0f}\" width=\"{5:.1f}\" height=\"{6:.0f}\" fill=\"#0072B2\">"
-        "<title>{2}: {7}</title></rect><text x=\"{8:.1f}\" y=\"{1:.0f}\">{7}</text>\n",
-        label_w - 8, y + 14, html::escape(describe(Reason(rows[j].second))), label_w, y + 2, w, row_h - 6,
-        count(double(rows[j].first)), label_w + w + 6);
+        "<title>{9}: {7}</title></rect><text x=\"{8:.1f}\" y=\"{1:.0f}\">{7}</text>\n",
+        label_w - 8, y + 14, html::escape(rows[j].label), label_w, y + 2, w, row_h - 6, count(double(rows[j].n)),
+        label_w + w + 6, html::escape(rows[j].title));
   }
   return out + "</svg>\n</figure>\n";
 }

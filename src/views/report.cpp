@@ -1,7 +1,5 @@
 #include "planner/views/report.h"
 
-#include "views/model_moe_view.h"
-
 #include <algorithm>
 #include <cmath>
 
@@ -29,9 +27,34 @@ double round_to(double x, int digits) {
 
 std::string context_line(const RunContext& ctx) {
   const auto& t = ctx.training;
-  return fmt::format("model {} | hardware {} | {} GPUs | seq {} | global batch {} seqs ({} tokens) | {} | attention {}",
-                     ctx.model.name, ctx.hardware.name, t.num_gpus, t.seq_len, t.global_batch_sequences,
-                     t.global_batch_sequences * t.seq_len, to_string(t.dtype), to_string(t.attention));
+  std::string line =
+      fmt::format("model {} | hardware {} | {} GPUs | seq {} | global batch {} seqs ({} tokens) | {} | attention {}",
+                  ctx.model.name, ctx.hardware.name, t.num_gpus, t.seq_len, t.global_batch_sequences,
+                  t.global_batch_sequences * t.seq_len, to_string(t.dtype), to_string(t.attention));
+  if (ctx.framework)
+    line += fmt::format(" | framework {} {} ({:g} bytes/param before sharding)", to_string(ctx.framework->framework),
+                        ctx.framework->release,
+                        t.weight_bytes_per_param + t.grad_bytes_per_param + t.optimizer_bytes_per_param);
+  return line;
+}
+
+json train_json(const TimeToTrain& t, const TrainingBudget& b) {
+  json j = {{"tokens", b.tokens},
+            {"days", round_to(t.days, 3)},
+            {"gpu_hours", round_to(t.gpu_hours, 0)}};
+  if (b.gpu_hour_cost_usd > 0) {
+    j["gpu_hour_cost_usd"] = b.gpu_hour_cost_usd;
+    j["cost_usd"] = round_to(t.cost_usd, 0);
+  }
+  return j;
+}
+
+std::string train_text(const TimeToTrain& t, const TrainingBudget& b) {
+  std::string out = fmt::format("time to train {:.4g} tokens: {:.1f} days | {:.0f} GPU-hours", b.tokens, t.days,
+                                t.gpu_hours);
+  if (b.gpu_hour_cost_usd > 0)
+    out += fmt::format(" | ${:.0f} at ${:g} per GPU-hour", t.cost_usd, b.gpu_hour_cost_usd);
+  return out + "\n  (every step at the priced step time: no restarts, evaluation or checkpoint stalls)\n";
 }
 
 json memory_json(const MemoryBreakdown& m) {
@@ -76,7 +99,7 @@ json time_json(const StepTimeBreakdown& t) {
           {"flop_convention", "megatron"}};
 }
 
-std::string layout_text(const StageLayout& l) {
+std::string stage_text(const StageLayout& l) {
   if (l.stages == 1) return fmt::format("1 stage, {} layers", l.first);
   if (l.stages == 2) return fmt::format("2 stages: first {} layers, last {}", l.first, l.last);
   const std::int64_t lo = l.middle_hi - 1;
@@ -85,6 +108,14 @@ std::string layout_text(const StageLayout& l) {
           ? fmt::format("{}", l.middle_hi)
           : fmt::format("{}x{} + {}x{}", l.middle_hi_count, l.middle_hi, l.stages - 2 - l.middle_hi_count, lo);
   return fmt::format("{} stages: first {} layers, middle {}, last {}", l.stages, l.first, mid, l.last);
+}
+
+// The stages, and with virtual stages each stage's chunks (split_label).
+std::string layout_text(const Evaluation& ev) {
+  std::string out = stage_text(ev.layout);
+  if (ev.plan.virtual_stages > 1 && ev.layout.stages > 1)
+    out += fmt::format("; {} chunks per stage, layers per chunk: {}", ev.plan.virtual_stages, split_label(ev.plan));
+  return out;
 }
 
 }  // namespace
@@ -114,12 +145,24 @@ json to_json(const Evaluation& ev) {
     j["layout"] = {{"first", ev.layout.first},
                    {"last", ev.layout.last},
                    {"middle_hi", ev.layout.middle_hi},
-                   {"middle_hi_count", ev.layout.middle_hi_count}};
+                   {"middle_hi_count", ev.layout.middle_hi_count},
+                   {"split", split_label(ev.plan)}};
     j["memory"] = memory_json(ev.memory);
     j["time"] = time_json(ev.time);
     j["dominant_overhead"] = dominant_overhead(ev.time);
   }
   return j;
+}
+
+void add_run_fields(json& into, const RunContext& ctx, const Evaluation* ev) {
+  if (ctx.framework)
+    into["framework"] = {{"name", std::string(to_string(ctx.framework->framework))},
+                         {"release", ctx.framework->release},
+                         {"bytes_per_param", ctx.training.weight_bytes_per_param + ctx.training.grad_bytes_per_param +
+                                                 ctx.training.optimizer_bytes_per_param}};
+  if (ctx.budget && ev && ev->memory.capacity_bytes > 0)
+    into["time_to_train"] = train_json(time_to_train(*ctx.budget, ev->time.tokens_per_s, ctx.training.num_gpus),
+                                       *ctx.budget);
 }
 
 void add_report_header(json& into, const RunContext& ctx) {
@@ -137,6 +180,7 @@ std::string evaluation_json(const Evaluation& ev, const RunContext& ctx, const E
   j["seq_len"] = ctx.training.seq_len;
   j["global_batch_sequences"] = ctx.training.global_batch_sequences;
   j["dtype"] = std::string(to_string(ctx.training.dtype));
+  add_run_fields(j, ctx, &ev);
   if (explain) {
     json steps = json::array();
     for (const auto& st : explain->steps()) {
@@ -154,7 +198,7 @@ std::string evaluation_json(const Evaluation& ev, const RunContext& ctx, const E
   return j.dump(2) + "\n";
 }
 
-std::string evaluation_csv(const Evaluation& ev, bool priced) {
+std::string evaluation_csv(const Evaluation& ev, bool priced, const RunContext& ctx) {
   std::string out = "section,item,value\n";
   // Keep each JSON value alive while iterating its items.
   const json config = to_json(ev.config);
@@ -163,6 +207,11 @@ std::string evaluation_csv(const Evaluation& ev, bool priced) {
     const json memory = memory_json(ev.memory), time = time_json(ev.time);
     for (const auto& [k, v] : memory.items()) out += fmt::format("memory,{},{}\n", k, v.dump());
     for (const auto& [k, v] : time.items()) out += fmt::format("time,{},{}\n", k, v.dump());
+    if (ctx.budget) {
+      const json train = train_json(time_to_train(*ctx.budget, ev.time.tokens_per_s, ctx.training.num_gpus),
+                                    *ctx.budget);
+      for (const auto& [k, v] : train.items()) out += fmt::format("time_to_train,{},{}\n", k, v.dump());
+    }
   }
   out += fmt::format("result,feasible,{}\n", ev.feasible() ? "true" : "false");
   return out;
@@ -237,18 +286,38 @@ std::string fits_text(const Evaluation& ev) {
 std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Format f, const Explain* explain) {
   if (f == Format::json) return evaluation_json(ev, ctx, explain);
   const bool priced = ev.memory.capacity_bytes > 0;
-  if (f == Format::csv) return evaluation_csv(ev, priced);
+  if (f == Format::csv) return evaluation_csv(ev, priced, ctx);
   std::string out = context_line(ctx) + "\n";
   out += fmt::format("config: {} schedule={}\n", ev.config, to_string(ev.config.schedule));
   if (priced) {
-    out += fmt::format("layout: {}\n\n", layout_text(ev.layout));
+    out += fmt::format("layout: {}\n\n", layout_text(ev));
     out += memory_text(ev.memory);
     out += step_time_text(ev.time, ctx);
+    if (ctx.budget) out += train_text(time_to_train(*ctx.budget, ev.time.tokens_per_s, ctx.training.num_gpus), *ctx.budget);
   }
   out += fits_text(ev);
   if (explain) out += render_explain(*explain);
   return out;
 }
+
+namespace {
+
+// Every rejection with its count and label, most frequent first (ties in
+// reason order, the framework's rules after the cost model's reasons).
+std::vector<std::pair<std::int64_t, std::string>> rejection_rows(const SearchResult& r) {
+  std::vector<std::pair<std::int64_t, std::string>> rows;
+  for (std::size_t i = 0; i < kNumReasons; ++i)
+    if (r.rejections[i]) rows.emplace_back(r.rejections[i], describe(Reason(i)));
+  if (r.framework) {
+    const FrameworkInfo& info = framework_info(*r.framework);
+    for (std::size_t i = 0; i < r.framework_rejections.size(); ++i)
+      if (r.framework_rejections[i]) rows.emplace_back(r.framework_rejections[i], rule_label(info, int(i)));
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  return rows;
+}
+
+}  // namespace
 
 json to_json(const SearchResult& r, const RunContext& ctx) {
   json j;
@@ -256,66 +325,105 @@ json to_json(const SearchResult& r, const RunContext& ctx) {
   j["seq_len"] = ctx.training.seq_len;
   j["global_batch_sequences"] = ctx.training.global_batch_sequences;
   j["dtype"] = std::string(to_string(ctx.training.dtype));
+  add_run_fields(j, ctx, nullptr);
   j["considered"] = r.considered;
   j["feasible"] = r.feasible;
   j["rejected"] = r.rejected;
   json rej = json::object();
-  for (std::size_t i = 0; i < kNumReasons; ++i)
-    if (r.rejections[i]) rej[describe(Reason(i))] = r.rejections[i];
+  for (const auto& [count, label] : rejection_rows(r)) rej[label] = count;
   j["rejections"] = rej;
   json top = json::array();
-  for (const auto& ev : r.top) top.push_back(to_json(ev));
+  for (const auto& ev : r.top) {
+    json row = to_json(ev);
+    if (ctx.budget)
+      row["time_to_train"] =
+          train_json(time_to_train(*ctx.budget, ev.time.tokens_per_s, ctx.training.num_gpus), *ctx.budget);
+    top.push_back(row);
+  }
   j["results"] = top;
+  if (ctx.launch && ctx.framework)
+    j["launch"] = {{"framework", std::string(to_string(ctx.framework->framework))},
+                   {"release", ctx.framework->release},
+                   {"text", ctx.launch->text},
+                   {"note", ctx.launch->note}};
   return j;
 }
 
+namespace {
+
+std::string search_csv(const SearchResult& r, const RunContext& ctx) {
+  const bool cost = ctx.budget && ctx.budget->gpu_hour_cost_usd > 0;
+  std::string out =
+      "rank,tp,cp,pp,dp,mbs,micro_batches,vpp,recompute,zero,sp,gib_per_gpu,step_s,tokens_per_s,mfu,tflops_per_gpu,"
+      "dominant_overhead,split";
+  if (ctx.budget) out += ",days,gpu_hours";
+  if (cost) out += ",cost_usd";
+  out += "\n";
+  int rank = 1;
+  for (const auto& ev : r.top) {
+    const auto& c = ev.config;
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.2f},{:.4f},{:.0f},{:.4f},{:.1f},{},{}", rank++, c.tp, c.cp,
+                       c.pp, c.dp, c.micro_batch_size, ev.time.micro_batches, c.virtual_stages,
+                       to_string(c.recompute), zero_label(c), c.sequence_parallel ? 1 : 0,
+                       ev.memory.total_bytes / kGiB, ev.time.step_s, ev.time.tokens_per_s, ev.time.mfu,
+                       ev.time.tflops_per_gpu, dominant_overhead(ev.time), split_label(ev.plan));
+    if (ctx.budget) {
+      const TimeToTrain t = time_to_train(*ctx.budget, ev.time.tokens_per_s, ctx.training.num_gpus);
+      out += fmt::format(",{:.2f},{:.0f}", t.days, t.gpu_hours);
+      if (cost) out += fmt::format(",{:.0f}", t.cost_usd);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string render_search(const SearchResult& r, const RunContext& ctx, Format f) {
   if (f == Format::json) return to_json(r, ctx).dump(2) + "\n";
-  if (f == Format::csv) {
-    std::string out =
-        "rank,tp,cp,pp,dp,mbs,micro_batches,vpp,recompute,zero,sp,gib_per_gpu,step_s,tokens_per_s,mfu,dominant_"
-        "overhead\n";
-    int rank = 1;
-    for (const auto& ev : r.top) {
-      const auto& c = ev.config;
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.2f},{:.4f},{:.0f},{:.4f},{}\n", rank++, c.tp, c.cp, c.pp,
-                         c.dp, c.micro_batch_size, ev.time.micro_batches, c.virtual_stages, to_string(c.recompute),
-                         zero_label(c), c.sequence_parallel ? 1 : 0, ev.memory.total_bytes / kGiB, ev.time.step_s,
-                         ev.time.tokens_per_s, ev.time.mfu, dominant_overhead(ev.time));
-    }
-    return out;
-  }
+  if (f == Format::csv) return search_csv(r, ctx);
+  const bool cost = ctx.budget && ctx.budget->gpu_hour_cost_usd > 0;
   std::string out = context_line(ctx) + "\n\n";
   if (r.top.empty()) {
     out += "no feasible layout\n";
   } else {
-    out +=
-        fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<9} {:>4} {:>3} {:>8} {:>9} {:>11} {:>6}  {}\n",
-                    "rank", "TP", "CP", "PP", "DP", "mbs", "m", "vpp", "recompute", "ZeRO", "SP", "GiB/GPU", "step s",
-                    "tokens/s", "MFU", "dominant overhead");
+    std::string head = fmt::format(
+        "{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<9} {:>4} {:>3} {:>8} {:>9} {:>11} {:>6} {:>7}", "rank",
+        "TP", "CP", "PP", "DP", "mbs", "m", "vpp", "recompute", "ZeRO", "SP", "GiB/GPU", "step s", "tokens/s", "MFU",
+        "TFLOP/s");
+    if (ctx.budget) head += fmt::format(" {:>7}", "days");
+    if (cost) head += fmt::format(" {:>11}", "cost $");
+    out += head + "  dominant overhead   layers per stage\n";
     int rank = 1;
     for (const auto& ev : r.top) {
       const auto& c = ev.config;
-      out += fmt::format(
-          "{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<9} {:>4} {:>3} {:>8.2f} {:>9.3f} {:>11.0f} {:>5.1f}%  "
-          "{}\n",
+      std::string row = fmt::format(
+          "{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<9} {:>4} {:>3} {:>8.2f} {:>9.3f} {:>11.0f} {:>5.1f}% "
+          "{:>7.0f}",
           rank++, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, ev.time.micro_batches, c.virtual_stages,
           to_string(c.recompute), zero_label(c), c.sequence_parallel ? "on" : "off", ev.memory.total_bytes / kGiB,
-          ev.time.step_s, ev.time.tokens_per_s, 100.0 * ev.time.mfu, dominant_overhead(ev.time));
+          ev.time.step_s, ev.time.tokens_per_s, 100.0 * ev.time.mfu, ev.time.tflops_per_gpu);
+      if (ctx.budget) {
+        const TimeToTrain t = time_to_train(*ctx.budget, ev.time.tokens_per_s, ctx.training.num_gpus);
+        row += fmt::format(" {:>7.1f}", t.days);
+        if (cost) row += fmt::format(" {:>11.0f}", t.cost_usd);
+      }
+      out += row + fmt::format("  {:<18}  {}\n", dominant_overhead(ev.time), split_label(ev.plan));
     }
   }
   if (std::any_of(r.top.begin(), r.top.end(), [](const Evaluation& ev) { return zero_label(ev.config) == "3nr"; }))
     out += "ZeRO 3nr: ZeRO-3 keeping the gathered weights from forward to backward (--reshard-after-forward false)\n";
+  if (ctx.budget && !r.top.empty())
+    out += fmt::format("days, GPU-hours and cost to train {:.4g} tokens with every step at the priced step time\n",
+                       ctx.budget->tokens);
   out +=
       fmt::format("\n{} configurations considered, {} feasible, {} rejected\n", r.considered, r.feasible, r.rejected);
-  std::vector<std::pair<std::int64_t, std::size_t>> reasons;
-  for (std::size_t i = 0; i < kNumReasons; ++i)
-    if (r.rejections[i]) reasons.emplace_back(r.rejections[i], i);
-  std::sort(reasons.begin(), reasons.end(),
-            [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
-  if (!reasons.empty()) out += "top rejection reasons:\n";
-  for (std::size_t i = 0; i < reasons.size() && i < 5; ++i)
-    out += fmt::format("  {:>10}  {}\n", reasons[i].first, describe(Reason(reasons[i].second)));
+  const auto rows = rejection_rows(r);
+  if (!rows.empty()) out += "top rejection reasons:\n";
+  for (std::size_t i = 0; i < rows.size() && i < 5; ++i) out += fmt::format("  {:>10}  {}\n", rows[i].first, rows[i].second);
+  if (ctx.launch && ctx.framework)
+    out += fmt::format("\nlaunch rank 1 with {} {}:\n{}", ctx.framework->display_name, ctx.framework->release,
+                       ctx.launch->text);
   return out;
 }
 
@@ -328,106 +436,6 @@ std::string render_explain(const Explain& ex) {
     out += fmt::format("    inputs:  {}\n    output:  {:.6g} {}\n", in, s.output, s.unit);
   }
   out += "note: GEMM efficiency, element-wise traffic and overlap windows are approximations (docs/cost_model.md).\n";
-  return out;
-}
-
-std::string render_model_list(const std::vector<ModelSpec>& models, Format f) {
-  if (f == Format::json) {
-    json j = json::array();
-    for (const auto& m : models)
-      j.push_back({{"name", m.name}, {"aliases", m.aliases}, {"params", count_params(m).total}});
-    return json{{"schema_version", kReportSchemaVersion}, {"models", j}}.dump(2) + "\n";
-  }
-  std::string out = fmt::format("{:<22} {:<26} {:>18}  {}\n", "name", "aliases", "parameters", "description");
-  for (const auto& m : models) {
-    std::string aliases;
-    for (const auto& a : m.aliases) aliases += (aliases.empty() ? "" : ",") + a;
-    out += fmt::format("{:<22} {:<26} {:>18}  {}\n", m.name, aliases, count_params(m).total, m.display_name);
-  }
-  return out;
-}
-
-std::string render_hardware_list(const std::vector<HardwareProfile>& hw, Format f) {
-  if (f == Format::json) {
-    json j = json::array();
-    for (const auto& h : hw) j.push_back({{"name", h.name}, {"aliases", h.aliases}});
-    return json{{"schema_version", kReportSchemaVersion}, {"hardware", j}}.dump(2) + "\n";
-  }
-  std::string out = fmt::format("{:<16} {:<24} {}\n", "name", "aliases", "description");
-  for (const auto& h : hw) {
-    std::string aliases;
-    for (const auto& a : h.aliases) aliases += (aliases.empty() ? "" : ",") + a;
-    out += fmt::format("{:<16} {:<24} {}\n", h.name, aliases, h.display_name);
-  }
-  return out;
-}
-
-std::string render_model(const ModelSpec& model, Format f) {
-  const ParamCounts p = count_params(model);
-  if (f == Format::json) {
-    json j = to_json(model);
-    j["derived"] = {{"params_total", p.total}, {"params_per_layer", p.per_layer}, {"params_matmul", p.matmul}};
-    views::add_moe_derived(model, p, j["derived"]);
-    return j.dump(2) + "\n";
-  }
-  std::string out = fmt::format("{} ({})\n", model.display_name, model.name);
-  if (!model.source.empty()) out += fmt::format("  source: {}\n", model.source);
-  out += fmt::format("  layers {}  hidden {}  FFN {} ({})  heads {}  KV heads {}  head dim {}\n", model.num_layers,
-                     model.hidden_size, model.ffn_hidden_size, to_string(model.ffn_kind), model.num_heads,
-                     model.num_kv_heads, model.head_dim);
-  out += fmt::format("  vocab {}  embeddings {}  norm {}  bias {}  dropout {}  positions {}\n", model.vocab_size,
-                     model.tied_embeddings ? "tied" : "untied", to_string(model.norm), model.bias ? "yes" : "no",
-                     model.dropout ? "yes" : "no", to_string(model.position));
-  out += fmt::format("  default sequence {}  default global batch {} tokens\n", model.default_seq_len,
-                     model.default_global_batch_tokens);
-  out += fmt::format("  parameters {} ({} {}, embedding {}, output {}; matmul N = {})\n", p.total,
-                     model.is_moe() ? "mean per layer" : "per layer", p.per_layer, p.embedding, p.output, p.matmul);
-  if (model.expected_params)
-    out += fmt::format("  published count {} ({})\n", model.expected_params,
-                       model.expected_params == p.total ? "matches" : "MISMATCH");
-  out += views::moe_model_lines(model, p);
-  return out;
-}
-
-std::string render_hardware(const HardwareProfile& h, Format f) {
-  if (f == Format::json) return to_json(h).dump(2) + "\n";
-  std::string out = fmt::format("{} ({})\n", h.display_name, h.name);
-  out += fmt::format("  chip {}: bf16 {:.1f} TFLOP/s", h.chip_name, h.peak_flops_per_s[0] / 1e12);
-  if (h.peak_flops_per_s[1] > 0) out += fmt::format(", fp8 {:.1f} TFLOP/s", h.peak_flops_per_s[1] / 1e12);
-  out += fmt::format("; HBM {:.1f} GiB at {:.0f} GB/s; reserve {:.1f} GiB\n", h.hbm_capacity_bytes / kGiB,
-                     h.hbm_bandwidth_bytes_per_s / 1e9, h.memory_reserve_bytes / kGiB);
-  const auto& e = h.efficiency;
-  out += fmt::format("  efficiency: GEMM max bf16 {:.2f}", e.gemm_max[0]);
-  if (e.gemm_max[1] > 0) out += fmt::format(" fp8 {:.2f}", e.gemm_max[1]);
-  out += fmt::format(", GEMM half-efficiency size {:.3g} FLOP, flash attention {:.2f}", e.gemm_half_flops,
-                     e.attention_max[0]);
-  if (e.attention_half_tokens > 0)
-    out += fmt::format(" (half of it at {:.0f} key/value tokens per kernel call)", e.attention_half_tokens);
-  out += fmt::format(", unfused attention {:.2f}, HBM {:.2f}\n", e.unfused_attention_max, e.hbm_efficiency);
-  if (e.compute_units > 0)
-    out += fmt::format("  GEMM tiles {}x{} over {} compute units (wave quantisation)\n", e.gemm_tile_m, e.gemm_tile_n,
-                       e.compute_units);
-  for (std::size_t i = 0; i < h.tiers.size(); ++i) {
-    const auto& t = h.tiers[i];
-    out += fmt::format("  tier {} {}: {} size {}", i, t.name, to_string(t.topology),
-                       t.size == 0 ? std::string("unbounded") : std::to_string(t.size));
-    if (t.topology == Topology::torus) {
-      std::string dims;
-      for (auto d : t.torus_dims) dims += (dims.empty() ? "" : "x") + std::to_string(d);
-      out += " dims " + dims;
-    }
-    out += fmt::format(", alpha {:.2f} us, bandwidth {:.1f} GB/s nominal / {:.1f} GB/s achieved", t.latency_s * 1e6,
-                       t.bandwidth_nominal_bytes_per_s / 1e9, t.bandwidth_achieved_bytes_per_s / 1e9);
-    if (i == 1) out += fmt::format(", {} NICs per {} GPUs", t.nics_per_node, t.gpus_per_node);
-    out += "\n";
-    for (Collective c : kAllCollectives) {
-      const CollectiveFit& fit = t.collective_fits[std::size_t(c)];
-      if (fit.fitted)
-        out += fmt::format("    fitted {}: base {:.2f} us + {:.3f} us per step, bandwidth {:.2f} GB/s\n",
-                           collective_key(c), fit.base_latency_s * 1e6, fit.latency_per_step_s * 1e6,
-                           fit.bandwidth_bytes_per_s / 1e9);
-    }
-  }
   return out;
 }
 

@@ -26,6 +26,9 @@ struct ReasonSet {
 // style: 'f' (full), 'c' (compact) or 'd' (degrees), as above.
 [[nodiscard]] std::string config_label(const ParallelConfig& c, char style = 'f');
 [[nodiscard]] std::string reasons_label(ReasonSet r);
+// Layers per stage in stage order, equal neighbours as NxK: "19 20x2 21";
+// with virtual stages each stage's chunks joined by '/': "9/10 10/10x2 10/9".
+[[nodiscard]] std::string split_label(const PricedPlan& plan);
 // The ZeRO stage: "0" to "3", and "3nr" for ZeRO-3 that keeps the gathered
 // weights from the forward to the backward (no reshard after forward).
 [[nodiscard]] std::string zero_label(const ParallelConfig& c);

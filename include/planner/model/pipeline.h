@@ -64,15 +64,23 @@ struct StageLayout {
 [[nodiscard]] StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_t min_layers,
                                          double extra_first, double extra_last);
 
+// The layers alone split as evenly as possible, the first (layers mod stages)
+// stages holding one more (DeepSpeed ds_utils.partition_uniform, v0.19.5
+// deepspeed/runtime/utils.py; with stages dividing layers, Megatron-LM's even
+// split and MaxText's num_layers_per_pipeline_stage). Infeasible when a stage
+// would get fewer than `min_layers`.
+[[nodiscard]] StageLayout uniform_layers(std::int64_t layers, std::int64_t stages, std::int64_t min_layers);
+
 // Layers of each of the v virtual chunks of `stage`: water-filling, each
 // layer to the chunk with the least work so far, counting the embedding
 // (stage 0, chunk 0) and the output layer (stage p-1, chunk v-1) in
 // layer-equivalents, ties to the earlier chunk. Megatron-LM splits a stage's
 // layers evenly over its chunks; this also covers stages whose layer count v
 // does not divide, and keeps the head-carrying chunks light (Llama 3 §3.3.2:
-// one layer fewer on the first and last stages).
+// one layer fewer on the first and last stages). With heads_in_split false
+// the heads are left out of the water-filling (a uniform split: PipelineSplit).
 [[nodiscard]] std::vector<std::int64_t> chunk_layers(const StageLayout& layout, std::int64_t stage, std::int64_t v,
-                                                     double extra_first, double extra_last);
+                                                     double extra_first, double extra_last, bool heads_in_split = true);
 
 // Interleaved 1F1B advances in rounds: p micro-batches through chunk 0 of
 // every stage, then chunk 1, ... In the steady state each round is paced by
@@ -81,7 +89,7 @@ struct StageLayout {
 // carries), at least the heaviest stage's total. An approximation checked
 // against the event simulation (`planner simulate`); exact for uniform chunks.
 [[nodiscard]] double interleaved_pace_layers(const StageLayout& layout, std::int64_t v, double extra_first,
-                                             double extra_last);
+                                             double extra_last, bool heads_in_split = true);
 
 // Stage-units of micro-batch activations that `stage` holds at its peak, with
 // m = micro_batches per step. GPipe: m. 1F1B: min(m, p - stage) (Narayanan et

@@ -79,6 +79,9 @@ struct PricedPlan {
   std::int64_t virtual_stages = 1;  // chunks per stage
   ParamCounts params;               // of the whole model
   bool tied_embeddings = false;     // the output layer reuses the embedding matrix (stage_params)
+  // The chunks are split counting the heads (PipelineSplit::balanced) or by
+  // layers alone (uniform); the heads are priced either way.
+  bool heads_in_split = true;
   StageLayout layout;
 
   // Forward and backward of one micro-batch on `stage`: its layers at
@@ -103,7 +106,8 @@ struct PricedPlan {
 // Prices the plan of a normalised, structurally valid configuration from its
 // layer and head costs, and balances the layers over the stages in
 // layer-equivalents of layer_step_s (balance_layers; the layout may come out
-// infeasible, which evaluate() reports).
+// infeasible, which evaluate() reports), or by layers alone when
+// ts.pipeline_split is uniform (uniform_layers).
 [[nodiscard]] PricedPlan price_plan(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                     const TrainingSpec& ts, const LayerTime& lt, const HeadTime& head);
 

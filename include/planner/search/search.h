@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "planner/framework/framework.h"
 #include "planner/model/evaluate.h"
 #include "planner/spec/specs.h"
 
@@ -53,6 +54,11 @@ struct SearchSpec {
   // SearchResult::points, for a scatter of the whole trade-off (--html). Off
   // by default: the ranked table needs only the top K.
   bool collect_points = false;
+  // Keep only the layouts this framework can express (framework.h), counting
+  // the others by the rule they break; the search lays out stages as the
+  // framework does (FrameworkInfo::split). Its precision defaults are the
+  // caller's to apply (apply_framework_defaults), as they depend on flags.
+  std::optional<Framework> framework;
 };
 
 // One feasible configuration, as a scatter of the search draws it.
@@ -68,6 +74,11 @@ struct SearchResult {
   std::int64_t feasible = 0;
   std::int64_t rejected = 0;
   std::array<std::int64_t, kNumReasons> rejections{};  // by first reason
+  // With SearchSpec::framework: layouts it cannot express, by rule (index in
+  // framework_info(*framework).rules), counted after the structural reasons
+  // and before memory.
+  std::optional<Framework> framework;
+  std::vector<std::int64_t> framework_rejections;
   std::vector<SearchPoint> points;  // every feasible one, in enumeration order, when spec.collect_points
 };
 

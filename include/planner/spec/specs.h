@@ -202,6 +202,14 @@ struct ParallelConfig {
 };
 
 enum class AttentionKernel { flash, unfused };
+// How layers are laid out over pipeline stages: balanced counts the embedding
+// and output layer in layer-equivalents of time (planner's own split; what
+// Megatron-LM's --pipeline-model-parallel-layout and torchtitan's
+// module_fqns_per_model_part can write), uniform splits the layers alone as
+// evenly as possible, the first stages taking the remainder (DeepSpeed
+// partition_method 'uniform', ds_utils.partition_uniform; MaxText's SPMD
+// pipeline). Set by `--framework` (framework/framework.h).
+enum class PipelineSplit { balanced, uniform };
 enum class A2aBackend { nccl, deepep };
 
 struct TrainingSpec {
@@ -227,6 +235,7 @@ struct TrainingSpec {
   double moe_imbalance = 1.0;
   double capacity_factor = 0.0;
   bool overlap_a2a = false;
+  PipelineSplit pipeline_split = PipelineSplit::balanced;
   bool operator==(const TrainingSpec&) const = default;
 };
 

@@ -9,7 +9,10 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "planner/model/evaluate.h"
+#include "planner/framework/framework.h"
+#include "planner/framework/launch_flags.h"
 #include "planner/model/explain.h"
+#include "planner/model/time_to_train.h"
 #include "planner/search/search.h"
 #include "planner/spec/names.h"
 #include "planner/spec/specs.h"
@@ -26,6 +29,13 @@ struct RunContext {  // what the user asked, echoed in every report
   const ModelSpec& model;
   const HardwareProfile& hardware;
   const TrainingSpec& training;
+  // --tokens [--gpu-hour-cost]: reports add the time to train, GPU-hours and cost.
+  const TrainingBudget* budget = nullptr;
+  // --framework: reports name it (and the search its rejection rules).
+  const FrameworkInfo* framework = nullptr;
+  // search --export: the top pick's launch flags, printed after the ranking
+  // (text) or as "launch" (JSON).
+  const LaunchFlags* launch = nullptr;
 };
 
 // With `explain`, the formulas too: after the table, or as "explain" in the JSON.
@@ -45,5 +55,8 @@ struct RunContext {  // what the user asked, echoed in every report
 // The fields every JSON report starts with: schema_version, model, hardware,
 // gpus. `into` keeps its other fields.
 void add_report_header(nlohmann::json& into, const RunContext& ctx);
+// "framework" (with ctx.framework) and, for a priced `ev` with ctx.budget,
+// "time_to_train": {tokens, days, gpu_hours[, gpu_hour_cost_usd, cost_usd]}.
+void add_run_fields(nlohmann::json& into, const RunContext& ctx, const Evaluation* ev);
 
 }  // namespace planner

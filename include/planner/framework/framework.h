@@ -1,0 +1,104 @@
+// The training frameworks a plan can be launched with, and what each can
+// express, as plain data: the release the rules were read from, its pipeline
+// split, its precision defaults, and the rules a layout must pass (each with
+// the flag or source file that says so). `search --framework` keeps only the
+// layouts a framework can express and counts the others by rule; evaluate and
+// export refuse them (launch_flags.h). Sits between model/ and search/.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "planner/spec/names.h"
+#include "planner/spec/specs.h"
+
+namespace planner {
+
+enum class Framework { megatron, nemo, torchtitan, deepspeed, maxtext };
+inline constexpr EnumName<Framework> kFrameworkNames[] = {{Framework::megatron, "megatron"},
+                                                          {Framework::nemo, "nemo"},
+                                                          {Framework::torchtitan, "torchtitan"},
+                                                          {Framework::deepspeed, "deepspeed"},
+                                                          {Framework::maxtext, "maxtext"}};
+constexpr std::span<const EnumName<Framework>> name_table(Framework) { return kFrameworkNames; }
+[[nodiscard]] constexpr std::string_view to_string(Framework f) { return name_of(f); }
+
+// What a rule forbids; framework.cpp's check tests each kind on a layout.
+enum class RuleKind {
+  no_zero1,                    // ZeRO-1 (optimizer sharding alone)
+  no_zero2,                    // ZeRO-2
+  no_zero3,                    // ZeRO-3 / FSDP
+  no_zero3_keep,               // ZeRO-3 keeping gathered weights until the backward (zero=3nr)
+  no_zero3_keep_with_pp,       // the same with PP > 1
+  no_zero23_with_pp,           // ZeRO-2/3 with PP > 1
+  reshard_default,             // ZeRO-3 resharding other than the framework's default, unless pinned
+  ddp_only_1d,                 // ZeRO-0 with DP > 1 and TP, CP or PP > 1
+  cp_needs_zero3,              // CP > 1 without ZeRO-3
+  no_interleaving,             // virtual stages > 1
+  no_gpipe,                    // the GPipe schedule
+  no_cp,                       // CP > 1
+  sp_with_tp,                  // TP > 1 without sequence parallelism
+  no_sp,                       // sequence parallelism
+  no_tp_with_pp,               // TP > 1 and PP > 1 together
+  no_tp_overlap,               // --tp-overlap
+  no_selective_recompute,      // selective recomputation
+  no_fp8,                      // --dtype fp8
+  chunks_divide_layers,        // PP x virtual stages must divide the layers
+};
+
+struct FrameworkRule {
+  RuleKind kind;
+  const char* text;      // what the framework cannot do, in a few words
+  const char* citation;  // the flag, file or page at FrameworkInfo::release that says so
+};
+
+// Precision defaults as bytes per parameter; 0 = keep planner's default
+// (TrainingSpec). Applied only where the user gave no --grad-bytes,
+// --weight-bytes or --optimizer-bytes.
+struct FrameworkDefaults {
+  double grad_bytes = 0;
+  double weight_bytes = 0;
+  double optimizer_bytes = 0;
+  const char* why = "";  // the flag or field the defaults come from
+};
+
+struct FrameworkInfo {
+  Framework framework;
+  const char* display_name;  // e.g. "Megatron-LM"
+  const char* release;       // the version the rules and flag spellings were read from
+  const char* repository;    // where that release lives
+  PipelineSplit split;       // how it lays layers over stages
+  const char* split_source;
+  FrameworkDefaults defaults;
+  std::span<const FrameworkRule> rules;
+};
+
+[[nodiscard]] const FrameworkInfo& framework_info(Framework f);
+
+// What a rule check needs beyond the layout: whether the user pinned the
+// ZeRO-3 resharding (then the framework's default does not apply).
+struct RuleContext {
+  bool reshard_pinned = false;
+};
+
+// The index in info.rules of the first rule `pc` (normalised) breaks, or -1
+// when the framework can express it. Cheap: reads the configuration only.
+[[nodiscard]] int broken_rule(const FrameworkInfo& info, const ModelSpec& model, const ParallelConfig& pc,
+                              const TrainingSpec& ts, RuleContext ctx = {});
+
+// "megatron: <text> (<citation>)", as reports and errors name a rule.
+[[nodiscard]] std::string rule_label(const FrameworkInfo& info, int rule);
+// "<text> (<citation>)" alone.
+[[nodiscard]] std::string rule_text(const FrameworkInfo& info, int rule);
+
+// Which precision flags the user gave (those keep their values).
+struct PrecisionGiven {
+  bool grad_bytes = false, weight_bytes = false, optimizer_bytes = false;
+};
+
+// The framework's pipeline split and precision defaults, on `ts`.
+void apply_framework_defaults(const FrameworkInfo& info, TrainingSpec& ts, PrecisionGiven given);
+
+}  // namespace planner

@@ -1,0 +1,177 @@
+// The frameworks' rules (framework.h), each read from the release named in
+// its FrameworkInfo. Sources (fetched and read at those tags):
+//   Megatron-LM core_v0.19.0: megatron/training/arguments.py (validate_args,
+//     _add_distributed_args), megatron/core/transformer/transformer_config.py,
+//     megatron/core/model_parallel_config.py, megatron/core/pipeline_parallel/schedules.py
+//   Megatron-Bridge v0.6.0 (NeMo): src/megatron/bridge/training/config.py (ConfigContainer),
+//     docs/.../megatron-lm-to-megatron-bridge.mdx; the model is Megatron-Core's TransformerConfig
+//   torchtitan v0.2.2: torchtitan/config/job_config.py, torchtitan/models/llama3/infra/parallelize.py,
+//     torchtitan/distributed/parallel_dims.py
+//   DeepSpeed v0.19.5: deepspeed/runtime/pipe/engine.py, pipe/schedule.py, pipe/module.py,
+//     runtime/utils.py (partition_uniform), runtime/tensor_parallel/config.py
+//   MaxText maxtext-v0.2.4: src/maxtext/configs/base.yml, src/maxtext/configs/types.py
+#include "planner/framework/framework.h"
+
+#include <fmt/format.h>
+
+namespace planner {
+
+namespace {
+
+constexpr FrameworkRule kMegatronRules[] = {
+    {RuleKind::no_zero3_keep_with_pp,
+     "ZeRO-3 keeping weights until the backward needs --use-torch-fsdp2 --torch-fsdp2-no-reshard-after-forward, "
+     "which refuses PP > 1",
+     "megatron/training/arguments.py validate_args: '--use-torch-fsdp2 is not supported with pipeline parallelism'"},
+    {RuleKind::no_gpipe, "no GPipe schedule (1F1B, or interleaved 1F1B with virtual stages)",
+     "megatron/core/pipeline_parallel/schedules.py get_forward_backward_func"},
+};
+
+constexpr FrameworkRule kNemoRules[] = {
+    {RuleKind::no_zero3_keep,
+     "planner writes ZeRO-2/3 as Megatron-FSDP (ddp.use_megatron_fsdp), which reshards after the forward",
+     "Megatron-Core DistributedDataParallelConfig.data_parallel_sharding_strategy (Megatron-Bridge ddp.*)"},
+    {RuleKind::no_gpipe, "no GPipe schedule (1F1B, or interleaved 1F1B with virtual stages)",
+     "Megatron-Core pipeline_parallel/schedules.py get_forward_backward_func"},
+};
+
+constexpr FrameworkRule kTorchtitanRules[] = {
+    {RuleKind::no_zero1, "no ZeRO-1: data parallelism is DDP (data_parallel_replicate_degree) or FSDP2",
+     "torchtitan/config/job_config.py Parallelism"},
+    {RuleKind::no_zero2, "no ZeRO-2: data parallelism is DDP (data_parallel_replicate_degree) or FSDP2",
+     "torchtitan/config/job_config.py Parallelism"},
+    {RuleKind::ddp_only_1d, "DDP (ZeRO-0) only without TP, CP or PP ('DDP has not supported > 1D parallelism')",
+     "torchtitan/models/llama3/infra/parallelize.py parallelize_llama"},
+    {RuleKind::cp_needs_zero3, "CP ranks join the FSDP mesh (fsdp_enabled = dp_shard or cp): CP needs ZeRO-3",
+     "torchtitan/distributed/parallel_dims.py ParallelDims.fsdp_enabled"},
+    {RuleKind::sp_with_tp, "TP always shards norms and activations over the sequence (SequenceParallel)",
+     "torchtitan/models/llama3/infra/parallelize.py apply_tp"},
+    {RuleKind::reshard_default,
+     "fsdp_reshard_after_forward=\"default\" reshards iff PP is off (pin --reshard-after-forward for the other)",
+     "torchtitan/config/job_config.py Parallelism.fsdp_reshard_after_forward; parallelize.py apply_fsdp"},
+};
+
+constexpr FrameworkRule kDeepspeedRules[] = {
+    {RuleKind::no_zero23_with_pp, "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism",
+     "deepspeed/runtime/pipe/engine.py PipelineEngine.__init__ assertion"},
+    {RuleKind::no_zero3_keep, "ZeRO-3 releases gathered parameters after their forward use",
+     "deepspeed/runtime/zero/config.py stage3_max_reuse_distance (tunes, does not disable, the release)"},
+    {RuleKind::no_interleaving, "the pipeline engine runs TrainSchedule (1F1B, no virtual stages)",
+     "deepspeed/runtime/pipe/schedule.py TrainSchedule"},
+    {RuleKind::no_gpipe, "the pipeline engine runs TrainSchedule (1F1B), not GPipe",
+     "deepspeed/runtime/pipe/schedule.py TrainSchedule"},
+    {RuleKind::no_cp, "no ring context parallelism (DeepSpeed-Ulysses is all-to-all sequence parallelism)",
+     "deepspeed/sequence/layer.py DistributedAttention"},
+    {RuleKind::no_sp, "AutoTP has no Megatron-style sequence parallelism",
+     "deepspeed/runtime/tensor_parallel/config.py TPTrainingConfig"},
+    {RuleKind::no_tp_with_pp, "TP is AutoTP (tensor_parallel.autotp_size) on DeepSpeedEngine, not the PipelineEngine",
+     "deepspeed/runtime/engine.py _configure_tensor_parallel"},
+    {RuleKind::no_selective_recompute, "activation checkpointing is per layer (full), no selective setting",
+     "deepspeed/runtime/pipe/module.py PipelineModule(activation_checkpoint_interval)"},
+    {RuleKind::no_fp8, "no FP8 setting in the DeepSpeed config (FP8 comes from Transformer Engine in the model)",
+     "deepspeed/runtime/config.py: no fp8 section (bf16, fp16 only)"},
+};
+
+constexpr FrameworkRule kMaxtextRules[] = {
+    {RuleKind::no_zero2, "no ZeRO-2: data (DDP), shard_optimizer_over_data (ZeRO-1) or fsdp (ZeRO-3) axes",
+     "src/maxtext/configs/base.yml ici_data_parallelism, shard_optimizer_over_data, ici_fsdp_parallelism"},
+    {RuleKind::no_zero3_keep, "FSDP weights are gathered per use by XLA; no keep-until-backward setting",
+     "src/maxtext/configs/base.yml (ici_fsdp_parallelism)"},
+    {RuleKind::chunks_divide_layers,
+     "SPMD pipelining needs stages x layers per stage x repeats = layers (uniform chunks)",
+     "src/maxtext/configs/types.py num_layers_per_pipeline_stage / num_pipeline_repeats check"},
+    {RuleKind::no_selective_recompute, "no remat_policy equal to planner's selective recomputation",
+     "src/maxtext/configs/types.py RematPolicy"},
+    {RuleKind::no_tp_overlap, "planner knows no MaxText setting for overlapped TP communication",
+     "src/maxtext/configs/base.yml"},
+};
+
+constexpr FrameworkInfo kFrameworks[] = {
+    {Framework::megatron, "Megatron-LM", "core_v0.19.0", "github.com/NVIDIA/Megatron-LM", PipelineSplit::balanced,
+     "--pipeline-model-parallel-layout (any split of layers over stages and chunks; since core_v0.13.0)",
+     {4, 0, 0,
+      "bf16 keeps fp32 main gradients: accumulate_allreduce_grads_in_fp32 set for --bf16 (arguments.py), "
+      "18 bytes per parameter before sharding"},
+     kMegatronRules},
+    {Framework::nemo, "NeMo / Megatron-Bridge", "v0.6.0", "github.com/NVIDIA-NeMo/Megatron-Bridge",
+     PipelineSplit::balanced, "model.pipeline_model_parallel_layout (Megatron-Core TransformerConfig)",
+     {4, 0, 0, "Megatron-Core's fp32 main gradients under bf16_mixed (18 bytes per parameter)"}, kNemoRules},
+    {Framework::torchtitan, "torchtitan", "v0.2.2", "github.com/pytorch/torchtitan", PipelineSplit::balanced,
+     "parallelism.module_fqns_per_model_part (any split of modules over model parts)",
+     {4, 0, 0, "training.mixed_precision_reduce = \"float32\": FSDP2 reduces and keeps gradients in fp32"},
+     kTorchtitanRules},
+    {Framework::deepspeed, "DeepSpeed", "v0.19.5", "github.com/deepspeedai/DeepSpeed", PipelineSplit::uniform,
+     "PipelineModule(partition_method='uniform'): ds_utils.partition_uniform, the first stages take the remainder",
+     {0, 0, 0, ""}, kDeepspeedRules},
+    {Framework::maxtext, "MaxText", "maxtext-v0.2.4", "github.com/AI-Hypercomputer/maxtext", PipelineSplit::uniform,
+     "num_layers_per_pipeline_stage x num_pipeline_repeats (uniform chunks)",
+     {4, 4, 8,
+      "weight_dtype \"float32\" and grad_dtype \"float32\" (base.yml): fp32 weights are the master copy, Adam "
+      "moments fp32"},
+     kMaxtextRules},
+};
+
+bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const ParallelConfig& pc,
+            const TrainingSpec& ts, RuleContext ctx) {
+  const bool keep = pc.zero_stage == 3 && !pc.reshard_after_forward;
+  switch (k) {
+    case RuleKind::no_zero1: return pc.zero_stage == 1 && pc.dp > 1;
+    case RuleKind::no_zero2: return pc.zero_stage == 2 && pc.dp > 1;
+    case RuleKind::no_zero3: return pc.zero_stage == 3 && pc.dp > 1;
+    case RuleKind::no_zero3_keep: return keep;
+    case RuleKind::no_zero3_keep_with_pp: return keep && pc.pp > 1;
+    case RuleKind::no_zero23_with_pp: return pc.zero_stage >= 2 && pc.pp > 1;
+    case RuleKind::reshard_default: return pc.zero_stage == 3 && !ctx.reshard_pinned && pc.reshard_after_forward != (pc.pp == 1);
+    case RuleKind::ddp_only_1d: return pc.zero_stage == 0 && pc.dp > 1 && pc.tp * pc.cp * pc.pp > 1;
+    case RuleKind::cp_needs_zero3: return pc.cp > 1 && pc.zero_stage != 3;
+    case RuleKind::no_interleaving: return pc.virtual_stages > 1;
+    case RuleKind::no_gpipe: return pc.schedule == Schedule::gpipe && pc.pp > 1;
+    case RuleKind::no_cp: return pc.cp > 1;
+    case RuleKind::sp_with_tp: return pc.tp > 1 && !pc.sequence_parallel;
+    case RuleKind::no_sp: return pc.sequence_parallel;
+    case RuleKind::no_tp_with_pp: return pc.tp > 1 && pc.pp > 1;
+    case RuleKind::no_tp_overlap: return ts.tp_comm_overlap;
+    case RuleKind::no_selective_recompute: return pc.recompute == Recompute::selective;
+    case RuleKind::no_fp8: return ts.dtype == DType::fp8;
+    case RuleKind::chunks_divide_layers: return model.num_layers % (pc.pp * pc.virtual_stages) != 0;
+  }
+  (void)info;
+  return false;
+}
+
+}  // namespace
+
+const FrameworkInfo& framework_info(Framework f) {
+  for (const FrameworkInfo& info : kFrameworks)
+    if (info.framework == f) return info;
+  return kFrameworks[0];
+}
+
+int broken_rule(const FrameworkInfo& info, const ModelSpec& model, const ParallelConfig& pc, const TrainingSpec& ts,
+                RuleContext ctx) {
+  for (std::size_t i = 0; i < info.rules.size(); ++i)
+    if (breaks(info.rules[i].kind, info, model, pc, ts, ctx)) return int(i);
+  return -1;
+}
+
+std::string rule_label(const FrameworkInfo& info, int rule) {
+  if (rule < 0 || std::size_t(rule) >= info.rules.size()) return std::string(to_string(info.framework));
+  const FrameworkRule& r = info.rules[std::size_t(rule)];
+  return fmt::format("{} {}: {} ({})", to_string(info.framework), info.release, r.text, r.citation);
+}
+
+std::string rule_text(const FrameworkInfo& info, int rule) {
+  if (rule < 0 || std::size_t(rule) >= info.rules.size()) return "";
+  const FrameworkRule& r = info.rules[std::size_t(rule)];
+  return fmt::format("{} ({})", r.text, r.citation);
+}
+
+void apply_framework_defaults(const FrameworkInfo& info, TrainingSpec& ts, PrecisionGiven given) {
+  ts.pipeline_split = info.split;
+  if (info.defaults.grad_bytes > 0 && !given.grad_bytes) ts.grad_bytes_per_param = info.defaults.grad_bytes;
+  if (info.defaults.weight_bytes > 0 && !given.weight_bytes) ts.weight_bytes_per_param = info.defaults.weight_bytes;
+  if (info.defaults.optimizer_bytes > 0 && !given.optimizer_bytes)
+    ts.optimizer_bytes_per_param = info.defaults.optimizer_bytes;
+}
+
+}  // namespace planner

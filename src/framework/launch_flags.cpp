@@ -1,0 +1,342 @@
+// launch_flags.h: one configuration written in each framework's own words.
+// Every flag, field and key below was checked in the release framework.cpp
+// cites (Megatron-LM core_v0.19.0 arguments.py and TransformerConfig /
+// ModelParallelConfig fields; Megatron-Bridge v0.6.0 ConfigContainer and its
+// Megatron-LM mapping page; torchtitan v0.2.2 job_config.py; DeepSpeed
+// v0.19.5 runtime/constants.py, zero/config.py, tensor_parallel/config.py;
+// MaxText maxtext-v0.2.4 base.yml).
+#include "planner/framework/launch_flags.h"
+
+#include <numeric>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "planner/model/labels.h"
+#include "planner/spec/input_error.h"
+
+namespace planner {
+
+namespace {
+
+// Layers of every chunk in Megatron's entry order: chunk c of stage s at c*p + s.
+std::vector<std::int64_t> chunk_order(const PricedPlan& plan) {
+  const std::int64_t p = plan.layout.stages, v = plan.virtual_stages;
+  std::vector<std::int64_t> out(std::size_t(p * v));
+  for (std::int64_t s = 0; s < p; ++s) {
+    const std::vector<ChunkPlan> chunks = plan.chunks(s);
+    for (std::int64_t c = 0; c < v; ++c) out[std::size_t(c * p + s)] = chunks[std::size_t(c)].layers;
+  }
+  return out;
+}
+
+// Every chunk holds layers / (p * v): the split the frameworks' plain flags give.
+bool uniform_chunks(const PricedPlan& plan, std::int64_t layers) {
+  const std::vector<std::int64_t> n = chunk_order(plan);
+  const std::int64_t each = layers / std::int64_t(n.size());
+  for (std::int64_t x : n)
+    if (x != each) return false;
+  return layers % std::int64_t(n.size()) == 0;
+}
+
+// The split Megatron-LM's older uneven flags write: the first and last stages
+// their own layer counts, every middle stage the same, and each stage's
+// layers split evenly over its chunks (transformer_config.py __post_init__,
+// "Uneven PP": first, last and middle-per-rank counts divisible by v).
+bool first_last_split(const PricedPlan& plan) {
+  const std::int64_t p = plan.layout.stages, v = plan.virtual_stages;
+  for (std::int64_t s = 0; s < p; ++s) {
+    const std::int64_t n = plan.layout.layers_on(s);
+    if (n % v) return false;
+    for (const ChunkPlan& c : plan.chunks(s))
+      if (c.layers != n / v) return false;
+    if (s > 1 && s < p - 1 && n != plan.layout.layers_on(1)) return false;
+  }
+  return true;
+}
+
+// Lines joined as a shell command's continuation lines.
+std::string continued(const std::vector<std::string>& lines) {
+  std::string out;
+  for (std::size_t i = 0; i < lines.size(); ++i) out += lines[i] + (i + 1 < lines.size() ? " \\\n" : "\n");
+  return out;
+}
+
+std::string header(const FrameworkInfo& info, const ModelSpec& model, const HardwareProfile& hw,
+                   const TrainingSpec& ts, const ParallelConfig& pc, const char* comment) {
+  return fmt::format("{} {} {} ({}): {} on {} x {}, {}\n", comment, info.display_name, info.release, info.repository,
+                     model.name, ts.num_gpus, hw.name, config_label(pc, 'c'));
+}
+
+struct Batch {
+  std::int64_t global, micro, micro_batches;
+};
+
+// Megatron-LM arguments and Megatron-Bridge overrides share Megatron-Core's
+// fields; `bridge` picks the spelling.
+std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSpec& ts, const Evaluation& ev,
+                                        const Batch& b, bool bridge) {
+  const ParallelConfig& pc = ev.config;
+  std::vector<std::string> out;
+  auto arg = [&](const char* flag, const char* field, const std::string& value) {
+    out.push_back(bridge ? fmt::format("{}={}", field, value)
+                         : (value.empty() ? std::string(flag) : fmt::format("{} {}", flag, value)));
+  };
+  auto flag = [&](const char* megatron_flag, const char* bridge_field) {
+    out.push_back(bridge ? fmt::format("{}=true", bridge_field) : std::string(megatron_flag));
+  };
+  arg("--tensor-model-parallel-size", "model.tensor_model_parallel_size", std::to_string(pc.tp));
+  arg("--pipeline-model-parallel-size", "model.pipeline_model_parallel_size", std::to_string(pc.pp));
+  if (pc.pp > 1) {
+    if (!uniform_chunks(ev.plan, model.num_layers) && first_last_split(ev.plan)) {
+      // The older flags (also in releases before the layout string) suffice.
+      arg("--decoder-first-pipeline-num-layers", "model.num_layers_in_first_pipeline_stage",
+          std::to_string(ev.plan.layout.first));
+      arg("--decoder-last-pipeline-num-layers", "model.num_layers_in_last_pipeline_stage",
+          std::to_string(ev.plan.layout.last));
+      if (pc.virtual_stages > 1)
+        arg("--num-virtual-stages-per-pipeline-rank", "model.virtual_pipeline_model_parallel_size",
+            std::to_string(pc.virtual_stages));
+    } else if (!uniform_chunks(ev.plan, model.num_layers)) {
+      const std::string layout = megatron_layout_string(ev.plan);
+      if (bridge)
+        out.push_back(fmt::format("'model.pipeline_model_parallel_layout=\"{}\"'", layout));
+      else
+        out.push_back(fmt::format("--pipeline-model-parallel-layout '{}'", layout));
+    } else if (pc.virtual_stages > 1) {
+      arg("--num-virtual-stages-per-pipeline-rank", "model.virtual_pipeline_model_parallel_size",
+          std::to_string(pc.virtual_stages));
+    }
+  }
+  if (pc.cp > 1) arg("--context-parallel-size", "model.context_parallel_size", std::to_string(pc.cp));
+  if (pc.sequence_parallel) flag("--sequence-parallel", "model.sequence_parallel");
+  arg("--num-layers", "model.num_layers", std::to_string(model.num_layers));
+  arg("--seq-length", "model.seq_length", std::to_string(ts.seq_len));
+  if (bridge) out.push_back(fmt::format("dataset.seq_length={}", ts.seq_len));
+  arg("--micro-batch-size", "train.micro_batch_size", std::to_string(b.micro));
+  arg("--global-batch-size", "train.global_batch_size", std::to_string(b.global));
+  if (pc.recompute == Recompute::full) {
+    arg("--recompute-granularity", "model.recompute_granularity", "full");
+    arg("--recompute-method", "model.recompute_method", "uniform");
+    arg("--recompute-num-layers", "model.recompute_num_layers", "1");
+  } else if (pc.recompute == Recompute::selective) {
+    arg("--recompute-granularity", "model.recompute_granularity", "selective");
+  }
+  if (pc.dp > 1 || pc.cp > 1) {
+    if (pc.zero_stage == 1) {
+      flag("--use-distributed-optimizer", "ddp.use_distributed_optimizer");
+      if (bridge) out.push_back("optimizer.use_distributed_optimizer=true");
+    } else if (pc.zero_stage == 3 && !pc.reshard_after_forward) {
+      flag("--use-torch-fsdp2", "ddp.use_torch_fsdp2");  // nemo refuses this case (framework.cpp)
+      out.push_back("--torch-fsdp2-no-reshard-after-forward");
+    } else if (pc.zero_stage >= 2) {
+      flag("--use-megatron-fsdp", "ddp.use_megatron_fsdp");
+      arg("--data-parallel-sharding-strategy", "ddp.data_parallel_sharding_strategy",
+          pc.zero_stage == 2 ? "optim_grads" : "optim_grads_params");
+      // validate_args: 'Megatron-FSDP requires the `fsdp_dtensor` checkpointing format.'
+      arg("--ckpt-format", "checkpoint.ckpt_format", "fsdp_dtensor");
+      if (bridge) out.push_back("ddp.use_distributed_optimizer=true"), out.push_back("optimizer.use_distributed_optimizer=true");
+    }
+    if (ts.overlap_grad_reduce) {
+      flag("--overlap-grad-reduce", "ddp.overlap_grad_reduce");
+      if (pc.zero_stage == 1) flag("--overlap-param-gather", "ddp.overlap_param_gather");
+    }
+  }
+  if (ts.tp_comm_overlap) flag("--tp-comm-overlap", "model.tp_comm_overlap");
+  if (bridge) {
+    out.push_back(ts.dtype == DType::fp8 ? "mixed_precision=bf16_with_fp8_current_scaling_mixed"
+                                         : "mixed_precision=bf16_mixed");
+  } else {
+    out.push_back("--bf16");
+    if (ts.dtype == DType::fp8) out.push_back("--fp8-format hybrid");
+  }
+  return out;
+}
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + fmt::format("\"{}\"", names[i]);
+  return out + "]";
+}
+
+std::string torchtitan_toml(const TrainingSpec& ts, const Evaluation& ev, const Batch& b) {
+  const ParallelConfig& pc = ev.config;
+  std::string out;
+  if (ts.dtype == DType::fp8) out += "[model]\nconverters = [\"quantize.linear.float8\"]\n\n";
+  out += fmt::format("[training]\nseq_len = {}\nglobal_batch_size = {}\nlocal_batch_size = {}\n\n", ts.seq_len,
+                     b.global, pc.pp > 1 ? b.global / pc.dp : b.micro);
+  const bool fsdp = pc.zero_stage == 3;
+  out += fmt::format("[parallelism]\ndata_parallel_replicate_degree = {}\ndata_parallel_shard_degree = {}\n",
+                     fsdp ? 1 : pc.dp, fsdp ? pc.dp : 1);
+  if (fsdp)
+    out += fmt::format("fsdp_reshard_after_forward = \"{}\"\n",
+                       pc.reshard_after_forward == (pc.pp == 1) ? "default"
+                       : pc.reshard_after_forward             ? "always"
+                                                              : "never");
+  out += fmt::format("tensor_parallel_degree = {}\n", pc.tp);
+  if (ts.tp_comm_overlap) out += "enable_async_tensor_parallel = true\n";
+  out += fmt::format("context_parallel_degree = {}\npipeline_parallel_degree = {}\n", pc.cp, pc.pp);
+  if (pc.pp > 1) {
+    const char* schedule = pc.virtual_stages > 1 ? "Interleaved1F1B" : pc.schedule == Schedule::gpipe ? "GPipe" : "1F1B";
+    out += fmt::format("pipeline_parallel_schedule = \"{}\"\npipeline_parallel_microbatch_size = {}\n", schedule,
+                       b.micro);
+    // Model parts in stage order: part c*p + s is chunk c of stage s (looped schedules).
+    const std::vector<std::int64_t> n = chunk_order(ev.plan);
+    out += "module_fqns_per_model_part = [\n";
+    std::int64_t next = 0;
+    for (std::size_t part = 0; part < n.size(); ++part) {
+      std::vector<std::string> names;
+      if (part == 0) names.emplace_back("tok_embeddings");
+      for (std::int64_t i = 0; i < n[part]; ++i) names.push_back(fmt::format("layers.{}", next++));
+      if (part + 1 == n.size()) names.emplace_back("norm"), names.emplace_back("output");
+      out += "  " + quoted_list(names) + (part + 1 < n.size() ? ",\n" : "\n");
+    }
+    out += "]\n";
+  }
+  out += fmt::format("\n[activation_checkpoint]\nmode = \"{}\"\n", to_string(pc.recompute));
+  if (ts.tp_comm_overlap) out += "\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n";
+  return out;
+}
+
+LaunchFlags deepspeed_json(const TrainingSpec& ts, const Evaluation& ev, const Batch& b) {
+  const ParallelConfig& pc = ev.config;
+  nlohmann::ordered_json j;
+  j["train_batch_size"] = b.global;
+  j["train_micro_batch_size_per_gpu"] = b.micro;
+  j["gradient_accumulation_steps"] = b.micro_batches;
+  j["bf16"] = {{"enabled", true}};
+  j["zero_optimization"] = {{"stage", pc.zero_stage}, {"overlap_comm", ts.overlap_grad_reduce}};
+  if (pc.tp > 1) j["tensor_parallel"] = {{"autotp_size", pc.tp}};
+  LaunchFlags out{j.dump(2) + "\n", ""};
+  if (pc.pp > 1)
+    out.note += fmt::format(
+        "in the training script: PipelineModule(layers=..., num_stages={}, partition_method='uniform') over the "
+        "transformer layers alone ({}), so stages hold {} layers",
+        pc.pp, "partition_method='type:<DecoderLayer class>' when the embedding and head are in the list",
+        split_label(ev.plan));
+  if (pc.recompute == Recompute::full)
+    out.note += std::string(out.note.empty() ? "" : "; ") +
+                (pc.pp > 1 ? "PipelineModule(activation_checkpoint_interval=1)"
+                           : "deepspeed.checkpointing.checkpoint around each transformer layer");
+  return out;
+}
+
+std::int64_t gcd64(std::int64_t a, std::int64_t b) { return std::gcd(a, b); }
+
+std::string maxtext_lines(const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts,
+                          const Evaluation& ev, const Batch& b) {
+  const ParallelConfig& pc = ev.config;
+  const std::int64_t n = ts.num_gpus, domain = hw.tiers.empty() ? 0 : hw.tiers[0].size;
+  // Slices (ICI domains) joined by DCN: DP crosses them first, then PP.
+  std::int64_t slices = 1;
+  if (domain > 0 && n > domain) {
+    if (n % domain)
+      throw InputError("--framework", fmt::format("maxtext: {} chips are not whole slices of {} ({} ICI domain)", n,
+                                                  domain, hw.name));
+    slices = n / domain;
+  }
+  // DCN axes take the slices in the order DP, PP, CP; TP stays inside one.
+  std::int64_t rest = slices;
+  const std::int64_t dcn_dp = gcd64(pc.dp, rest);
+  rest /= dcn_dp;
+  const std::int64_t dcn_pp = gcd64(pc.pp, rest);
+  rest /= dcn_pp;
+  const std::int64_t dcn_cp = gcd64(pc.cp, rest);
+  rest /= dcn_cp;
+  if (rest != 1)
+    throw InputError("--framework", fmt::format("maxtext: {} slices of {} chips cannot be split over DP {}, PP {} and "
+                                                "CP {} (the DCN axes); TP stays inside a slice",
+                                                slices, domain, pc.dp, pc.pp, pc.cp));
+  const bool fsdp = pc.zero_stage == 3;
+  const char* tensor_axis = pc.sequence_parallel ? "tensor_sequence" : "tensor";
+  std::vector<std::string> out;
+  out.push_back(fmt::format("ici_{}_parallelism={}", fsdp ? "fsdp" : "data", pc.dp / dcn_dp));
+  if (!fsdp) out.push_back("ici_fsdp_parallelism=1");
+  out.push_back(fmt::format("ici_{}_parallelism={}", tensor_axis, pc.tp));
+  out.push_back(fmt::format("ici_context_parallelism={}", pc.cp / dcn_cp));
+  out.push_back(fmt::format("ici_pipeline_parallelism={}", pc.pp / dcn_pp));
+  out.push_back(fmt::format("dcn_{}_parallelism={}", fsdp ? "fsdp" : "data", dcn_dp));
+  if (fsdp) out.push_back("dcn_data_parallelism=1");
+  out.push_back(fmt::format("dcn_pipeline_parallelism={}", dcn_pp));
+  out.push_back(fmt::format("dcn_context_parallelism={}", dcn_cp));
+  if (pc.zero_stage == 1) out.push_back("shard_optimizer_over_data=true");
+  out.push_back(fmt::format("max_target_length={}", ts.seq_len));
+  if (pc.pp > 1) {
+    out.push_back(fmt::format("per_device_batch_size={:g}", double(b.global) / double(n)));
+    out.push_back(fmt::format("num_pipeline_microbatches={}", b.micro_batches));
+    out.push_back(fmt::format("num_layers_per_pipeline_stage={}", model.num_layers / (pc.pp * pc.virtual_stages)));
+    out.push_back(fmt::format("num_pipeline_repeats={}", pc.virtual_stages));
+  } else {
+    out.push_back(fmt::format("per_device_batch_size={:g}", double(b.micro * pc.dp) / double(n)));
+    out.push_back(fmt::format("gradient_accumulation_steps={}", b.micro_batches));
+  }
+  out.push_back(fmt::format("remat_policy={}", pc.recompute == Recompute::full ? "full" : "minimal"));
+  if (ts.dtype == DType::fp8) out.push_back("quantization=fp8");
+  return continued(out);
+}
+
+}  // namespace
+
+std::string megatron_layout_string(const PricedPlan& plan) {
+  const std::vector<std::int64_t> n = chunk_order(plan);
+  std::vector<std::string> entries;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    std::string e = i == 0 ? "E" : "";
+    if (n[i] == 1) e += "t";
+    if (n[i] > 1) e += fmt::format("t*{}", n[i]);
+    if (i + 1 == n.size()) e += "L";
+    entries.push_back(e);
+  }
+  // Runs of equal entries as (x|)*k; the first (E) and last (L) entries are
+  // unique, so a run is always followed by another entry.
+  std::string out;
+  for (std::size_t i = 0; i < entries.size();) {
+    std::size_t j = i + 1;
+    while (j < entries.size() && entries[j] == entries[i]) ++j;
+    if (j - i > 1)
+      out += fmt::format("({}|)*{},", entries[i], j - i);
+    else
+      out += entries[i] + (i + 1 < entries.size() ? "|" : "");
+    i = j;
+  }
+  return out;
+}
+
+LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts,
+                         const Evaluation& ev, RuleContext rule_ctx) {
+  const FrameworkInfo& info = framework_info(f);
+  const ParallelConfig& pc = ev.config;
+  if (const int r = broken_rule(info, model, pc, ts, rule_ctx); r >= 0)
+    throw InputError("--framework", fmt::format("{} {} cannot express {}: {}", to_string(f), info.release,
+                                                config_label(pc, 'c'), rule_text(info, r)));
+  if (ev.plan.layout.stages < 1 || ev.plan.virtual_stages < 1 || !ev.plan.layout.feasible)
+    throw InputError("--framework", fmt::format("{}: the layout {} has no valid stage split to export",
+                                                to_string(f), config_label(pc, 'c')));
+  const Batch b{ts.global_batch_sequences, pc.micro_batch_size, ev.plan.micro_batches};
+  switch (f) {
+    case Framework::megatron:
+    case Framework::nemo: {
+      // validate_args asserts CUDA_DEVICE_MAX_CONNECTIONS != 1 under Megatron-FSDP.
+      const bool megatron_fsdp = (pc.dp > 1 || pc.cp > 1) && pc.zero_stage >= 2 &&
+                                 !(pc.zero_stage == 3 && !pc.reshard_after_forward);
+      return {header(info, model, hw, ts, pc, "#") + continued(megatron_lines(model, ts, ev, b, f == Framework::nemo)),
+              megatron_fsdp ? "Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or > 1 "
+                              "(megatron/training/arguments.py validate_args)"
+                            : ""};
+    }
+    case Framework::torchtitan:
+      return {header(info, model, hw, ts, pc, "#") + torchtitan_toml(ts, ev, b), ""};
+    case Framework::deepspeed: {
+      LaunchFlags out = deepspeed_json(ts, ev, b);
+      const std::string h = header(info, model, hw, ts, pc, "");
+      out.note = h.substr(1, h.size() - 2) + (out.note.empty() ? "" : "; " + out.note);  // JSON has no comments
+      return out;
+    }
+    case Framework::maxtext:
+      return {header(info, model, hw, ts, pc, "#") + maxtext_lines(model, hw, ts, ev, b), ""};
+  }
+  return {};
+}
+
+}  // namespace planner

@@ -1,0 +1,215 @@
+// framework: each framework's rules drop exactly the layouts it cannot
+// express (search counts them by rule), its defaults apply, uniform splits
+// follow DeepSpeed's partition_uniform, and the launch flags spell the layout
+// (Megatron's layout string, torchtitan's model parts).
+#include <algorithm>
+#include <cstdint>
+#include <regex>
+#include <vector>
+#include <numeric>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "planner/framework/framework.h"
+#include "planner/framework/launch_flags.h"
+#include "planner/io/catalog.h"
+#include "planner/model/labels.h"
+#include "planner/model/time_to_train.h"
+#include "planner/search/search.h"
+#include "planner/simulate/simulate_top.h"
+#include "planner/views/html_report.h"
+#include "planner/views/report.h"
+#include "planner/spec/input_error.h"
+
+using namespace planner;
+
+namespace {
+const std::string kDir = PLANNER_SOURCE_DIR;
+
+// megatron/core/transformer/pipeline_parallel_layer_layout.py parse_str_to_list's unrolling.
+std::string expand_layout(std::string s) {
+  s.erase(std::remove(s.begin(), s.end(), ','), s.end());
+  const std::regex group(R"(\(([^)]+)\)\*(\d+))"), one(R"((.)\*(\d+))");
+  for (const std::regex* re : {&group, &one}) {
+    std::smatch m;
+    while (std::regex_search(s, m, *re)) {
+      std::string rep;
+      for (int i = 0; i < std::stoi(m[2].str()); ++i) rep += m[1].str();
+      s = m.prefix().str() + rep + m.suffix().str();
+    }
+  }
+  return s;
+}
+
+TrainingSpec training(const ModelSpec& m, std::int64_t gpus) {
+  TrainingSpec ts;
+  ts.num_gpus = gpus;
+  ts.seq_len = m.default_seq_len;
+  ts.global_batch_sequences = m.default_global_batch_tokens / m.default_seq_len;
+  return ts;
+}
+}  // namespace
+
+TEST_CASE("uniform_layers is DeepSpeed's partition_uniform", "[framework]") {
+  // partition_uniform(126, 16): residual 14, the first 14 stages hold 8, the last 2 hold 7.
+  const StageLayout l = uniform_layers(126, 16, 1);
+  REQUIRE(l.feasible);
+  for (std::int64_t s = 0; s < 16; ++s) CHECK(l.layers_on(s) == (s < 14 ? 8 : 7));
+  const StageLayout even = uniform_layers(80, 4, 2);
+  for (std::int64_t s = 0; s < 4; ++s) CHECK(even.layers_on(s) == 20);
+  const StageLayout one_extra = uniform_layers(81, 4, 1);  // 21 20 20 20
+  CHECK(one_extra.layers_on(0) == 21);
+  CHECK(one_extra.layers_on(1) == 20);
+  CHECK(one_extra.layers_on(3) == 20);
+  CHECK_FALSE(uniform_layers(7, 4, 2).feasible);
+}
+
+TEST_CASE("each framework's rules break where its source says", "[framework]") {
+  const ModelSpec m = find_model("llama70b", kDir);
+  const TrainingSpec ts = training(m, 64);
+  ParallelConfig pc;
+  pc.tp = 8, pc.pp = 2, pc.dp = 4, pc.sequence_parallel = true;
+  auto kind_of = [&](Framework f, const ParallelConfig& c) -> std::string {
+    const FrameworkInfo& info = framework_info(f);
+    const int r = broken_rule(info, m, normalized(c), ts);
+    return r < 0 ? "ok" : std::string(info.rules[std::size_t(r)].text);
+  };
+  CHECK(kind_of(Framework::megatron, pc) == "ok");
+  ParallelConfig z2 = pc;
+  z2.zero_stage = 2;
+  CHECK(kind_of(Framework::deepspeed, z2).find("ZeRO-2 and ZeRO-3") != std::string::npos);
+  CHECK(kind_of(Framework::megatron, z2) == "ok");
+  CHECK(kind_of(Framework::torchtitan, z2).find("no ZeRO-2") != std::string::npos);
+  ParallelConfig ddp = pc;  // ZeRO-0 with TP and PP: torchtitan's DDP is 1-D only
+  CHECK(kind_of(Framework::torchtitan, ddp).find("DDP") != std::string::npos);
+  ParallelConfig nosp = pc;
+  nosp.zero_stage = 3, nosp.reshard_after_forward = false, nosp.sequence_parallel = false;
+  CHECK(kind_of(Framework::torchtitan, nosp).find("SequenceParallel") != std::string::npos);
+  ParallelConfig v = pc;
+  v.virtual_stages = 3;  // 80 layers over 2 x 3 chunks: not uniform
+  CHECK(kind_of(Framework::maxtext, v).find("uniform chunks") != std::string::npos);
+  v.virtual_stages = 4;
+  CHECK(kind_of(Framework::maxtext, v) == "ok");
+  CHECK(kind_of(Framework::deepspeed, v).find("TrainSchedule") != std::string::npos);
+}
+
+TEST_CASE("defaults: Megatron's fp32 main grads give 18 bytes per parameter; flags given win", "[framework]") {
+  TrainingSpec ts;
+  apply_framework_defaults(framework_info(Framework::megatron), ts, {});
+  CHECK(ts.weight_bytes_per_param + ts.grad_bytes_per_param + ts.optimizer_bytes_per_param == 18);
+  TrainingSpec kept;
+  apply_framework_defaults(framework_info(Framework::megatron), kept, {true, false, false});
+  CHECK(kept.grad_bytes_per_param == 2);
+  TrainingSpec ds;
+  apply_framework_defaults(framework_info(Framework::deepspeed), ds, {});
+  CHECK(ds.pipeline_split == PipelineSplit::uniform);
+  CHECK(ds.grad_bytes_per_param == 2);
+}
+
+TEST_CASE("search --framework keeps only expressible layouts and counts the rest by rule", "[framework][search]") {
+  const ModelSpec m = find_model("llama70b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  SearchSpec spec;
+  spec.training = training(m, 64);
+  spec.top_k = 50;
+  spec.framework = Framework::deepspeed;
+  apply_framework_defaults(framework_info(Framework::deepspeed), spec.training, {});
+  const SearchResult r = search(m, hw, spec);
+  REQUIRE_FALSE(r.top.empty());
+  const FrameworkInfo& info = framework_info(Framework::deepspeed);
+  for (const Evaluation& ev : r.top) CHECK(broken_rule(info, m, ev.config, spec.training) < 0);
+  const std::int64_t by_rule = std::accumulate(r.framework_rejections.begin(), r.framework_rejections.end(),
+                                               std::int64_t(0));
+  const std::int64_t by_reason = std::accumulate(r.rejections.begin(), r.rejections.end(), std::int64_t(0));
+  CHECK(by_rule > 0);
+  CHECK(by_rule + by_reason == r.rejected);
+  CHECK(r.feasible + r.rejected == r.considered);
+  // The same search without the framework finds at least as good a layout.
+  SearchSpec any = spec;
+  any.framework.reset();
+  any.training = training(m, 64);
+  const SearchResult free = search(m, hw, any);
+  CHECK(free.top.front().time.step_s <= r.top.front().time.step_s);
+}
+
+TEST_CASE("Megatron's layout string lists chunk c of stage s at c*p + s", "[framework]") {
+  const ModelSpec m = find_model("llama70b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const TrainingSpec ts = training(m, 64);
+  ParallelConfig pc;
+  pc.tp = 8, pc.pp = 4, pc.dp = 2, pc.virtual_stages = 7, pc.sequence_parallel = true;
+  const Evaluation ev = evaluate(m, hw, pc, ts);
+  REQUIRE(ev.layout.stages == 4);
+  const std::string layout = megatron_layout_string(ev.plan);
+  // Expanded as Megatron's parse_str_to_list does: p*v entries, every layer once, in chunk order.
+  const std::string flat = expand_layout(layout);
+  std::vector<std::string> entries{""};
+  for (char c : flat) {
+    if (c == '|')
+      entries.emplace_back();
+    else
+      entries.back().push_back(c);
+  }
+  REQUIRE(entries.size() == 28);
+  CHECK(entries.front().front() == 'E');
+  CHECK(entries.back().back() == 'L');
+  std::int64_t layers = 0;
+  for (std::int64_t c = 0; c < 7; ++c)
+    for (std::int64_t s = 0; s < 4; ++s) {
+      const std::string& e = entries[std::size_t(c * 4 + s)];
+      const auto n = std::int64_t(std::count(e.begin(), e.end(), 't'));
+      CHECK(n == ev.plan.chunks(s)[std::size_t(c)].layers);
+      layers += n;
+    }
+  CHECK(layers == 80);
+  const LaunchFlags flags = launch_flags(Framework::megatron, m, hw, ts, ev);
+  CHECK(flags.text.find("--pipeline-model-parallel-size 4") != std::string::npos);
+  CHECK(flags.text.find("--sequence-parallel") != std::string::npos);
+  // 80 layers over 4 x 7 chunks cannot be uniform: the split is written out.
+  CHECK(flags.text.find("--pipeline-model-parallel-layout") != std::string::npos);
+}
+
+TEST_CASE("launch flags refuse what the framework cannot express", "[framework]") {
+  const ModelSpec m = find_model("llama70b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const TrainingSpec ts = training(m, 64);
+  ParallelConfig pc;
+  pc.tp = 8, pc.pp = 2, pc.dp = 4, pc.zero_stage = 3, pc.sequence_parallel = true;
+  const Evaluation ev = evaluate(m, hw, pc, ts);
+  CHECK_THROWS_WITH(launch_flags(Framework::deepspeed, m, hw, ts, ev),
+                    Catch::Contains("deepspeed v0.19.5 cannot express") && Catch::Contains("pipe/engine.py"));
+}
+
+TEST_CASE("time to train: tokens over throughput", "[framework]") {
+  const TimeToTrain t = time_to_train({15e12, 2.0}, 1e7, 256);
+  CHECK(t.seconds == Approx(1.5e6));
+  CHECK(t.days == Approx(1.5e6 / 86400.0));
+  CHECK(t.gpu_hours == Approx(256 * 1.5e6 / 3600.0));
+  CHECK(t.cost_usd == Approx(2.0 * 256 * 1.5e6 / 3600.0));
+}
+
+TEST_CASE("reports count the framework's rules beside the cost model's reasons", "[framework][html]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  SearchSpec spec;
+  spec.training = training(m, 64);
+  spec.framework = Framework::torchtitan;
+  apply_framework_defaults(framework_info(Framework::torchtitan), spec.training, {});
+  const SearchReport rep = search_and_simulate(m, hw, spec, 3, 0, false);
+  const RunContext ctx{m, hw, spec.training, nullptr, &framework_info(Framework::torchtitan)};
+  std::size_t bars = 0;
+  for (std::int64_t n : rep.search.rejections) bars += n > 0;
+  for (std::int64_t n : rep.search.framework_rejections) bars += n > 0;
+  REQUIRE(bars > 0);
+  const std::string page = render_search_html(rep, ctx, {"planner search", "0.1.0"});
+  std::size_t rects = 0;
+  for (std::size_t at = page.find("<rect class=\"reason\""); at != std::string::npos;
+       at = page.find("<rect class=\"reason\"", at + 1))
+    ++rects;
+  CHECK(rects == bars);
+  CHECK(page.find("torchtitan: no ZeRO-1") != std::string::npos);
+  const std::string text = render_search(rep.search, ctx, Format::table);
+  CHECK(text.find("torchtitan v0.2.2: ") != std::string::npos);
+  CHECK(text.find("TFLOP/s") != std::string::npos);
+}

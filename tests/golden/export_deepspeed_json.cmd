@@ -1,0 +1,1 @@
+export -m llama8b -n 64 --tp 2 --zero 1 --sp false --framework deepspeed

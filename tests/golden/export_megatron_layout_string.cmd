@@ -1,0 +1,1 @@
+export -m llama70b -n 256 --tp 8 --pp 4 --vpp 7 --zero 1 --framework megatron
