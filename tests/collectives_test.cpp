@@ -170,17 +170,70 @@ TEST_CASE("all-gather and reduce-scatter: (p-1) alpha + (p-1)/p n/B", "[collecti
 TEST_CASE("send/recv: base + alpha + n/B on the link between the two ranks", "[collectives]") {
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);
   const double a0 = hw.collective_base_latency_s, n = 5e7;
-  SECTION("inside a node: NVLink") {
+  SECTION("inside a node: NVLink, or NCCL's p2p channels where fewer") {
     const CollectiveCost c = collective_cost(hw, placement(hw, 2, 4), Collective::send_recv, n);
     CHECK(c.algorithm == Algorithm::direct);
     CHECK(c.latency_s == Approx(a0 + hw.tiers[0].latency_s).epsilon(kRel));
-    CHECK(c.bandwidth_s == Approx(n / hw.tiers[0].bandwidth_achieved_bytes_per_s).epsilon(kRel));
+    // A 2-rank communicator: 16 of the 32 channels each (16 x 2 = 32), parts of 3 MB <= 16 MiB: 16 x 20.6 GB/s.
+    CHECK(c.p2p_channels_used == 16);
+    CHECK(c.bandwidth_s == Approx(n / (16 * 20.6e9)).epsilon(kRel));
+    const CollectiveCost plain = collective_cost(alpha_beta(hw), placement(hw, 2, 4), Collective::send_recv, n);
+    CHECK(plain.bandwidth_s == Approx(n / hw.tiers[0].bandwidth_achieved_bytes_per_s).epsilon(kRel));
   }
   SECTION("between nodes: the GPU's NIC share") {
     const CollectiveCost c = collective_cost(hw, placement(hw, 2, 8), Collective::send_recv, n);
     CHECK(c.latency_s == Approx(a0 + hw.tiers[1].latency_s).epsilon(kRel));
     CHECK(c.bandwidth_s == Approx(n / nic_share(hw)).epsilon(kRel));
   }
+}
+
+// NCCL's p2p channels to a peer on another node (src/graph/paths.cc, NCCL >= 2.29),
+// worked by hand for DGX H100 (one 400 Gb/s = 50 GB/s NIC a GPU, 16 channels
+// across nodes): ceil(50 / 14) = 4 channels a peer, halved while
+// 4 x ceil(ranks / 8) > 16. Up to 32 ranks 4 x 14 = 56 GB/s > the NIC share (the
+// NIC limits); 33-64 ranks 2 x 14 = 28 GB/s; 80 ranks (nccl-tests sendrecv on
+// 10 x 8) 1 x 14 GB/s, which is what xxrjun_cluster01_10x8_h100.log measured (15.2).
+TEST_CASE("send/recv: NCCL's p2p channels cap the bandwidth", "[collectives]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  REQUIRE(hw.tiers.at(1).collective_channels == 16);
+  REQUIRE(hw.tiers.at(1).bandwidth_nominal_bytes_per_s == 50e9);
+  const double n = 1e9;
+  struct Row {
+    std::int64_t ranks;
+    int channels;  // 0: the NIC limits
+    double bw;
+  };
+  const Row rows[] = {{16, 0, nic_share(hw)}, {32, 0, nic_share(hw)}, {40, 2, 28e9}, {64, 2, 28e9}, {80, 1, 14e9},
+                      {1024, 1, 14e9}};
+  for (const Row& r : rows) {
+    INFO(r.ranks << " ranks");
+    const CollectiveCost c = collective_cost(hw, placement(hw, r.ranks, 1), Collective::send_recv, n);
+    CHECK(c.p2p_channels_used == r.channels);
+    CHECK(c.bandwidth_s == Approx(n / r.bw).epsilon(kRel));
+  }
+  // One GPU a node (stride 8): the same count, by the communicator's size.
+  CHECK(collective_cost(hw, placement(hw, 80, 8), Collective::send_recv, n).p2p_channels_used == 1);
+  // Inside a node, 8 ranks: 32 p2p channels (pow2Up of 24), 4 a peer while every rank gets its own
+  // (4 x 8 = 32); a part may grow to 32 x 512 KiB = 16 MiB, so 32 and 64 MiB take 4 channels, 128 MiB 8,
+  // 256 MiB 16, 1 GB 32 (then NVLink limits). One channel: NCCL's Hopper NVLink, 20.6 GB/s.
+  // xxrjun_cluster01_1x8_h100.log sendrecv: 79.5, 81.8, 162.5, 299.5 GB/s at 32, 64, 128, 256 MiB.
+  const struct {
+    double bytes;
+    int channels;
+  } local_rows[] = {{32.0 * (1 << 20), 4}, {64.0 * (1 << 20), 4}, {128.0 * (1 << 20), 8}, {256.0 * (1 << 20), 16}};
+  for (const auto& r : local_rows) {
+    INFO(r.bytes << " B in a node");
+    const CollectiveCost c = collective_cost(hw, placement(hw, 8, 1), Collective::send_recv, r.bytes);
+    CHECK(c.p2p_channels_used == r.channels);
+    CHECK(c.bandwidth_s == Approx(r.bytes / (r.channels * 20.6e9)).epsilon(kRel));
+  }
+  const CollectiveCost local = collective_cost(hw, placement(hw, 8, 1), Collective::send_recv, n);
+  CHECK(local.p2p_channels_used == 0);
+  CHECK(local.bandwidth_s == Approx(n / hw.tiers[0].bandwidth_achieved_bytes_per_s).epsilon(kRel));
+  // No NCCL tuning in the profile: the NIC share, as before.
+  CHECK(collective_cost(alpha_beta(hw), placement(hw, 80, 1), Collective::send_recv, n).bandwidth_s ==
+        Approx(n / nic_share(hw)).epsilon(kRel));
+  CHECK(describe(collective_cost(hw, placement(hw, 80, 1), Collective::send_recv, n)) == "direct (1 p2p channel)");
 }
 
 TEST_CASE("trivial groups and empty messages cost nothing", "[collectives]") {

@@ -100,6 +100,7 @@ SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, c
     c.predicted_s = cost.total_s();
     c.algorithm = cost.algorithm;
     c.protocol = cost.protocol;
+    c.p2p_channels_used = cost.p2p_channels_used;
     if (algo && cost.algorithm != *algo && (cost.algorithm == Algorithm::ring || cost.algorithm == Algorithm::tree)) {
       // The run forced the other algorithm: inside one tier, price it with the
       // tier's alpha-beta (collective_cost's formula for such groups);

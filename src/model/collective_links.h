@@ -25,6 +25,12 @@ namespace planner::detail {
 // The ring's bottleneck: NVLink inside a node, the members' NICs across nodes.
 [[nodiscard]] double ring_bandwidth(const HardwareProfile& hw, const GroupPlacement& g, std::optional<Collective> c);
 
+// The channels NCCL moves one send/recv of `bytes` on, between two ranks of a
+// communicator of `ranks` ranks on different nodes or in one (src/graph/paths.cc
+// ncclTopoComputeP2pChannels, src/enqueue.cc addP2pToPlan; NCCL >= 2.29); 0
+// where the profile has no NCCL tuning or no channel count for that tier.
+[[nodiscard]] int p2p_channels(const HardwareProfile& hw, std::int64_t ranks, bool across_nodes, double bytes);
+
 // The NCCL curve of `c` over `g` from the calling thread's memo (built on a miss).
 [[nodiscard]] const CollectiveCurve& cached_curve(const HardwareProfile& hw, const GroupPlacement& g, Collective c,
                                                   std::optional<Algorithm> force);

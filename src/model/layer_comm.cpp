@@ -151,6 +151,7 @@ void add_cp_exchange(LayerTime& lt, const Dims& d, const HardwareProfile& hw, co
     note_step(ex, "CP K/V ring exchange (fwd)", "max(0, (cp-1) * send(2*b*s/cp*KV*hd/t*2 bytes) - attention_fwd)",
               "Liu et al. 2023 (Ring Attention)",
               {{"kv_bytes", kv_bytes}, {"cp", d.cp}, {"attention_fwd_s", lt.attention_fwd_s}}, lt.cp_comm_fwd_s, "s");
+  explain_p2p_channels(ex, "CP K/V send/recv bandwidth", one, kv_bytes);
 }
 
 }  // namespace planner::layer_detail

@@ -106,6 +106,24 @@ inline constexpr double kPatLevelDivisor = 3.5, kPatPerRankUs = 2.8;
 inline constexpr PerProto kMaxThreads{512, 640, 512};
 inline constexpr PerProto kThreadThreshold{8, 8, 64};
 
+// Point-to-point channels to a peer on another node (src/graph/paths.cc
+// ncclTopoGetNchannels / ncclTopoComputeP2pChannels, NCCL >= 2.29): at least
+// one per local NIC and enough to drive the NICs at NCCL_P2P_PER_CHANNEL_NET_BW
+// GB/s each; across nodes then halved while channels x ceil(ranks / 8) exceeds
+// the communicator's p2p channels (8 = NCCL_MAX_DEV_WORK_P2P_PER_BATCH,
+// device.h), so that every peer fits in one round.
+// One message is cut into parts of at least half a chunk across nodes (an
+// eighth in a node) and at most one chunk (32 chunks in a node), where a chunk
+// is NCCL_P2P_NET_CHUNKSIZE 128 KiB / NCCL_P2P_NVL_CHUNKSIZE 512 KiB (init.cc;
+// x2 on Arm Blackwell hosts, not modelled); src/enqueue.cc addP2pToPlan.
+inline constexpr double kP2pPerChannelNetBw = 14.0;
+inline constexpr int kMaxP2pPerBatch = 8;
+inline constexpr double kP2pNetChunkBytes = 128.0 * 1024, kP2pNvlChunkBytes = 512.0 * 1024;
+// NCCL's bandwidth of one NVLink by generation (src/graph/topo.h SM70/SM80/
+// SM90/SM100_NVLINK_BW, GB/s): taken as what one p2p channel moves over
+// NVLink (an approximation: NCCL counts two channels per link of the path).
+inline constexpr std::array<double, 4> kNvlinkBwPerLink{20.0, 20.0, 20.6, 40.1};
+
 // NVLS channels on Hopper (src/transport/nvls.cc NVLS_NCHANNELS_SM90; 32 on
 // Blackwell, NVLS_NCHANNELS_SM100).
 inline constexpr std::array<double, 4> kNvlsChannels{0, 0, 16, 32};

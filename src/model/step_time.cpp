@@ -124,13 +124,15 @@ double p2p_term_s(const ModelSpec& model, const HardwareProfile& hw, const Paral
   // transfer (collectives.cpp, send_recv_cost), whatever the stride.
   const GroupPlacement pair = placement(hw, pc.pp, pc.tp * pc.cp);
   const double bytes = pp_send_bytes(model, pc, ts);
-  const double one = collective_cost(hw, pair, Collective::send_recv, bytes).total_s();
+  const CollectiveCost one_cost = collective_cost(hw, pair, Collective::send_recv, bytes);
+  const double one = one_cost.total_s();
   const double transfers =
       ts.overlap_p2p ? 2.0 * double(p - 1) : 2.0 * (double(plan.micro_batches) * double(v) + double(p - 1));
   const double p2p = transfers * one;
   if (ex)
     note_step(ex, "pipeline send/recv", "transfers * (alpha + b*s/cp*h*2/t / B)", "Narayanan et al. 2021 §4.1",
               {{"bytes", bytes}, {"transfers", transfers}, {"one_s", one}}, p2p);
+  explain_p2p_channels(ex, "pipeline send/recv bandwidth", one_cost, bytes);
   return p2p;
 }
 

@@ -81,6 +81,7 @@ struct CheckPoint {
   double rel_error = 0;  // (predicted - measured) / measured
   Algorithm algorithm = Algorithm::none;
   Protocol protocol = Protocol::none;
+  int p2p_channels_used = 0;  // send/recv: NCCL's p2p channels where they limit (CollectiveCost)
   bool not_forced = false;  // --algo given, but collective_cost priced another algorithm (mixed groups)
 };
 struct SeriesCheck {

@@ -54,10 +54,17 @@ struct CollectiveCost {
   double latency_s = 0;                  // alpha terms (incl. the base launch latency)
   double bandwidth_s = 0;                // beta terms
   double bus_bandwidth_bytes_per_s = 0;  // the bottleneck bandwidth used
+  int p2p_channels_used = 0;         // send/recv: NCCL's p2p channels, where they (not the link) limit
   [[nodiscard]] double total_s() const { return latency_s + bandwidth_s; }
 };
 
 [[nodiscard]] GroupPlacement placement(const HardwareProfile& hw, std::int64_t size, std::int64_t stride);
+class Explain;
+// For --explain: where NCCL's p2p channels, not the link, set a send/recv's
+// bandwidth (CollectiveCost::p2p_channels_used), one step saying so, with the
+// source and the approximation; nothing otherwise.
+void explain_p2p_channels(Explain* ex, const char* what, const CollectiveCost& c, double bytes);
+
 
 // `bytes`: all-reduce: per-rank buffer; all-gather: gathered (output) size;
 // reduce-scatter: input size; all-to-all: bytes each rank sends in total;
