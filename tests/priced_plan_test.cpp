@@ -338,6 +338,10 @@ TEST_CASE("DeepSpeed re-gather: weights whose reuse lies 1e9 parameters away", "
         collective_cost(hw, wg, Collective::all_gather, ds.regathered_params * 2.0).total_s());
   CHECK(ds.total_s() == Approx(fsdp.total_s() + ds.recompute_all_gather_s).epsilon(1e-12));
   CHECK(ds.exposed_bwd_s >= fsdp.exposed_bwd_s);
+  // Weights kept from the forward (reshard_after_forward false) are never released.
+  pc.reshard_after_forward = false;
+  CHECK(zero3_layer_comm(gpt3, hw, pc, ts, lt, wg).recompute_all_gather_s == 0.0);
+  pc.reshard_after_forward = true;
   // Only under full recomputation: selective recomputes no layer's GEMMs.
   pc.recompute = Recompute::selective;
   CHECK(zero3_layer_comm(gpt3, hw, pc, ts, layer_time(gpt3, hw, pc, ts), wg).recompute_all_gather_s == 0.0);

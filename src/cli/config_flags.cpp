@@ -199,6 +199,9 @@ void check_zero3_regather(const TrainingSpec& ts, const SearchPins& pins) {
   if (pins.zero_stage && *pins.zero_stage != 3)
     throw InputError("--zero3-recompute-regather",
                      fmt::format("applies to ZeRO-3 only, but --zero is {}", *pins.zero_stage));
+  if (pins.reshard_after_forward && !*pins.reshard_after_forward)
+    throw InputError("--zero3-recompute-regather",
+                     "gathers weights released after the forward, but --reshard-after-forward false keeps them");
   if (pins.recompute && *pins.recompute != Recompute::full)
     throw InputError("--zero3-recompute-regather",
                      fmt::format("applies to full recomputation only, but --recompute is {}",

@@ -85,7 +85,9 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
     if (pc.reshard_after_forward) z.bwd_all_gather_s = z.all_gather_s;
     // DeepSpeed ZeRO-3 under full recomputation: the recomputed forward
     // fetches what its submodule hooks released (TrainingSpec::zero3_recompute_regather).
-    if (ts.zero3_recompute_regather && pc.recompute == Recompute::full) {
+    // Weights kept whole from the forward (reshard_after_forward false) are
+    // never released, so nothing is gathered again.
+    if (ts.zero3_recompute_regather && pc.recompute == Recompute::full && pc.reshard_after_forward) {
       z.regathered_params = recompute_regathered_params(model, pc);
       rag = collective_cost(hw, weight_group, Collective::all_gather, z.regathered_params * w);
       z.recompute_all_gather_s = rag.total_s();

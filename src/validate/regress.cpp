@@ -113,6 +113,8 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   pc.schedule = r.choice("schedule", kClosedFormSchedules, Schedule::one_f_one_b, false);
   if (ts.zero3_recompute_regather && (pc.zero_stage != 3 || pc.recompute != Recompute::full))
     r.problem("zero3_recompute_regather", "applies to ZeRO-3 with full recomputation (\"zero\": 3, \"recompute\": \"full\")");
+  else if (ts.zero3_recompute_regather && !pc.reshard_after_forward)
+    r.problem("zero3_recompute_regather", "gathers weights released after the forward; \"reshard_after_forward\": false keeps them");
   r.allow("note");
   r.reject_unknown();
   if (problems.size() != problems_before) return std::nullopt;
