@@ -115,6 +115,11 @@ TEST_CASE("ZeRO-3 gathers a layer (and prefetches the next)", "[memory_model]") 
   pc.tp = 2, pc.dp = 32, pc.zero_stage = 3;
   const Evaluation ev = evaluate(m, hw, pc, ts);
   REQUIRE(ev.reason_list() == std::vector<Reason>{});
-  // Current + prefetched layer's bf16 weights and one layer's bf16 grads: 6 bytes per layer parameter / tp.
-  CHECK(ev.memory.transient_bytes == Approx(218'112'000.0 / 2.0 * 6.0).epsilon(kRel));
+  // Current + prefetched layer's bf16 weights, one layer's bf16 grads and the bf16 reduce-scatter input
+  // they are copied into: 8 bytes per layer parameter / tp.
+  CHECK(ev.memory.transient_bytes == Approx(218'112'000.0 / 2.0 * 8.0).epsilon(kRel));
+  // With FSDP2's fp32 reduce dtype (torchtitan) the reduce-scatter input is 4 bytes: 10.
+  TrainingSpec fp32 = ts;
+  fp32.grad_reduce_bytes_per_param = 4;
+  CHECK(evaluate(m, hw, pc, fp32).memory.transient_bytes == Approx(218'112'000.0 / 2.0 * 10.0).epsilon(kRel));
 }

@@ -237,7 +237,8 @@ TEST_CASE("evaluate keeps the plan it priced memory and time from", "[priced_pla
     CHECK(plan.zero3_gathers == (zero == 3));
     if (zero < 3) CHECK(plan.zero3.all_gather_s == 0.0);
     if (zero == 3) CHECK(plan.zero3.all_gather_s > 0.0);
-    CHECK(plan.layer_step_s == lt.total_s() + plan.zero3.exposed_s() + plan.zero3.contention_s());
+    CHECK(plan.layer_step_s ==
+          lt.total_s() + plan.zero3.exposed_s() + plan.zero3.staging_s() + plan.zero3.contention_s());
     CHECK(plan.extra_first == plan.head_first_s / std::max(plan.layer_step_s, kTinyTime_s));
     CHECK(plan.extra_last == plan.head_last_s / std::max(plan.layer_step_s, kTinyTime_s));
     // The plan is all step_time and memory_per_gpu need: pricing it again gives the same bits.
@@ -245,4 +246,103 @@ TEST_CASE("evaluate keeps the plan it priced memory and time from", "[priced_pla
     CHECK(again.step_s == ev.time.step_s);
     CHECK(memory_per_gpu(m, hw, n, ts, plan).total_bytes == ev.memory.total_bytes);
   }
+}
+
+// ZeRO-3 as frameworks run it: the reduce dtype on the wire, the staging
+// copies on the compute stream, DeepSpeed's re-gather for the recomputed forward.
+TEST_CASE("ZeRO-3 reduce dtype: fp32 reduce-scatters move twice the bytes of bf16 ones", "[priced_plan][zero3]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-a100-80gb", kDir);
+  ParallelConfig pc = config(1, 1, 64, 1, 3);
+  TrainingSpec ts = training(64, 8192, 64);
+  const LayerTime lt = layer_time(m, hw, pc, ts);
+  const GroupPlacement wg = weight_sharing_group(hw, pc);
+  const double layer_params = double(count_params(m).per_layer);
+  const Zero3LayerComm bf16 = zero3_layer_comm(m, hw, pc, ts, lt, wg);
+  ts.grad_reduce_bytes_per_param = 2;  // the same as the default's fallback to grad_bytes
+  CHECK(zero3_layer_comm(m, hw, pc, ts, lt, wg).reduce_scatter_s == bf16.reduce_scatter_s);
+  ts.grad_reduce_bytes_per_param = 4;
+  const Zero3LayerComm fp32 = zero3_layer_comm(m, hw, pc, ts, lt, wg);
+  CHECK(fp32.reduce_scatter_s ==
+        collective_cost(hw, wg, Collective::reduce_scatter, layer_params * 4.0).total_s());
+  CHECK(fp32.reduce_scatter_s > 1.5 * bf16.reduce_scatter_s);
+  CHECK(fp32.all_gather_s == bf16.all_gather_s);  // weights still gathered in bf16
+  // The copy into the reduce-scatter input writes the wider dtype: 2 more bytes per parameter.
+  const double hbm = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  CHECK(fp32.staging_bwd_s - bf16.staging_bwd_s == Approx(layer_params * 2.0 / hbm).epsilon(1e-12));
+  CHECK(reduce_bytes_per_param(ts) == 4.0);
+  ts.grad_reduce_bytes_per_param = 0;
+  ts.grad_bytes_per_param = 4;
+  CHECK(reduce_bytes_per_param(ts) == 4.0);  // 0: the gradients' own width
+}
+
+TEST_CASE("ZeRO-3 staging copies: 2w bytes per gathered parameter, g + r per reduced one", "[priced_plan][zero3]") {
+  const ModelSpec m = find_model("llama70b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const TrainingSpec ts = training(128, 4096, 256);
+  const double hbm = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  const double p = double(count_params(m).per_layer) / 8.0;
+  for (bool reshard : {true, false})
+    for (int zero : {2, 3}) {
+      ParallelConfig pc = config(8, 1, 16, 1, zero);
+      pc.reshard_after_forward = reshard;
+      const LayerTime lt = layer_time(m, hw, pc, ts);
+      const Zero3LayerComm z = zero3_layer_comm(m, hw, pc, ts, lt, weight_sharing_group(hw, pc));
+      INFO("ZeRO-" << zero << " reshard " << reshard);
+      const double gathers_bwd = zero == 3 && reshard ? 1.0 : 0.0;
+      CHECK(z.staging_fwd_s == Approx(zero == 3 ? p * 4.0 / hbm : 0.0).epsilon(1e-12));
+      CHECK(z.staging_bwd_s == Approx((gathers_bwd * 4.0 + 4.0) * p / hbm).epsilon(1e-12));
+    }
+  // One rank holds the weights whole: nothing is gathered, reduced or copied.
+  const ParallelConfig one = config(8, 1, 1, 1, 3);
+  const Zero3LayerComm none = zero3_layer_comm(m, hw, one, training(8, 4096, 8), layer_time(m, hw, one, ts),
+                                               weight_sharing_group(hw, one));
+  CHECK(none.staging_s() == 0.0);
+  CHECK(none.total_s() == 0.0);
+  // A TPU runs XLA, whose collectives need no staging copies; the traffic itself stays.
+  const HardwareProfile tpu = find_hardware("tpu-v5e-256", kDir);
+  const ParallelConfig fsdp = config(1, 1, 256, 1, 3);
+  const TrainingSpec tts = training(256, 2048, 256);
+  const Zero3LayerComm xla = zero3_layer_comm(m, tpu, fsdp, tts, layer_time(m, tpu, fsdp, tts),
+                                              weight_sharing_group(tpu, fsdp));
+  CHECK(xla.staging_s() == 0.0);
+  CHECK(xla.all_gather_s > 0.0);
+}
+
+TEST_CASE("DeepSpeed re-gather: weights whose reuse lies 1e9 parameters away", "[priced_plan][zero3]") {
+  // GPT-3 175B, one TP rank: QKV (3h^2), O (h^2), fc1 (4h^2), fc2 (4h^2), biases and
+  // norms shared among them. fc2's backward follows its recomputed forward at once;
+  // fc1's comes after fc2 forward and backward, 2 * 4h^2 = 1.2e9 >= 1e9 away: released,
+  // and so are O and QKV. Everything but fc2 is gathered again.
+  const ModelSpec gpt3 = find_model("gpt3-175b", kDir);
+  const double per_layer = double(count_params(gpt3).per_layer);
+  const double h = double(gpt3.hidden_size);
+  const double ffn = per_layer - 4.0 * h * h;
+  CHECK(recompute_regathered_params(gpt3, config(1, 1, 64)) == Approx(per_layer - ffn / 2.0).epsilon(1e-12));
+  // Under TP8 the layer is 226M per rank: QKV's reuse lies 2 * (O + fc1 + fc2) = 340M away, all kept.
+  CHECK(recompute_regathered_params(gpt3, config(8, 1, 64)) == 0.0);
+  // Llama 3 8B's layers (218M) are kept whole.
+  CHECK(recompute_regathered_params(find_model("llama8b", kDir), config(1, 1, 64)) == 0.0);
+
+  const HardwareProfile hw = find_hardware("dgx-a100-80gb", kDir);
+  ParallelConfig pc = config(1, 1, 384, 1, 3);
+  pc.recompute = Recompute::full;
+  TrainingSpec ts = training(384, 2048, 1536);
+  const LayerTime lt = layer_time(gpt3, hw, pc, ts);
+  const GroupPlacement wg = weight_sharing_group(hw, pc);
+  const Zero3LayerComm fsdp = zero3_layer_comm(gpt3, hw, pc, ts, lt, wg);
+  CHECK(fsdp.recompute_all_gather_s == 0.0);
+  ts.zero3_recompute_regather = true;
+  const Zero3LayerComm ds = zero3_layer_comm(gpt3, hw, pc, ts, lt, wg);
+  CHECK(ds.recompute_all_gather_s ==
+        collective_cost(hw, wg, Collective::all_gather, ds.regathered_params * 2.0).total_s());
+  CHECK(ds.total_s() == Approx(fsdp.total_s() + ds.recompute_all_gather_s).epsilon(1e-12));
+  CHECK(ds.exposed_bwd_s >= fsdp.exposed_bwd_s);
+  // Weights kept from the forward (reshard_after_forward false) are never released.
+  pc.reshard_after_forward = false;
+  CHECK(zero3_layer_comm(gpt3, hw, pc, ts, lt, wg).recompute_all_gather_s == 0.0);
+  pc.reshard_after_forward = true;
+  // Only under full recomputation: selective recomputes no layer's GEMMs.
+  pc.recompute = Recompute::selective;
+  CHECK(zero3_layer_comm(gpt3, hw, pc, ts, layer_time(gpt3, hw, pc, ts), wg).recompute_all_gather_s == 0.0);
 }

@@ -268,8 +268,9 @@ bool same_layout(const StageLayout& a, const StageLayout& b) {
 // layers of weights and one of gradients, when the group has more than one rank.
 double zero3_buffer_bytes(const ModelSpec& m, const ParallelConfig& pc, const TrainingSpec& ts) {
   if (pc.zero_stage < 3 || pc.dp * pc.cp == 1) return 0.0;
+  // Two gathered layers, one layer of unsharded gradients and its reduce-scatter input.
   return double(count_params(m).per_layer) / double(pc.tp) *
-         (2.0 * ts.weight_bytes_per_param + ts.grad_bytes_per_param);
+         (2.0 * ts.weight_bytes_per_param + ts.grad_bytes_per_param + reduce_bytes_per_param(ts));
 }
 
 }  // namespace

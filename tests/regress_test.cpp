@@ -207,6 +207,11 @@ TEST_CASE("suite errors name the file, the case and the field, verbatim", "[regr
       {"empty suite", [](json& j) { j["cases"] = json::array(); },
        "x.json: cases: expected a non-empty list of cases, got []"},
       {"schema version", [](json& j) { j["schema_version"] = 2; }, "x.json: schema_version: expected 1, got 2"},
+      {"re-gather without ZeRO-3 full recompute", [](json& j) { j["cases"][0]["zero3_recompute_regather"] = true; },
+       R"(x.json: cases[0] (a).zero3_recompute_regather: applies to ZeRO-3 with full recomputation ("zero": 3, )"
+       R"("recompute": "full"))"},
+      {"negative reduce bytes", [](json& j) { j["cases"][0]["grad_reduce_bytes"] = -1; },
+       "x.json: cases[0] (a).grad_reduce_bytes: expected a number >= 0 and <= 64, got -1"},
   };
   for (const Row& r : rows) {
     SECTION(r.what) {

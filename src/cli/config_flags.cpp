@@ -51,6 +51,11 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
   app->add_option("--attention", f.attention, "flash or unfused attention kernels")
       ->check(CLI::IsMember(name_list<AttentionKernel>()));
   app->add_option("--grad-bytes", f.grad_bytes, "bytes per gradient element (2 bf16, 4 fp32 main grads)");
+  app->add_option("--grad-reduce-bytes", f.grad_reduce_bytes,
+                  "bytes per gradient element on the wire of gradient reductions (0: --grad-bytes; 4: FSDP2 "
+                  "reduce_dtype float32, torchtitan's default)");
+  app->add_flag("--zero3-recompute-regather", f.zero3_recompute_regather,
+                "ZeRO-3 with full recompute: the recomputed forward gathers the weights again (DeepSpeed ZeRO-3)");
   app->add_option("--optimizer-bytes", f.optimizer_bytes,
                   "optimizer bytes per parameter (12: fp32 master + Adam m, v)");
   app->add_option("--weight-bytes", f.weight_bytes, "bytes per weight (2: bf16)");
@@ -140,12 +145,15 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
   ts.dtype = parse_name<DType>(f.dtype).value_or(DType::bf16);
   ts.attention = parse_name<AttentionKernel>(f.attention).value_or(AttentionKernel::flash);
   for (auto [flag, v] : {std::pair{"--grad-bytes", f.grad_bytes},
+                         {"--grad-reduce-bytes", f.grad_reduce_bytes},
                          {"--optimizer-bytes", f.optimizer_bytes},
                          {"--weight-bytes", f.weight_bytes}})
     if (v && !(*v >= 0 && *v <= kMaxBytesPerParam))
       throw InputError(flag,
                        fmt::format("expected a number of bytes between 0 and {:g}, got {}", kMaxBytesPerParam, *v));
   ts.grad_bytes_per_param = f.grad_bytes.value_or(ts.grad_bytes_per_param);
+  ts.grad_reduce_bytes_per_param = f.grad_reduce_bytes.value_or(ts.grad_reduce_bytes_per_param);
+  ts.zero3_recompute_regather = f.zero3_recompute_regather;
   ts.optimizer_bytes_per_param = f.optimizer_bytes.value_or(ts.optimizer_bytes_per_param);
   ts.weight_bytes_per_param = f.weight_bytes.value_or(ts.weight_bytes_per_param);
   ts.overlap_grad_reduce = !f.no_overlap_grad_reduce;
@@ -241,6 +249,20 @@ void check_tp_overlap(const TrainingSpec& ts, const SearchPins& pins) {
                      "drop --sp false");
 }
 
+void check_zero3_regather(const TrainingSpec& ts, const SearchPins& pins) {
+  if (!ts.zero3_recompute_regather) return;
+  if (pins.zero_stage && *pins.zero_stage != 3)
+    throw InputError("--zero3-recompute-regather",
+                     fmt::format("applies to ZeRO-3 only, but --zero is {}", *pins.zero_stage));
+  if (pins.reshard_after_forward && !*pins.reshard_after_forward)
+    throw InputError("--zero3-recompute-regather",
+                     "gathers weights released after the forward, but --reshard-after-forward false keeps them");
+  if (pins.recompute && *pins.recompute != Recompute::full)
+    throw InputError("--zero3-recompute-regather",
+                     fmt::format("applies to full recomputation only, but --recompute is {}",
+                                 to_string(*pins.recompute)));
+}
+
 ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts) {
   SearchPins pins = pins_from(c);
   const std::int64_t tp = pins.tp.value_or(1), cp = pins.cp.value_or(1), pp = pins.pp.value_or(1);
@@ -258,7 +280,13 @@ ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts) {
     pins.dp = N / tp / cp / pp;
   }
   check_tp_overlap(ts, pins);
+  check_zero3_regather(ts, pins);
   ParallelConfig pc = pinned_config(pins);
+  if (ts.zero3_recompute_regather && (pc.zero_stage != 3 || pc.recompute != Recompute::full))
+    throw InputError("--zero3-recompute-regather",
+                     fmt::format("applies to ZeRO-3 with full recomputation, but the layout has ZeRO {} and "
+                                 "recompute {} (give --zero 3 --recompute full)",
+                                 pc.zero_stage, to_string(pc.recompute)));
   if (ts.tp_comm_overlap && pc.tp == 1)
     throw InputError("--tp-overlap", "overlaps TP communication, but the layout has TP 1 (give --tp)");
   pc.schedule = parse_name<Schedule>(c.schedule).value_or(Schedule::one_f_one_b);

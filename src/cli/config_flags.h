@@ -26,8 +26,9 @@ struct CommonFlags {
   std::optional<std::int64_t> seq_len, global_batch, global_batch_tokens;
   std::string dtype = "bf16";
   std::string attention = "flash";
-  std::optional<double> grad_bytes, optimizer_bytes, weight_bytes;  // unset: planner's or the framework's default
-  bool no_overlap_grad_reduce = false, overlap_p2p = false, tp_overlap = false;
+  // unset: planner's or the framework's default (grad_reduce_bytes: the gradient bytes)
+  std::optional<double> grad_bytes, grad_reduce_bytes, optimizer_bytes, weight_bytes;
+  bool no_overlap_grad_reduce = false, overlap_p2p = false, tp_overlap = false, zero3_recompute_regather = false;
   std::string format = "table";
   std::optional<std::string> html;  // --html FILE: a self-contained page (views/html_report.h)
 };
@@ -88,5 +89,8 @@ HtmlPageInfo html_page_info();
 void write_html(const std::string& path, const std::string& page);
 // --tp-overlap where it cannot apply (TP pinned to 1, SP pinned off) is an InputError.
 void check_tp_overlap(const TrainingSpec& ts, const SearchPins& pins);
+// --zero3-recompute-regather with a pinned ZeRO stage other than 3 or a
+// pinned recompute policy other than full: InputError.
+void check_zero3_regather(const TrainingSpec& ts, const SearchPins& pins);
 
 }  // namespace planner::cli

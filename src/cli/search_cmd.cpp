@@ -53,6 +53,7 @@ int run(const SearchFlags& f) {
   check_dtype(spec.training, hw);
   spec.pins = pins_from(f.config);
   check_tp_overlap(spec.training, spec.pins);
+  check_zero3_regather(spec.training, spec.pins);
   check_html_path(f.common);
   spec.collect_points = f.common.html.has_value();
   if (f.top < 1 || f.top > 10000) throw InputError("--top", fmt::format("expected 1 to 10000, got {}", f.top));

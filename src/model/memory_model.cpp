@@ -46,12 +46,16 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
     // what it stores with it.
     stage.transient_bytes += act.full_layer_bytes - act.stored_bytes;
     // Current + prefetched layer gathered (unless the weights were kept
-    // whole, counted above), one layer of unsharded grads. A ZeRO-3 group of
-    // one rank holds every weight already and gathers nothing (as step_time
-    // prices no ZeRO-3 traffic for it).
+    // whole, counted above), one layer of unsharded grads and the
+    // reduce-scatter input they are copied into, in the reduce dtype (FSDP2
+    // foreach_reduce allocates it before it frees the gradients,
+    // torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py). A ZeRO-3
+    // group of one rank holds every weight already and gathers nothing (as
+    // step_time prices no ZeRO-3 traffic for it).
     if (plan.zero3_gathers)
       stage.transient_bytes += double(plan.params.per_layer) / t *
-                               ((weights_sharded ? 2.0 * ts.weight_bytes_per_param : 0.0) + ts.grad_bytes_per_param);
+                               ((weights_sharded ? 2.0 * ts.weight_bytes_per_param : 0.0) + ts.grad_bytes_per_param +
+                                reduce_bytes_per_param(ts));
     stage.reserve_bytes = hw.memory_reserve_bytes;
     stage.total_bytes = stage.weights_bytes + stage.gradients_bytes + stage.optimizer_bytes + stage.activations_bytes +
                         stage.logits_bytes + stage.transient_bytes + stage.reserve_bytes;

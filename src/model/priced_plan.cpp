@@ -26,6 +26,42 @@ GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelCon
   return g;
 }
 
+double reduce_bytes_per_param(const TrainingSpec& ts) {
+  return ts.grad_reduce_bytes_per_param > 0 ? ts.grad_reduce_bytes_per_param : ts.grad_bytes_per_param;
+}
+
+// DeepSpeed's stage3_max_reuse_distance default, in parameters
+// (deepspeed/runtime/zero/config.py, DeepSpeedZeroConfig.max_reuse_distance,
+// deepspeedai/DeepSpeed@edaa7221).
+constexpr double kDeepSpeedMaxReuseDistanceParams = 1e9;
+
+double recompute_regathered_params(const ModelSpec& model, const ParallelConfig& pc) {
+  // One layer's weight-holding submodules in forward order, per TP rank:
+  // attention input (Q, K, V) and output projections, then the FFN's input
+  // matrices (gate and up, or fc1) and its output matrix, the rest of the
+  // layer's parameters split among them.
+  const double t = double(pc.tp);
+  const double per_layer = double(count_params(model).per_layer) / t;
+  const double h = double(model.hidden_size);
+  const double hd = model.head_dim > 0 ? double(model.head_dim) : h / double(std::max<std::int64_t>(1, model.num_heads));
+  const double attn_in = std::min(per_layer, h * double(model.num_heads + 2 * model.num_kv_heads) * hd / t);
+  const double attn_out = std::min(per_layer - attn_in, double(model.num_heads) * hd * h / t);
+  const double ffn = per_layer - attn_in - attn_out;
+  std::vector<double> modules{attn_in, attn_out};
+  const int ffn_matrices = is_gated(model.ffn_kind) ? 3 : 2;
+  for (int i = 0; i < ffn_matrices; ++i) modules.push_back(ffn / double(ffn_matrices));
+  // After module j's recomputed forward come the later modules' recomputed
+  // forwards and their backwards before its own backward: 2 * (their
+  // parameters). DeepSpeed releases j (PartitionedParameterCoordinator
+  // __params_to_release) when that reuse lies max_reuse_distance or more away.
+  double regathered = 0, later = 0;
+  for (std::size_t j = modules.size(); j-- > 0;) {
+    if (2.0 * later >= kDeepSpeedMaxReuseDistanceParams) regathered += modules[j];
+    later += modules[j];
+  }
+  return regathered;
+}
+
 Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                 const TrainingSpec& ts, const LayerTime& lt, const GroupPlacement& weight_group) {
   Zero3LayerComm z;
@@ -37,29 +73,59 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
   // alpha*lg p <= (B*S/C - 1/beta)*n (Zhao et al. 2023, "PyTorch FSDP",
   // arXiv:2304.11277 §3.3). ZeRO-2: the reduce-scatter alone, every
   // micro-batch (Rajbhandari et al. 2020 §5.2: gradients are reduced into
-  // their owner's shard as the backward produces them).
+  // their owner's shard as the backward produces them). The backward's
+  // gathers and reduce-scatters share the link, so they hide together
+  // behind the backward, not each on its own.
   const double layer_params = double(count_params(model).per_layer) / double(pc.tp);
-  CollectiveCost ag{};
+  const double w = ts.weight_bytes_per_param, g = ts.grad_bytes_per_param, r = reduce_bytes_per_param(ts);
+  CollectiveCost ag{}, rag{};
   if (pc.zero_stage >= 3) {
-    ag = collective_cost(hw, weight_group, Collective::all_gather, layer_params * ts.weight_bytes_per_param);
+    ag = collective_cost(hw, weight_group, Collective::all_gather, layer_params * w);
     z.all_gather_s = ag.total_s();
     if (pc.reshard_after_forward) z.bwd_all_gather_s = z.all_gather_s;
+    // DeepSpeed ZeRO-3 under full recomputation: the recomputed forward
+    // fetches what its submodule hooks released (TrainingSpec::zero3_recompute_regather).
+    // Weights kept whole from the forward (reshard_after_forward false) are
+    // never released, so nothing is gathered again.
+    if (ts.zero3_recompute_regather && pc.recompute == Recompute::full && pc.reshard_after_forward) {
+      z.regathered_params = recompute_regathered_params(model, pc);
+      rag = collective_cost(hw, weight_group, Collective::all_gather, z.regathered_params * w);
+      z.recompute_all_gather_s = rag.total_s();
+    }
   }
-  const CollectiveCost rs =
-      collective_cost(hw, weight_group, Collective::reduce_scatter, layer_params * ts.grad_bytes_per_param);
+  // Reduced in the reduce dtype (FSDP2 reduce_dtype: fp32 in torchtitan).
+  const CollectiveCost rs = collective_cost(hw, weight_group, Collective::reduce_scatter, layer_params * r);
   z.reduce_scatter_s = rs.total_s();
   z.exposed_fwd_s = std::max(0.0, z.all_gather_s - lt.fwd_s());
-  z.exposed_bwd_s = std::max(0.0, z.bwd_all_gather_s + z.reduce_scatter_s - lt.bwd_s());
+  const double bwd_comm = z.recompute_all_gather_s + z.bwd_all_gather_s + z.reduce_scatter_s;
+  z.exposed_bwd_s = std::max(0.0, bwd_comm - lt.bwd_s());
+  // Staging copies on the compute stream, memory bound: each gather's output
+  // is copied out into the parameters (FSDP2 foreach_all_gather_copy_out,
+  // split_with_sizes_copy: read and write w bytes per parameter; DeepSpeed's
+  // list all_gather unflattens the same way), and the gradients are copied,
+  // cast to the reduce dtype, into the reduce-scatter input before it starts
+  // (FSDP2 foreach_reduce_scatter_copy_in, chunk_cat on the current stream:
+  // read g, write r bytes). The 1/p-sized copy-in of the gather and the cast
+  // of the reduce-scatter output are left out. These are PyTorch's copies: a
+  // TPU (torus profile) runs JAX/XLA, whose compiled collectives write into
+  // the buffers their consumers read, so none are priced there.
+  const double hbm = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  const bool xla = !hw.tiers.empty() && hw.tiers[0].topology == Topology::torus;
+  if (hbm > 0 && !xla) {
+    const double gathers_bwd = (z.bwd_all_gather_s > 0 ? layer_params : 0.0) + z.regathered_params;
+    z.staging_fwd_s = pc.zero_stage >= 3 ? layer_params * 2.0 * w / hbm : 0.0;
+    z.staging_bwd_s = (gathers_bwd * 2.0 * w + layer_params * (g + r)) / hbm;
+  }
   // What is hidden runs beside the layer's kernels and slows them
-  // (contention.h); the backward's hidden part is split between its gather
+  // (contention.h); the backward's hidden part is split between its gathers
   // and its reduce-scatter in proportion to their times.
   const double hidden_fwd = z.all_gather_s - z.exposed_fwd_s;
-  const double bwd_comm = z.bwd_all_gather_s + z.reduce_scatter_s;
   const double hidden_bwd = bwd_comm - z.exposed_bwd_s;
   z.contention_fwd_s =
       contention_s(hw, weight_group, Collective::all_gather, ag, hidden_fwd, lt.fwd_s(), lt.memory_bound_fwd_s());
   if (bwd_comm > 0) {
-    const double ag_part = z.bwd_all_gather_s / bwd_comm, rs_part = z.reduce_scatter_s / bwd_comm;
+    const double ag_part = (z.recompute_all_gather_s + z.bwd_all_gather_s) / bwd_comm;
+    const double rs_part = z.reduce_scatter_s / bwd_comm;
     z.contention_bwd_s = contention_s(hw, weight_group, Collective::all_gather, ag, hidden_bwd * ag_part, lt.bwd_s(),
                                       lt.memory_bound_bwd_s()) +
                          contention_s(hw, weight_group, Collective::reduce_scatter, rs, hidden_bwd * rs_part,
@@ -69,7 +135,7 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
 }
 
 double layer_step_s(const LayerTime& lt, const Zero3LayerComm& z3) {
-  return lt.total_s() + z3.exposed_s() + z3.contention_s();
+  return lt.total_s() + z3.exposed_s() + z3.staging_s() + z3.contention_s();
 }
 
 namespace {

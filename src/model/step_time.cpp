@@ -178,12 +178,12 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
   const double params_local = plan.stage_params(r) / double(pc.tp);
   const double bwd_window = ts.overlap_grad_reduce ? layers_r * lt.bwd_s() : 0.0;
   if (plan.grads_reduced) {
-    const double grad_bytes = params_local * ts.grad_bytes_per_param;
+    const double grad_bytes = params_local * reduce_bytes_per_param(ts);  // on the wire
     const Collective red = curves.red;
     const CollectiveCost reduce = curves.reduce.at(grad_bytes);
     tl.reduce_s = reduce.total_s();
     tl.reduce_cost = reduce;
-    const double bucket = std::min(grad_bytes, kGradBucketParams * ts.grad_bytes_per_param);
+    const double bucket = std::min(grad_bytes, kGradBucketParams * reduce_bytes_per_param(ts));
     const double t_bucket = curves.reduce.at(bucket).total_s();
     tl.dp_exposed_s = ts.overlap_grad_reduce ? std::max(tl.reduce_s - bwd_window, t_bucket) : tl.reduce_s;
     tl.contention_s +=
@@ -293,8 +293,8 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
 // ZeRO-2/3 (Rajbhandari et al. 2020): per micro-batch, the slowest stage's
 // layers expose what their compute does not hide of the next layer's
 // prefetched gather and of their own gradients' reduce-scatter
-// (zero3_layer_comm), and the first layer's gather of each pass is never
-// hidden.
+// (zero3_layer_comm), plus the staging copies that run on the compute
+// stream, and the first layer's gather of each pass is never hidden.
 struct Zero3Terms {
   double exposed_s = 0, total_s = 0;
 };
@@ -304,18 +304,26 @@ Zero3Terms zero3_terms(const PricedPlan& plan, std::int64_t heavy, Explain* ex) 
   const Zero3LayerComm& z3 = plan.zero3;
   const double md = double(plan.micro_batches), layers = double(plan.layout.layers_on(heavy));
   const double t_ag = z3.all_gather_s, t_rs = z3.reduce_scatter_s;
-  const double fwd_exposed = t_ag + layers * z3.exposed_fwd_s;
-  const double bwd_exposed = layers * z3.exposed_bwd_s;
+  const double fwd_exposed = t_ag + layers * (z3.exposed_fwd_s + z3.staging_fwd_s);
+  const double bwd_exposed = layers * (z3.exposed_bwd_s + z3.staging_bwd_s);
   z.exposed_s = md * (fwd_exposed + bwd_exposed);
   z.total_s = md * layers * z3.total_s();
   if (ex)
-    note_step(ex, "ZeRO-2/3 per-layer gathers and reduce-scatters (exposed)",
-              "m * [ag + L*max(0, ag - fwd_layer) + L*max(0, ag_bwd + rs - bwd_layer)]; ag_bwd = 0 without "
-              "resharding after the forward; ZeRO-2: rs only",
-              "Rajbhandari et al. 2020 §5; prefetch: Zhao et al. 2023 (PyTorch FSDP) §3.3",
+    note_step(ex, "ZeRO-2/3 per-layer gathers and reduce-scatters (exposed) and staging copies",
+              "m * [ag + L*(max(0, ag - fwd_layer) + copy_fwd) + L*(max(0, ag_rc + ag_bwd + rs - bwd_layer) + "
+              "copy_bwd)]; ag_bwd = 0 without resharding after the forward; ag_rc: the recomputed forward's "
+              "re-gather (DeepSpeed, full recompute); rs in the reduce dtype; copy = gather outputs (2w B/param) "
+              "and gradients into the reduce-scatter input ((g + r) B/param) over HBM; ZeRO-2: rs only",
+              "Rajbhandari et al. 2020 §5; prefetch: Zhao et al. 2023 (PyTorch FSDP) §3.3; copies and reduce "
+              "dtype: pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py (foreach_reduce, "
+              "foreach_all_gather_copy_out); re-gather: deepspeedai/DeepSpeed runtime/zero/"
+              "partitioned_param_coordinator.py (__params_to_release, max_reuse_distance)",
               {{"ag_per_layer_s", t_ag},
                {"ag_bwd_per_layer_s", z3.bwd_all_gather_s},
+               {"ag_recompute_per_layer_s", z3.recompute_all_gather_s},
                {"rs_per_layer_s", t_rs},
+               {"copy_fwd_per_layer_s", z3.staging_fwd_s},
+               {"copy_bwd_per_layer_s", z3.staging_bwd_s},
                {"fwd_layer_s", plan.layer.fwd_s()},
                {"bwd_layer_s", plan.layer.bwd_s()}},
               z.exposed_s);

@@ -110,10 +110,11 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
         // The closed form's per-layer prefetch rule (zero3_layer_comm), with
         // the first layer's gather of each chunk exposed (ZeRO-2: no gathers,
         // the reduce-scatters only).
-        cc.forward_zero3_s = z3.all_gather_s + nd * z3.exposed_fwd_s;
-        cc.backward_zero3_s = nd * z3.exposed_bwd_s;
+        // The staging copies run on the compute stream, exposed as in the closed form.
+        cc.forward_zero3_s = z3.all_gather_s + nd * (z3.exposed_fwd_s + z3.staging_fwd_s);
+        cc.backward_zero3_s = nd * (z3.exposed_bwd_s + z3.staging_bwd_s);
         cc.zero3_forward_total_s = nd * z3.all_gather_s;
-        cc.zero3_backward_total_s = nd * (z3.bwd_all_gather_s + z3.reduce_scatter_s);
+        cc.zero3_backward_total_s = nd * z3.bwd_comm_s();
         cc.forward_s += cc.forward_zero3_s + nd * z3.contention_fwd_s;
         cc.backward_s += cc.backward_zero3_s + nd * z3.contention_bwd_s;
       }
@@ -126,7 +127,7 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
         double left = params;
         while (left > 0) {
           const double b = std::min(left, bucket);
-          cc.grad_buckets_s.push_back(collective_cost(hw, wg, red, b * ts.grad_bytes_per_param).total_s());
+          cc.grad_buckets_s.push_back(collective_cost(hw, wg, red, b * reduce_bytes_per_param(ts)).total_s());
           left -= b;
         }
       }

@@ -103,6 +103,7 @@ std::vector<std::string> size_problems(const TrainingSpec& ts) {
   bound(out, "global_batch_sequences", ts.global_batch_sequences, 1, kMaxGlobalBatchSequences);
   bound(out, "weight_bytes_per_param", ts.weight_bytes_per_param, 0.0, kMaxBytesPerParam);
   bound(out, "grad_bytes_per_param", ts.grad_bytes_per_param, 0.0, kMaxBytesPerParam);
+  bound(out, "grad_reduce_bytes_per_param", ts.grad_reduce_bytes_per_param, 0.0, kMaxBytesPerParam);
   bound(out, "optimizer_bytes_per_param", ts.optimizer_bytes_per_param, 0.0, kMaxBytesPerParam);
   return out;
 }

@@ -219,6 +219,31 @@ void map_training(const json& row, const std::string& scope_text, const std::str
     r.assumptions.push_back(fmt::format(
         "{} software stack: unfused attention, fp32 main gradients, gradient reduction after the backward pass", year));
   }
+  // ZeRO-3 frameworks. torchtitan reduce-scatters FSDP2 gradients in fp32
+  // (--training.mixed_precision_reduce, default and only choice "float32":
+  // torchtitan config_manager.py @eef8bb2, config/configs.py @b5bcd76).
+  // DeepSpeed ZeRO-3 reduces in communication_data_type, the fp16 model
+  // dtype by default (runtime/zero/stage3.py), and its submodule hooks
+  // gather the weights again for the recomputed forward
+  // (runtime/zero/partitioned_param_coordinator.py). Optional row fields
+  // grad_reduce_bytes and zero3_recompute_regather override.
+  const std::string zero_text = lower(text(row, "zero_or_fsdp"));
+  if (contains(lower(r.source), "torchtitan") && contains(zero_text, "fsdp")) {
+    ts.grad_reduce_bytes_per_param = 4;
+    r.assumptions.push_back("torchtitan FSDP2: gradients reduce-scattered in fp32 (mixed_precision_reduce)");
+  }
+  if (contains(zero_text, "deepspeed") && contains(zero_text, "zero-3")) {
+    ts.grad_reduce_bytes_per_param = 2;
+    ts.zero3_recompute_regather = true;
+    r.assumptions.push_back(
+        "DeepSpeed ZeRO-3: gradients reduced in fp16, weights gathered again for the recomputed forward");
+  }
+  if (const auto g = number(row, "grad_reduce_bytes")) ts.grad_reduce_bytes_per_param = *g;
+  if (const json* v = field(row, "zero3_recompute_regather")) {
+    if (!v->is_boolean())
+      throw RowError{fmt::format("zero3_recompute_regather: expected true or false, got {}", v->dump())};
+    ts.zero3_recompute_regather = v->get<bool>();
+  }
   if (contains(scope_text, "not overlapped")) ts.overlap_grad_reduce = false;
   if (contains(notes, "overlap_p2p")) ts.overlap_p2p = true;
   if (const json* v = field(row, "attention_kernel")) {

@@ -88,6 +88,9 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   ts.dtype = r.choice("dtype", kDTypeNames, DType::bf16, false);
   ts.attention = r.choice("attention", kAttentionKernelNames, AttentionKernel::flash, false);
   ts.grad_bytes_per_param = r.number("grad_bytes", 0, kMaxBytesPerParam, false, ts.grad_bytes_per_param, false);
+  ts.grad_reduce_bytes_per_param =
+      r.number("grad_reduce_bytes", 0, kMaxBytesPerParam, false, ts.grad_reduce_bytes_per_param, false);
+  ts.zero3_recompute_regather = r.boolean("zero3_recompute_regather", false, ts.zero3_recompute_regather);
   ts.optimizer_bytes_per_param =
       r.number("optimizer_bytes", 0, kMaxBytesPerParam, false, ts.optimizer_bytes_per_param, false);
   ts.weight_bytes_per_param = r.number("weight_bytes", 0, kMaxBytesPerParam, false, ts.weight_bytes_per_param, false);
@@ -108,6 +111,10 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   pc.reshard_after_forward = r.boolean("reshard_after_forward", false, true);
   pc.sequence_parallel = r.boolean("sp", false, pc.tp > 1);  // as `planner evaluate`: on when TP > 1
   pc.schedule = r.choice("schedule", kClosedFormSchedules, Schedule::one_f_one_b, false);
+  if (ts.zero3_recompute_regather && (pc.zero_stage != 3 || pc.recompute != Recompute::full))
+    r.problem("zero3_recompute_regather", "applies to ZeRO-3 with full recomputation (\"zero\": 3, \"recompute\": \"full\")");
+  else if (ts.zero3_recompute_regather && !pc.reshard_after_forward)
+    r.problem("zero3_recompute_regather", "gathers weights released after the forward; \"reshard_after_forward\": false keeps them");
   r.allow("note");
   r.reject_unknown();
   if (problems.size() != problems_before) return std::nullopt;

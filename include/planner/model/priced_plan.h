@@ -33,21 +33,38 @@ namespace planner {
 struct Zero3LayerComm {
   double all_gather_s = 0;      // before the forward
   double bwd_all_gather_s = 0;  // before the backward (ZeRO-3 with resharding)
-  double reduce_scatter_s = 0;
+  // Before the recomputed forward (ZeRO-3, full recompute,
+  // TrainingSpec::zero3_recompute_regather): the weights DeepSpeed released
+  // after the forward and does not keep for the backward.
+  double recompute_all_gather_s = 0;
+  double regathered_params = 0;  // per TP rank
+  double reduce_scatter_s = 0;   // in the reduce dtype (reduce_bytes_per_param)
   double exposed_fwd_s = 0, exposed_bwd_s = 0;
+  // Memory-bound staging copies on the compute stream: gather outputs into
+  // the parameters, gradients into the reduce-scatter input.
+  double staging_fwd_s = 0, staging_bwd_s = 0;
   // The compute it hides behind, slowed while it runs (contention.h).
   double contention_fwd_s = 0, contention_bwd_s = 0;
   [[nodiscard]] double exposed_s() const { return exposed_fwd_s + exposed_bwd_s; }
+  [[nodiscard]] double staging_s() const { return staging_fwd_s + staging_bwd_s; }
   [[nodiscard]] double contention_s() const { return contention_fwd_s + contention_bwd_s; }
-  [[nodiscard]] double total_s() const { return all_gather_s + bwd_all_gather_s + reduce_scatter_s; }
+  [[nodiscard]] double bwd_comm_s() const { return recompute_all_gather_s + bwd_all_gather_s + reduce_scatter_s; }
+  [[nodiscard]] double total_s() const { return all_gather_s + bwd_comm_s(); }
 };
+// Bytes per gradient element on the wire of a gradient reduction:
+// TrainingSpec::grad_reduce_bytes_per_param, or the gradients' own width.
+[[nodiscard]] double reduce_bytes_per_param(const TrainingSpec& ts);
+// Weights per TP rank that DeepSpeed ZeRO-3 gathers again for the
+// recomputed forward of one layer: those whose next use (their backward)
+// lies at least stage3_max_reuse_distance parameters away.
+[[nodiscard]] double recompute_regathered_params(const ModelSpec& model, const ParallelConfig& pc);
 [[nodiscard]] Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& hw,
                                               const ParallelConfig& pc, const TrainingSpec& ts, const LayerTime& lt,
                                               const GroupPlacement& weight_group);
 
 // Time of one layer for one micro-batch on the critical path: forward and
 // backward (LayerTime::total_s) plus its exposed ZeRO-2/3 traffic and the
-// contention of the hidden part. The unit in
+// contention of the hidden part and its staging copies. The unit in
 // which stages are balanced and the slowest stage is found.
 [[nodiscard]] double layer_step_s(const LayerTime& lt, const Zero3LayerComm& z3);
 
@@ -69,7 +86,7 @@ struct PricedPlan {
   bool per_layer_sharding = false;  // DP x CP > 1, ZeRO 2-3: the per-layer, per-micro-batch traffic of `zero3`
   bool params_gathered = false;     // DP x CP > 1, ZeRO 1-2: updated weight shards all-gathered once per step
   Zero3LayerComm zero3;            // per layer and micro-batch; zero unless per_layer_sharding
-  double layer_step_s = 0;         // layer.total_s() + zero3.exposed_s() + zero3.contention_s()
+  double layer_step_s = 0;         // layer.total_s() + zero3 exposed + staging + contention
   double layer_unit_s = 0;         // layer_step_s, at least kTinyTime_s: what a layer-equivalent is worth
   double head_first_s = 0;         // embedding forward + backward (stage 0), one micro-batch
   double head_last_s = 0;          // output layer forward + backward + its TP all-reduces (stage p-1)

@@ -220,6 +220,22 @@ struct TrainingSpec {
   AttentionKernel attention = AttentionKernel::flash;
   double weight_bytes_per_param = 2;      // bf16 weights
   double grad_bytes_per_param = 2;        // bf16 grads (Megatron fp32 main grads: 4)
+  // Bytes per gradient element on the wire of every gradient reduction (DP
+  // all-reduce / reduce-scatter, ZeRO-2/3 per-layer reduce-scatter); 0: the
+  // gradients' own width, grad_bytes_per_param. FSDP2 casts the bf16
+  // gradients to MixedPrecisionPolicy.reduce_dtype before reduce-scattering
+  // (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py foreach_reduce);
+  // torchtitan sets float32 (--training.mixed_precision_reduce, its only
+  // choice): 4. DeepSpeed ZeRO-3 reduces in communication_data_type, the
+  // model's fp16/bf16 by default: 2.
+  double grad_reduce_bytes_per_param = 0;
+  // ZeRO-3 with full recomputation: the recomputed forward gathers the
+  // layer's weights again before the backward gathers them (DeepSpeed ZeRO-3:
+  // its submodule hooks release each weight after the forward unless it is
+  // reused within stage3_max_reuse_distance parameters). false: the
+  // backward's gather serves the recomputation too (FSDP2 unshards in the
+  // pre-backward hook, before the checkpointed forward reruns).
+  bool zero3_recompute_regather = false;
   double optimizer_bytes_per_param = 12;  // fp32 master + Adam m, v (ZeRO paper)
   bool overlap_grad_reduce = true;        // DP reduction in buckets during backward
   bool overlap_p2p = false;               // PP send/recv hidden behind compute

@@ -1,0 +1,1 @@
+evaluate --model llama8b --gpus 64 --zero 3 --grad-reduce-bytes -1
