@@ -4,6 +4,7 @@
 #include "io/field_reader.h"
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -163,6 +164,7 @@ ModelSpec model_from_json(const json& j, const std::string& origin) {
   m.tied_embeddings = r.boolean("tied_embeddings");
   m.norm = r.choice("norm", kNormKindNames, NormKind::rmsnorm);
   m.bias = r.boolean("bias");
+  m.qkv_bias = r.boolean("qkv_bias", false);
   m.dropout = r.boolean("dropout");
   m.position = r.choice("position_embedding", kPositionKindNames, PositionKind::rope);
   m.max_position_embeddings = r.integer("max_position_embeddings", 1, m.position == PositionKind::learned, 0);
@@ -274,6 +276,7 @@ json to_json(const ModelSpec& model) {
   j["tied_embeddings"] = model.tied_embeddings;
   j["norm"] = std::string(to_string(model.norm));
   j["bias"] = model.bias;
+  if (model.qkv_bias) j["qkv_bias"] = true;
   j["dropout"] = model.dropout;
   j["position_embedding"] = std::string(to_string(model.position));
   if (model.position == PositionKind::learned) j["max_position_embeddings"] = model.max_position_embeddings;
@@ -353,10 +356,22 @@ json parse_json_text(std::string_view text, const std::string& origin) {
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
-    // nlohmann reports a byte offset; give the line too, which a person can find.
-    std::size_t at = std::min<std::size_t>(e.byte, text.size());
-    std::size_t line = 1 + std::size_t(std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n'));
-    throw InputError(fmt::format("{}:{}", origin, line), "malformed JSON (expected a valid JSON document)");
+    // e.what(): "[json.exception.parse_error.101] parse error at line L,
+    // column C: <what went wrong; what was expected>". Give file:line:column
+    // and the rest; the line from the byte offset should the text differ.
+    std::string detail = e.what();
+    std::size_t line = 1 + std::size_t(std::count(text.begin(), text.begin() + std::ptrdiff_t(std::min<std::size_t>(
+                                                                                    e.byte, text.size())),
+                                                  '\n')),
+                column = 0;
+    if (const auto at = detail.find("at line "); at != std::string::npos) {
+      unsigned long l = 0, c = 0;
+      if (std::sscanf(detail.c_str() + at, "at line %lu, column %lu", &l, &c) == 2) line = l, column = c;
+    }
+    if (const auto colon = detail.find("]"); colon != std::string::npos) detail = detail.substr(colon + 1);
+    if (const auto colon = detail.find(": "); colon != std::string::npos) detail = detail.substr(colon + 2);
+    throw InputError(column ? fmt::format("{}:{}:{}", origin, line, column) : fmt::format("{}:{}", origin, line),
+                     "malformed JSON: " + detail);
   } catch (const json::exception&) {
     // out_of_range 406: a number too large for a double (nlohmann throws it
     // outside parse_error; found by fuzz_nccl_tests_log).

@@ -8,6 +8,8 @@ ParamCounts count_params(const ModelSpec& model) {
                      F = model.ffn_hidden_size;
   p.attention_per_layer = h * H * hd + 2 * h * KV * hd + H * hd * h;
   if (model.bias) p.attention_per_layer += H * hd + 2 * KV * hd + h;
+  // Qwen2's q/k/v biases, none on o (modeling_qwen2.py Qwen2Attention).
+  else if (model.qkv_bias) p.attention_per_layer += H * hd + 2 * KV * hd;
   p.ffn_per_layer = (is_gated(model.ffn_kind) ? 3 : 2) * h * F;
   if (model.bias) p.ffn_per_layer += (is_gated(model.ffn_kind) ? 2 : 1) * F + h;
   p.norms_per_layer = (model.norm == NormKind::layernorm ? 4 : 2) * h;  // two norms; LayerNorm has a bias too

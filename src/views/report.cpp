@@ -25,10 +25,20 @@ double round_to(double x, int digits) {
   return std::round(x * s) / s;
 }
 
+// A reason of many configurations, worded for the profile: TPU chips, not
+// GPUs, and no Megatron-LM citation for a layout Megatron-LM does not run.
+std::string reason_for(Reason r, const HardwareProfile& hw) {
+  std::string s = describe(r);
+  if (std::string(device_word(hw)) == "GPU") return s;
+  if (const auto at = s.find(" (Megatron-LM)"); at != std::string::npos) s.erase(at, 14);
+  if (const auto at = s.find("GPU"); at != std::string::npos) s.replace(at, 3, device_word(hw));
+  return s;
+}
+
 std::string context_line(const RunContext& ctx) {
   const auto& t = ctx.training;
-  return fmt::format("model {} | hardware {} | {} GPUs | seq {} | global batch {} seqs ({} tokens) | {} | attention {}",
-                     ctx.model.name, ctx.hardware.name, t.num_gpus, t.seq_len, t.global_batch_sequences,
+  return fmt::format("model {} | hardware {} | {} {}s | seq {} | global batch {} seqs ({} tokens) | {} | attention {}",
+                     ctx.model.name, ctx.hardware.name, t.num_gpus, device_word(ctx.hardware), t.seq_len, t.global_batch_sequences,
                      t.global_batch_sequences * t.seq_len, to_string(t.dtype), to_string(t.attention));
 }
 
@@ -166,8 +176,9 @@ std::string evaluation_csv(const Evaluation& ev, bool priced) {
   return out;
 }
 
-std::string memory_text(const MemoryBreakdown& m) {
-  std::string out = fmt::format("memory per GPU (stage {}, {} layers, {:.2f} micro-batches in flight)\n", m.peak_stage,
+std::string memory_text(const MemoryBreakdown& m, const HardwareProfile& hw) {
+  std::string out = fmt::format("memory per {} (stage {}, {} layers, {:.2f} micro-batches in flight)\n",
+                                device_word(hw), m.peak_stage,
                                 m.layers_on_peak_stage, m.micro_batches_in_flight);
   auto row = [&](const char* name, double bytes) { out += fmt::format("  {:<22}{:>10.2f} GiB\n", name, bytes / kGiB); };
   row("weights", m.weights_bytes);
@@ -205,27 +216,28 @@ std::string step_time_text(const StepTimeBreakdown& t, const RunContext& ctx) {
   out += fmt::format("  one layer, one micro-batch: forward {:.3f} ms, backward {:.3f} ms (incl. recompute)\n",
                      1e3 * t.layer_fwd_s, 1e3 * t.layer_bwd_s);
   if (t.straggler_s > 0)
-    out += fmt::format("  compute includes {:.4f} s of waiting for the slowest of {} GPUs\n", t.straggler_s,
-                       ctx.training.num_gpus);
+    out += fmt::format("  compute includes {:.4f} s of waiting for the slowest of {} {}s\n", t.straggler_s,
+                       ctx.training.num_gpus, device_word(ctx.hardware));
   out +=
-      fmt::format("\nthroughput {:.0f} tokens/s ({:.1f} per GPU) | {:.0f} TFLOP/s per GPU | MFU {:.1f}% | HFU {:.1f}% "
+      fmt::format("\nthroughput {:.0f} tokens/s ({:.1f} per {}) | {:.0f} TFLOP/s per {} | MFU {:.1f}% | HFU {:.1f}% "
                   "| dominant overhead: {}\n",
-                  t.tokens_per_s, t.tokens_per_s / double(ctx.training.num_gpus), t.tflops_per_gpu, 100.0 * t.mfu,
+                  t.tokens_per_s, t.tokens_per_s / double(ctx.training.num_gpus), device_word(ctx.hardware),
+                  t.tflops_per_gpu, device_word(ctx.hardware), 100.0 * t.mfu,
                   100.0 * t.hfu, dominant_overhead(t));
   out += "  (model FLOPs as Megatron-LM counts them: causal attention, logits included; HFU: FLOPs executed)\n";
   return out;
 }
 
 // "fits: yes", or "fits: no" with every reason.
-std::string fits_text(const Evaluation& ev) {
+std::string fits_text(const Evaluation& ev, const RunContext& ctx) {
   if (ev.feasible()) return "fits: yes\n";
   std::string out = "fits: no\n";
   for (Reason r : ev.reason_list()) {
     if (r == Reason::out_of_memory)
-      out += fmt::format("  - {}: needs {:.2f} GiB, has {:.2f} GiB\n", describe(r), ev.memory.total_bytes / kGiB,
-                         ev.memory.capacity_bytes / kGiB);
+      out += fmt::format("  - {}: needs {:.2f} GiB, has {:.2f} GiB\n", reason_for(r, ctx.hardware),
+                         ev.memory.total_bytes / kGiB, ev.memory.capacity_bytes / kGiB);
     else
-      out += fmt::format("  - {}\n", describe(r));
+      out += fmt::format("  - {}\n", reason_text(r, ctx.model, ctx.hardware, ev.config, ctx.training));
   }
   return out;
 }
@@ -240,10 +252,10 @@ std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Forma
   out += fmt::format("config: {} schedule={}\n", ev.config, to_string(ev.config.schedule));
   if (priced) {
     out += fmt::format("layout: {}\n\n", layout_text(ev.layout));
-    out += memory_text(ev.memory);
+    out += memory_text(ev.memory, ctx.hardware);
     out += step_time_text(ev.time, ctx);
   }
-  out += fits_text(ev);
+  out += fits_text(ev, ctx);
   if (explain) out += render_explain(*explain);
   return out;
 }
@@ -261,6 +273,10 @@ json to_json(const SearchResult& r, const RunContext& ctx) {
   for (std::size_t i = 0; i < kNumReasons; ++i)
     if (r.rejections[i]) rej[describe(Reason(i))] = r.rejections[i];
   j["rejections"] = rej;
+  json alone = json::object();
+  for (std::size_t i = 0; i < kNumReasons; ++i)
+    if (r.alone[i]) alone[describe(Reason(i))] = r.alone[i];
+  j["rejected_by_that_reason_alone"] = alone;
   json top = json::array();
   for (const auto& ev : r.top) top.push_back(to_json(ev));
   j["results"] = top;
@@ -289,7 +305,8 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
   } else {
     out +=
         fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<9} {:>4} {:>3} {:>8} {:>9} {:>11} {:>6}  {}\n",
-                    "rank", "TP", "CP", "PP", "DP", "mbs", "m", "vpp", "recompute", "ZeRO", "SP", "GiB/GPU", "step s",
+                    "rank", "TP", "CP", "PP", "DP", "mbs", "m", "vpp", "recompute", "ZeRO", "SP",
+                    fmt::format("GiB/{}", device_word(ctx.hardware)), "step s",
                     "tokens/s", "MFU", "dominant overhead");
     int rank = 1;
     for (const auto& ev : r.top) {
@@ -306,14 +323,22 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
     out += "ZeRO 3nr: ZeRO-3 keeping the gathered weights from forward to backward (--reshard-after-forward false)\n";
   out +=
       fmt::format("\n{} configurations considered, {} feasible, {} rejected\n", r.considered, r.feasible, r.rejected);
-  std::vector<std::pair<std::int64_t, std::size_t>> reasons;
+  // Most binding first (SearchResult::alone: the configurations a reason
+  // alone rejects), then by the configurations it rejected first.
+  std::vector<std::size_t> reasons;
   for (std::size_t i = 0; i < kNumReasons; ++i)
-    if (r.rejections[i]) reasons.emplace_back(r.rejections[i], i);
-  std::sort(reasons.begin(), reasons.end(),
-            [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
-  if (!reasons.empty()) out += "top rejection reasons:\n";
+    if (r.rejections[i] || r.alone[i]) reasons.push_back(i);
+  std::sort(reasons.begin(), reasons.end(), [&r](std::size_t a, std::size_t b) {
+    if (r.alone[a] != r.alone[b]) return r.alone[a] > r.alone[b];
+    if (r.rejections[a] != r.rejections[b]) return r.rejections[a] > r.rejections[b];
+    return a < b;
+  });
+  if (!reasons.empty())
+    out += "rejection reasons, most binding first (alone: configurations that reason alone rejects):\n" +
+           fmt::format("  {:>10} {:>10}  {}\n", "rejected", "alone", "reason");
   for (std::size_t i = 0; i < reasons.size() && i < 5; ++i)
-    out += fmt::format("  {:>10}  {}\n", reasons[i].first, describe(Reason(reasons[i].second)));
+    out += fmt::format("  {:>10} {:>10}  {}\n", r.rejections[reasons[i]], r.alone[reasons[i]],
+                       reason_for(Reason(reasons[i]), ctx.hardware));
   return out;
 }
 
@@ -336,12 +361,24 @@ std::string render_model_list(const std::vector<ModelSpec>& models, Format f) {
       j.push_back({{"name", m.name}, {"aliases", m.aliases}, {"params", count_params(m).total}});
     return json{{"schema_version", kReportSchemaVersion}, {"models", j}}.dump(2) + "\n";
   }
-  std::string out = fmt::format("{:<22} {:<26} {:>18}  {}\n", "name", "aliases", "parameters", "description");
+  // Columns as wide as their widest entry, so that a long name or alias list
+  // does not push its row out of line.
+  auto alias_text = [](const std::vector<std::string>& aliases) {
+    std::string out;
+    for (const auto& a : aliases) out += (out.empty() ? "" : ",") + a;
+    return out;
+  };
+  std::size_t name_w = 4, alias_w = 7, params_w = 10;
   for (const auto& m : models) {
-    std::string aliases;
-    for (const auto& a : m.aliases) aliases += (aliases.empty() ? "" : ",") + a;
-    out += fmt::format("{:<22} {:<26} {:>18}  {}\n", m.name, aliases, count_params(m).total, m.display_name);
+    name_w = std::max(name_w, m.name.size());
+    alias_w = std::max(alias_w, alias_text(m.aliases).size());
+    params_w = std::max(params_w, fmt::format("{}", count_params(m).total).size());
   }
+  std::string out = fmt::format("{:<{}}  {:<{}}  {:>{}}  {}\n", "name", name_w, "aliases", alias_w, "parameters",
+                                params_w, "description");
+  for (const auto& m : models)
+    out += fmt::format("{:<{}}  {:<{}}  {:>{}}  {}\n", m.name, name_w, alias_text(m.aliases), alias_w,
+                       count_params(m).total, params_w, m.display_name);
   return out;
 }
 
@@ -351,12 +388,18 @@ std::string render_hardware_list(const std::vector<HardwareProfile>& hw, Format 
     for (const auto& h : hw) j.push_back({{"name", h.name}, {"aliases", h.aliases}});
     return json{{"schema_version", kReportSchemaVersion}, {"hardware", j}}.dump(2) + "\n";
   }
-  std::string out = fmt::format("{:<16} {:<24} {}\n", "name", "aliases", "description");
+  std::size_t name_w = 4, alias_w = 7;
+  std::vector<std::string> aliases;
   for (const auto& h : hw) {
-    std::string aliases;
-    for (const auto& a : h.aliases) aliases += (aliases.empty() ? "" : ",") + a;
-    out += fmt::format("{:<16} {:<24} {}\n", h.name, aliases, h.display_name);
+    std::string a;
+    for (const auto& x : h.aliases) a += (a.empty() ? "" : ",") + x;
+    name_w = std::max(name_w, h.name.size());
+    alias_w = std::max(alias_w, a.size());
+    aliases.push_back(std::move(a));
   }
+  std::string out = fmt::format("{:<{}}  {:<{}}  {}\n", "name", name_w, "aliases", alias_w, "description");
+  for (std::size_t i = 0; i < hw.size(); ++i)
+    out += fmt::format("{:<{}}  {:<{}}  {}\n", hw[i].name, name_w, aliases[i], alias_w, hw[i].display_name);
   return out;
 }
 
@@ -373,7 +416,8 @@ std::string render_model(const ModelSpec& model, Format f) {
                      model.hidden_size, model.ffn_hidden_size, to_string(model.ffn_kind), model.num_heads,
                      model.num_kv_heads, model.head_dim);
   out += fmt::format("  vocab {}  embeddings {}  norm {}  bias {}  dropout {}  positions {}\n", model.vocab_size,
-                     model.tied_embeddings ? "tied" : "untied", to_string(model.norm), model.bias ? "yes" : "no",
+                     model.tied_embeddings ? "tied" : "untied", to_string(model.norm),
+                     model.bias ? "yes" : model.qkv_bias ? "Q/K/V only" : "no",
                      model.dropout ? "yes" : "no", to_string(model.position));
   out += fmt::format("  default sequence {}  default global batch {} tokens\n", model.default_seq_len,
                      model.default_global_batch_tokens);
