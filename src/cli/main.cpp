@@ -70,6 +70,11 @@ std::string closest_flag(const std::string& name, const std::vector<std::string>
   auto known = [&flags](const std::string& f) { return std::find(flags.begin(), flags.end(), f) != flags.end(); };
   for (const auto& [other, ours] : kFlagSynonyms)
     if (name == other && known(ours)) return ours;
+  // --tp-size, --tensor-parallel-degree: our flag with a unit word after it.
+  for (const std::string suffix : {"-size", "-degree"})
+    if (name.size() > suffix.size() && name.ends_with(suffix))
+      if (std::string bare = closest_flag(name.substr(0, name.size() - suffix.size()), flags); !bare.empty())
+        return bare;
   std::string initials;
   for (std::size_t i = 0; i < name.size(); ++i)
     if (i == 0 || name[i - 1] == '-') initials += name[i];
