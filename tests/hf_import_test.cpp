@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "planner/io/catalog.h"
 #include "planner/io/hf_import.h"
 #include "planner/io/json_io.h"
 #include "planner/model/model_math.h"
@@ -124,15 +125,30 @@ TEST_CASE("import-hf: unknown architectures and missing fields are one-line erro
   CHECK(model_from_hf_config(bad, "c.json").num_kv_heads == 32);
 }
 
-// Active once count_params counts experts (branch moe-spec); until then it says so.
-TEST_CASE("import-hf: MoE families match the published parameter counts", "[hf_import]") {
-  const ModelSpec mix = import("mixtral-8x7b-v0.1.json");
-  const ModelSpec qwen = import("qwen3-30b-a3b.json");
-  if (count_params(mix).routed_experts_per_moe_layer == 0) {
-    WARN("count_params does not count MoE experts yet (branch moe-spec): MoE counts not checked");
-    return;
+// Each MoE/MLA fixture against the stock model file of the same model
+// (models/*.json, whose expected_params / expected_active_params are the
+// published counts and a load error when count_params disagrees).
+TEST_CASE("import-hf: MoE families match the stock models and their published counts", "[hf_import]") {
+  const struct {
+    const char* file;
+    const char* stock;
+  } cases[] = {{"mixtral-8x7b-v0.1.json", "mixtral-8x7b"},
+               {"qwen3-30b-a3b.json", "qwen3-30b-a3b"},
+               {"deepseek-v3.json", "deepseek-v3"}};
+  for (const auto& c : cases) {
+    INFO(c.file);
+    const ModelSpec m = import(c.file);
+    const ModelSpec stock = find_model(c.stock, PLANNER_SOURCE_DIR);
+    CHECK(m.moe == stock.moe);
+    CHECK(m.mla == stock.mla);
+    CHECK(m.qk_norm == stock.qk_norm);
+    CHECK(m.mtp_layers == stock.mtp_layers);
+    CHECK(m.head_dim == stock.head_dim);
+    CHECK(count_params(m).total == stock.expected_params);
+    CHECK(count_params(m).active == stock.expected_active_params);
+    CHECK(model_from_json(to_json(m), c.file) == m);  // the file import-hf writes reads back the same
   }
-  CHECK(count_params(mix).total == 46'702'792'704);  // Mixtral-8x7B safetensors metadata
-  // Qwen3-30B-A3B: 30.5B total (model card); exact from its modules (QK-norm, 128 experts, router).
-  CHECK(count_params(qwen).total == 30'532'122'624);
+  // Mixtral-8x7B: 46,702,792,704 (safetensors metadata); Qwen3-30B-A3B 30.5B / 3.3B (model card).
+  CHECK(count_params(import("mixtral-8x7b-v0.1.json")).total == 46'702'792'704);
+  CHECK(count_params(import("qwen3-30b-a3b.json")).total == 30'532'122'624);
 }

@@ -36,8 +36,8 @@ int run(const ImportFlags& f) {
   // The file must read back as the same model: a field this build cannot yet
   // write (or a size beyond limits.h) is an error, not a silently different model.
   if (model_from_json(j, f.output.empty() ? "<output>" : f.output) != model)
-    throw InputError(f.config, "this model has fields the planner's model file cannot yet hold (MoE, MLA, QK-norm "
-                               "or MTP); nothing written");
+    throw InputError(f.config, "the model file would not read back as this model (a field the model file cannot "
+                               "hold); nothing written");
   const std::string text = j.dump(2) + "\n";
   const ParamCounts p = count_params(model);
   if (f.output.empty() || f.output == "-") {

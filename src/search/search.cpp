@@ -306,6 +306,8 @@ ParallelConfig pinned_config(const SearchPins& pins) {
   pc.zero_stage = pins.zero_stage.value_or(0);
   pc.reshard_after_forward = pins.reshard_after_forward.value_or(true);
   pc.sequence_parallel = pins.sequence_parallel.value_or(pc.tp > 1);
+  pc.ep = pins.ep.value_or(1);
+  pc.etp = pins.etp.value_or(1);
   return pc;
 }
 

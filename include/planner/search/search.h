@@ -56,6 +56,7 @@ struct SearchPins {
   Pin<int> zero_stage;
   Pin<bool> reshard_after_forward;  // ZeRO-3 only
   Pin<bool> sequence_parallel;
+  Pin<std::int64_t> ep, etp;  // expert parallelism (MoE); pinned_config only, not yet enumerated
 };
 
 // The layout the pins give (each pin must hold one value), each knob not pinned at its default: degrees 1,
