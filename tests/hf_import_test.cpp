@@ -27,8 +27,8 @@ TEST_CASE("import-hf: dense families match the published parameter counts", "[hf
     const char* file;
     std::int64_t published;
   } cases[] = {
-      {"llama3.1-8b.json", 8'030'261'248},        {"llama3.1-70b.json", 70'553'706'496},
-      {"qwen2.5-72b.json", 72'706'203'648},       {"qwen2.5-0.5b.json", 494'032'768},
+      {"llama3.1-8b.json", 8'030'261'248},     {"llama3.1-70b.json", 70'553'706'496},
+      {"qwen2.5-72b.json", 72'706'203'648},    {"qwen2.5-0.5b.json", 494'032'768},
       {"mistral-7b-v0.1.json", 7'241'732'096},
   };
   for (const auto& c : cases) {

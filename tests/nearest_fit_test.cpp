@@ -55,5 +55,4 @@ TEST_CASE("a pinned knob that blocks every layout is suggested away", "[nearest_
   for (const FitSuggestion& s : nearest_fits(m, hw, spec)) changes.insert(s.change);
   CHECK(changes.count("without --zero") == 1);  // ZeRO-3 over 64 GPUs fits
   CHECK(changes.count("without --tp") == 0);    // TP 8 alone still holds 70B / 8 x 18 bytes: no
-
 }

@@ -54,6 +54,7 @@ TEST_CASE("pins: evaluate takes one value per flag", "[pin_parse]") {
   CHECK(error_of([] { (void)kEvaluate.integers("--pp", std::string("1-4"), 1, 64); }) ==
         "--pp: evaluate prices one configuration: expected one value, got '1-4' (lists and ranges are for planner "
         "search)");
-  CHECK(error_of([] { (void)kEvaluate.names<Recompute>("--recompute", std::string("none,full")); }).find(
-            "--recompute: evaluate prices one configuration") == 0);
+  CHECK(error_of([] {
+          (void)kEvaluate.names<Recompute>("--recompute", std::string("none,full"));
+        }).find("--recompute: evaluate prices one configuration") == 0);
 }

@@ -91,7 +91,8 @@ void add_config(CLI::App* app, ConfigFlags& c, bool lists) {
   app->add_option("--zero", c.zero, "ZeRO stage 0-3" + more);
   app->add_option("--reshard-after-forward", c.reshard_after_forward,
                   "ZeRO-3: free gathered weights after the forward (true, FSDP2 default) or keep them until the "
-                  "backward (false); implies --zero 3" + more_names);
+                  "backward (false); implies --zero 3" +
+                      more_names);
   app->add_option("--sp", c.sp, "sequence parallelism (true/false)" + more_names);
 }
 

@@ -27,7 +27,8 @@ struct ImportFlags {
 };
 
 int run(const ImportFlags& f) {
-  if (f.options.seq_len < 0) throw InputError("--seq-len", fmt::format("expected a positive integer, got {}", f.options.seq_len));
+  if (f.options.seq_len < 0)
+    throw InputError("--seq-len", fmt::format("expected a positive integer, got {}", f.options.seq_len));
   if (f.options.global_batch_tokens < 1)
     throw InputError("--global-batch-tokens",
                      fmt::format("expected a positive integer, got {}", f.options.global_batch_tokens));
@@ -36,8 +37,9 @@ int run(const ImportFlags& f) {
   // The file must read back as the same model: a field this build cannot yet
   // write (or a size beyond limits.h) is an error, not a silently different model.
   if (model_from_json(j, f.output.empty() ? "<output>" : f.output) != model)
-    throw InputError(f.config, "the model file would not read back as this model (a field the model file cannot "
-                               "hold); nothing written");
+    throw InputError(f.config,
+                     "the model file would not read back as this model (a field the model file cannot "
+                     "hold); nothing written");
   const std::string text = j.dump(2) + "\n";
   const ParamCounts p = count_params(model);
   if (f.output.empty() || f.output == "-") {
@@ -54,11 +56,14 @@ int run(const ImportFlags& f) {
 
 Runner add_import_hf_command(CLI::App& cmd) {
   auto f = std::make_shared<ImportFlags>();
-  cmd.add_option("config", f->config, "a Hugging Face config.json (Llama, Qwen2/2.5/3, Mistral, Mixtral, Qwen3-MoE, "
-                                      "DeepSeek-V3)")
+  cmd.add_option("config", f->config,
+                 "a Hugging Face config.json (Llama, Qwen2/2.5/3, Mistral, Mixtral, Qwen3-MoE, "
+                 "DeepSeek-V3)")
       ->required();
   cmd.add_option("-o,--output", f->output, "the model file to write (default: stdout)");
-  cmd.add_option("--name", f->options.name, "the model's name (default: from _name_or_path, else the file's name, or its folder's for config.json)");
+  cmd.add_option(
+      "--name", f->options.name,
+      "the model's name (default: from _name_or_path, else the file's name, or its folder's for config.json)");
   cmd.add_option("--seq-len", f->options.seq_len,
                  "default sequence length (default: rope_scaling.original_max_position_embeddings, else "
                  "max_position_embeddings, at most 8192)");

@@ -73,7 +73,8 @@ Pin<std::int64_t> PinParse::integers(const char* flag, const std::optional<std::
       if (!a || !b) throw InputError(flag, fmt::format("expected {}, got '{}'", expected, *text));
       if (!lists) refuse_list(*this, flag, *text);
       if (*a > *b) throw InputError(flag, fmt::format("range {}: expected the smaller value first", item));
-      if (*a < lo || *b > hi) throw InputError(flag, fmt::format("range {}: expected values from {} to {}", item, lo, hi));
+      if (*a < lo || *b > hi)
+        throw InputError(flag, fmt::format("range {}: expected values from {} to {}", item, lo, hi));
       if (*b - *a >= kMaxRangeValues)
         throw InputError(flag, fmt::format("range {}: expected at most {} values", item, kMaxRangeValues));
       for (std::int64_t v = *a; v <= *b; ++v) values.push_back(v);

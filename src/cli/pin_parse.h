@@ -13,7 +13,7 @@
 namespace planner::cli {
 
 struct PinParse {
-  bool lists = true;          // lists and ranges allowed (search)
+  bool lists = true;         // lists and ranges allowed (search)
   const char* command = "";  // the subcommand, named when lists are refused
 
   // Integers from lo to hi; a range lo-hi gives every integer in it.

@@ -27,8 +27,12 @@ struct FamilyName {
   Family family;
 };
 constexpr FamilyName kFamilies[] = {
-    {"llama", Family::llama},     {"qwen2", Family::qwen2},         {"qwen3", Family::qwen3},
-    {"mistral", Family::mistral}, {"mixtral", Family::mixtral},     {"qwen3_moe", Family::qwen3_moe},
+    {"llama", Family::llama},
+    {"qwen2", Family::qwen2},
+    {"qwen3", Family::qwen3},
+    {"mistral", Family::mistral},
+    {"mixtral", Family::mixtral},
+    {"qwen3_moe", Family::qwen3_moe},
     {"deepseek_v3", Family::deepseek_v3},
 };
 
@@ -155,8 +159,9 @@ void read_moe(const HfReader& r, Family f, ModelSpec& m) {
     e.layer_freq = r.opt_int("decoder_sparse_step", 1).value_or(1);
     if (const auto it = r.raw().find("mlp_only_layers");
         it != r.raw().end() && !it->is_null() && !(it->is_array() && it->empty()))
-      r.fail("mlp_only_layers", "expected [] (dense layers listed one by one cannot be described; the planner has "
-                                "first_dense_layers and layer_freq)");
+      r.fail("mlp_only_layers",
+             "expected [] (dense layers listed one by one cannot be described; the planner has "
+             "first_dense_layers and layer_freq)");
   } else {  // deepseek_v3
     e.num_experts = r.req_int("n_routed_experts");
     e.expert_ffn_hidden_size = r.req_int("moe_intermediate_size");
@@ -219,7 +224,8 @@ ModelSpec model_from_hf_config(const json& config, const std::string& origin, co
   read_common(r, *family, m);
   // The dense MLP's width; Mixtral's experts take it too.
   m.ffn_hidden_size = r.req_int("intermediate_size");
-  if (*family == Family::mixtral || *family == Family::qwen3_moe || *family == Family::deepseek_v3) read_moe(r, *family, m);
+  if (*family == Family::mixtral || *family == Family::qwen3_moe || *family == Family::deepseek_v3)
+    read_moe(r, *family, m);
   if (*family == Family::deepseek_v3) read_mla(r, m);
   m.default_seq_len = default_seq_len(r, options);
   m.default_global_batch_tokens = options.global_batch_tokens;

@@ -94,10 +94,10 @@ Axes search_axes(const HardwareProfile& hw, const SearchSpec& spec) {
   ax.mbss = pinned_values_or(pin.micro_batch_size, mbs_all);
   // With flash attention, selective recomputation equals none (the attention
   // core stores nothing to drop), so the search skips it unless pinned.
-  ax.recs =
-      pinned_values_or(pin.recompute, spec.training.attention == AttentionKernel::flash
-                                   ? std::vector<Recompute>{Recompute::none, Recompute::full}
-                                   : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
+  ax.recs = pinned_values_or(pin.recompute,
+                             spec.training.attention == AttentionKernel::flash
+                                 ? std::vector<Recompute>{Recompute::none, Recompute::full}
+                                 : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
   for (int z : pinned_values_or(pin.zero_stage, {0, 1, 2, 3}))
     for (bool reshard : z == 3 ? pinned_values_or(pin.reshard_after_forward, {true, false}) : std::vector<bool>{true})
       ax.shardings.push_back({z, reshard});
@@ -281,9 +281,10 @@ void price_group(const ModelSpec& model, const HardwareProfile& hw, const Traini
         // all it has; an unpriced one's memory is unknown (not counted),
         // except under the interleaving rule alone, priced as if it held.
         const bool priced = ev.memory.capacity_bytes > 0;
-        tally.reject(ev.reasons, priced                        ? ev.reasons
-                                 : ev.reasons == kInterleaveOnly ? ev.reasons | relaxed_memory(model, hw, pc, ts, lt, head)
-                                                                 : 0);
+        tally.reject(ev.reasons, priced ? ev.reasons
+                                 : ev.reasons == kInterleaveOnly
+                                     ? ev.reasons | relaxed_memory(model, hw, pc, ts, lt, head)
+                                     : 0);
         continue;
       }
       tally.accept(ev);

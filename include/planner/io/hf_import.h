@@ -16,7 +16,7 @@ namespace planner {
 
 struct HfImportOptions {
   std::string name;  // the model's name; "" = from _name_or_path, else the file (or, for config.json, its folder)
-  std::int64_t seq_len = 0;         // default_seq_len; 0 = see hf_default_seq_len
+  std::int64_t seq_len = 0;                            // default_seq_len; 0 = see hf_default_seq_len
   std::int64_t global_batch_tokens = 4 * 1024 * 1024;  // default_global_batch_tokens (Llama 3's 4M-token batch)
 };
 

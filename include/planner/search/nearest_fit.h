@@ -15,8 +15,8 @@
 namespace planner {
 
 struct FitSuggestion {
-  std::string change;  // as a flag: "--gpus 992", "--global-batch 2040", "--recompute full", "drop --tp"
-  Evaluation best;     // the best layout the search finds with that change
+  std::string change;     // as a flag: "--gpus 992", "--global-batch 2040", "--recompute full", "drop --tp"
+  Evaluation best;        // the best layout the search finds with that change
   TrainingSpec training;  // the training run it was searched with
 };
 

@@ -107,10 +107,9 @@ struct SearchResult {
   // relaxing it alone would admit them, as far as checked: a configuration
   // that breaks a structural rule is not priced, so its memory is unknown and
   // it is not counted, except one that breaks only the interleaving rule,
-  // priced as if the rule held to learn whether memory would reject it too. With 70B on 7 GPUs memory binds (every layout that passes
-  // the rules is out of memory) and the interleaving rule does not (each
-  // layout it rejects is also out of memory). Reports list reasons by this,
-  // then by `rejections` (docs/cost_model.md, "Search").
+  // priced as if the rule held to learn whether memory would reject it too. With 70B on 7 GPUs memory binds (every
+  // layout that passes the rules is out of memory) and the interleaving rule does not (each layout it rejects is also
+  // out of memory). Reports list reasons by this, then by `rejections` (docs/cost_model.md, "Search").
   std::array<std::int64_t, kNumReasons> alone{};
   std::vector<SearchPoint> points;  // every feasible one, in enumeration order, when spec.collect_points
 };
