@@ -97,16 +97,18 @@ TEST_CASE("hardware JSON errors carry the nested JSON path", "[json_io]") {
   }
 }
 
-TEST_CASE("malformed JSON reports file:line", "[json_io]") {
-  // The stray comma on line 3 is the error.
+TEST_CASE("malformed JSON reports file:line:column and what was expected", "[json_io]") {
+  // The stray comma on line 3, column 17 is the error.
   const TempFile f("planner_json_io_test_malformed.json",
                    "{\n  \"name\": \"x\",\n  \"num_layers\": ,\n  \"hidden_size\": 1\n}\n");
   try {
     (void)load_model_file(f.path);
     FAIL("no InputError thrown");
   } catch (const InputError& e) {
-    CHECK(e.where() == f.path + ":3");
-    CHECK(std::string(e.what()) == f.path + ":3: malformed JSON (expected a valid JSON document)");
+    CHECK(e.where() == f.path + ":3:17");
+    CHECK(std::string(e.what()) == f.path +
+                                       ":3:17: malformed JSON: syntax error while parsing value - unexpected ','; "
+                                       "expected '[', '{', or a literal");
   }
 }
 

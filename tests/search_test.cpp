@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <set>
+#include <stdexcept>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -164,4 +166,74 @@ TEST_CASE("pinned_config: pins as given, the rest at their defaults", "[search]"
   CHECK(pc.zero_stage == 3);
   CHECK(pc.micro_batch_size == 4);
   CHECK(pc.cp == 2);
+}
+
+TEST_CASE("list and range pins: only the listed values, the valid ones of a range", "[search]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = find_model("llama8b", kDir);
+  SearchSpec spec = spec_for(m, 64, 1000);
+  spec.pins.tp = Pin<std::int64_t>({2, 4});
+  spec.pins.zero_stage = Pin<int>({0, 1});
+  std::vector<std::int64_t> pps;
+  for (std::int64_t p = 1; p <= 16; ++p) pps.push_back(p);  // --pp 1-16
+  spec.pins.pp = Pin<std::int64_t>(pps);
+  const SearchResult r = search(m, hw, spec);
+  REQUIRE(!r.top.empty());
+  std::set<std::int64_t> tps_seen, pps_seen;
+  std::set<int> zeros_seen;
+  for (const Evaluation& ev : r.top) {
+    tps_seen.insert(ev.config.tp);
+    pps_seen.insert(ev.config.pp);
+    zeros_seen.insert(ev.config.zero_stage);
+  }
+  CHECK(tps_seen == std::set<std::int64_t>{2, 4});
+  CHECK(zeros_seen == std::set<int>{0, 1});
+  // The valid values of 1-16 on 64 GPUs at TP 2 or 4: divisors of 32 or 16.
+  for (std::int64_t p : pps_seen) CHECK((p == 1 || p == 2 || p == 4 || p == 8 || p == 16));
+  CHECK(pps_seen.size() >= 3);
+  // No configuration with a non-divisor pp was enumerated: every one considered uses all GPUs.
+  CHECK(r.rejections[std::size_t(Reason::gpu_count_mismatch)] == 0);
+}
+
+TEST_CASE("a pin of several values has no single value", "[search]") {
+  const Pin<std::int64_t> p({4, 8});
+  CHECK(p.has_value());
+  CHECK(!p.single());
+  CHECK(p.allows(8));
+  CHECK(!p.allows(2));
+  CHECK_THROWS_AS(*p, std::logic_error);
+  CHECK(Pin<std::int64_t>(8).value_or(1) == 8);
+  CHECK(Pin<std::int64_t>().value_or(1) == 1);
+  CHECK(Pin<std::int64_t>().allows(3));
+}
+
+TEST_CASE("ZeRO stages at one DP x CP rank are one configuration, priced once", "[search]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = find_model("llama8b", kDir);
+  SearchSpec spec = spec_for(m, 8, 1000);
+  spec.pins.tp = 8;  // DP = CP = PP = 1 (or PP > 1 with DP 1)
+  spec.pins.dp = 1;
+  const SearchResult r = search(m, hw, spec);
+  REQUIRE(!r.top.empty());
+  for (const Evaluation& ev : r.top) CHECK(ev.config.zero_stage == 0);
+  // With DP 2 the stages differ and all four are listed.
+  SearchSpec dp2 = spec_for(m, 16, 1000);
+  dp2.pins.tp = 8;
+  dp2.pins.dp = 2;
+  std::set<int> zeros;
+  for (const Evaluation& ev : search(m, hw, dp2).top) zeros.insert(ev.config.zero_stage);
+  CHECK(zeros == std::set<int>{0, 1, 2, 3});
+}
+
+TEST_CASE("rejection reasons: memory binds for 70B on 7 GPUs, the interleaving rule does not", "[search]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = find_model("llama70b", kDir);
+  const SearchResult r = search(m, hw, spec_for(m, 7, 5));
+  REQUIRE(r.top.empty());
+  const auto oom = std::size_t(Reason::out_of_memory), interleave = std::size_t(Reason::interleave_needs_micro_batches);
+  // The interleaving rule rejects more configurations first, but each of them is out of memory too.
+  CHECK(r.rejections[interleave] > r.rejections[oom]);
+  CHECK(r.alone[oom] > 0);
+  CHECK(r.alone[interleave] == 0);
+  CHECK(*std::max_element(r.alone.begin(), r.alone.end()) == r.alone[oom]);
 }

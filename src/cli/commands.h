@@ -24,6 +24,7 @@ Runner add_validate_command(CLI::App& cmd);   // validate_cmd.cpp
 Runner add_regress_command(CLI::App& cmd);    // regress_cmd.cpp
 Runner add_simulate_command(CLI::App& cmd);   // simulate_cmd.cpp
 Runner add_calibrate_command(CLI::App& cmd);  // calibrate_cmd.cpp
+Runner add_import_hf_command(CLI::App& cmd);  // import_hf_cmd.cpp
 
 // The whole CLI: parse argv, run the subcommand, print; returns the exit code
 // (main.cpp). Never throws: bad input is a one-line error on stderr.

@@ -1,7 +1,9 @@
 #include "config_flags.h"
 
 #include "commands.h"
+#include "pin_parse.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -83,19 +85,22 @@ void write_html(const std::string& path, const std::string& page) {
   std::cerr << fmt::format("planner: wrote {} ({:.0f} KiB)\n", path, double(page.size()) / 1024.0);
 }
 
-void add_config(CLI::App* app, ConfigFlags& c) {
-  app->add_option("--tp", c.tp, "tensor-parallel degree");
-  app->add_option("--cp", c.cp, "context-parallel degree");
-  app->add_option("--pp", c.pp, "pipeline-parallel degree");
-  app->add_option("--dp", c.dp, "data-parallel degree");
-  app->add_option("--mbs,--micro-batch-size", c.mbs, "micro-batch size (sequences)");
-  app->add_option("--vpp,--virtual-stages", c.vpp, "virtual pipeline stages per GPU (interleaving)");
-  app->add_option("--recompute", c.recompute, "none, selective or full")->check(CLI::IsMember(name_list<Recompute>()));
-  app->add_option("--zero", c.zero, "ZeRO stage 0-3")->check(CLI::Range(0, 3));
+void add_config(CLI::App* app, ConfigFlags& c, bool lists) {
+  const std::string more = lists ? "; a list (4,8) or a range (1-16) searches those values" : "";
+  const std::string more_names = lists ? "; a list (none,full) searches those" : "";
+  app->add_option("--tp", c.tp, "tensor-parallel degree" + more);
+  app->add_option("--cp", c.cp, "context-parallel degree" + more);
+  app->add_option("--pp", c.pp, "pipeline-parallel degree" + more);
+  app->add_option("--dp", c.dp, "data-parallel degree" + more);
+  app->add_option("--mbs,--micro-batch-size", c.mbs, "micro-batch size (sequences)" + more);
+  app->add_option("--vpp,--virtual-stages", c.vpp, "virtual pipeline stages per GPU (interleaving)" + more);
+  app->add_option("--recompute", c.recompute, "none, selective or full" + more_names);
+  app->add_option("--zero", c.zero, "ZeRO stage 0-3" + more);
   app->add_option("--reshard-after-forward", c.reshard_after_forward,
                   "ZeRO-3: free gathered weights after the forward (true, FSDP2 default) or keep them until the "
-                  "backward (false); implies --zero 3");
-  app->add_option("--sp", c.sp, "sequence parallelism (true/false)");
+                  "backward (false); implies --zero 3" +
+                      more_names);
+  app->add_option("--sp", c.sp, "sequence parallelism (true/false)" + more_names);
 }
 
 // The flags' values were checked against the same tables (CLI::IsMember).
@@ -110,10 +115,13 @@ void require_positive(const char* flag, std::optional<std::int64_t> v) {
 }
 
 void check_dtype(const TrainingSpec& ts, const HardwareProfile& hw) {
-  if (!(hw.peak_flops_per_s[std::size_t(ts.dtype)] > 0))
-    throw InputError("--dtype", fmt::format("{} ({}) has no {} peak in its profile; use --dtype bf16 or another "
-                                            "--hardware",
-                                            hw.name, hw.chip_name, to_string(ts.dtype)));
+  if (!(hw.peak_flops_per_s[std::size_t(ts.dtype)] > 0)) {
+    std::string dtype(to_string(ts.dtype));
+    std::transform(dtype.begin(), dtype.end(), dtype.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+    throw InputError("--dtype", fmt::format("{} has no {} (profile {} gives no {} peak FLOP/s); use --dtype bf16 or "
+                                            "another --hardware",
+                                            hw.chip_name, dtype, hw.name, to_string(ts.dtype)));
+  }
 }
 
 TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
@@ -162,27 +170,28 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
   return ts;
 }
 
-SearchPins pins_from(const ConfigFlags& c) {
-  for (auto [flag, v] :
-       {std::pair{"--tp", c.tp}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}, {"--mbs", c.mbs}, {"--vpp", c.vpp}})
-    require_positive(flag, v);
+SearchPins pins_from(const ConfigFlags& c, bool lists, const char* command) {
+  const PinParse parse{lists, command};
   SearchPins pins;
-  pins.tp = c.tp;
-  pins.cp = c.cp;
-  pins.pp = c.pp;
-  pins.dp = c.dp;
-  pins.micro_batch_size = c.mbs;
-  pins.virtual_stages = c.vpp;
-  if (c.recompute) pins.recompute = parse_recompute(*c.recompute);
-  pins.zero_stage = c.zero;
+  pins.tp = parse.integers("--tp", c.tp, 1, kMaxGpus);
+  pins.cp = parse.integers("--cp", c.cp, 1, kMaxGpus);
+  pins.pp = parse.integers("--pp", c.pp, 1, kMaxGpus);
+  pins.dp = parse.integers("--dp", c.dp, 1, kMaxGpus);
+  pins.micro_batch_size = parse.integers("--mbs", c.mbs, 1, kMaxGlobalBatchSequences);
+  pins.virtual_stages = parse.integers("--vpp", c.vpp, 1, kMaxGpus);
+  pins.recompute = parse.names<Recompute>("--recompute", c.recompute);
+  const Pin<std::int64_t> zero = parse.integers("--zero", c.zero, 0, 3);
+  std::vector<int> stages;
+  for (std::int64_t z : zero.values()) stages.push_back(int(z));
+  if (!stages.empty()) pins.zero_stage = Pin<int>(stages);
   if (c.reshard_after_forward) {
-    if (c.zero && *c.zero != 3)
+    if (zero && !(zero.single() && *zero == 3))
       throw InputError("--reshard-after-forward",
                        fmt::format("applies to ZeRO-3 only (FSDP), but --zero is {}", *c.zero));
     pins.zero_stage = 3;
-    pins.reshard_after_forward = c.reshard_after_forward;
+    pins.reshard_after_forward = parse.booleans("--reshard-after-forward", c.reshard_after_forward);
   }
-  pins.sequence_parallel = c.sp;
+  pins.sequence_parallel = parse.booleans("--sp", c.sp);
   return pins;
 }
 
@@ -241,30 +250,39 @@ ParallelConfig framework_config(Framework fw, const ModelSpec& model, const Trai
 
 void check_tp_overlap(const TrainingSpec& ts, const SearchPins& pins) {
   if (!ts.tp_comm_overlap) return;
-  if (pins.tp && *pins.tp == 1)
+  if (pins.tp && pins.tp.values() == std::vector<std::int64_t>{1})
     throw InputError("--tp-overlap", "overlaps TP communication, but --tp is 1");
-  if (pins.sequence_parallel && !*pins.sequence_parallel)
+  if (pins.sequence_parallel && !pins.sequence_parallel.allows(true))
     throw InputError("--tp-overlap",
                      "needs sequence parallelism (Megatron-LM requires --sequence-parallel with --tp-comm-overlap); "
                      "drop --sp false");
 }
 
-void check_zero3_regather(const TrainingSpec& ts, const SearchPins& pins) {
-  if (!ts.zero3_recompute_regather) return;
-  if (pins.zero_stage && *pins.zero_stage != 3)
-    throw InputError("--zero3-recompute-regather",
-                     fmt::format("applies to ZeRO-3 only, but --zero is {}", *pins.zero_stage));
-  if (pins.reshard_after_forward && !*pins.reshard_after_forward)
-    throw InputError("--zero3-recompute-regather",
-                     "gathers weights released after the forward, but --reshard-after-forward false keeps them");
-  if (pins.recompute && *pins.recompute != Recompute::full)
-    throw InputError("--zero3-recompute-regather",
-                     fmt::format("applies to full recomputation only, but --recompute is {}",
-                                 to_string(*pins.recompute)));
+// The values a pin allows, as typed: "1" or "0,1".
+template <typename T, typename Fmt>
+std::string pin_text(const Pin<T>& pin, Fmt fmt_one) {
+  std::string out;
+  for (const T& v : pin.values()) out += (out.empty() ? "" : ",") + fmt_one(v);
+  return out;
 }
 
-ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts) {
-  SearchPins pins = pins_from(c);
+void check_zero3_regather(const TrainingSpec& ts, const SearchPins& pins) {
+  if (!ts.zero3_recompute_regather) return;
+  if (pins.zero_stage && !pins.zero_stage.allows(3))
+    throw InputError("--zero3-recompute-regather",
+                     fmt::format("applies to ZeRO-3 only, but --zero is {}",
+                                 pin_text(pins.zero_stage, [](int z) { return std::to_string(z); })));
+  if (pins.reshard_after_forward && !pins.reshard_after_forward.allows(true))
+    throw InputError("--zero3-recompute-regather",
+                     "gathers weights released after the forward, but --reshard-after-forward false keeps them");
+  if (pins.recompute && !pins.recompute.allows(Recompute::full))
+    throw InputError("--zero3-recompute-regather",
+                     fmt::format("applies to full recomputation only, but --recompute is {}",
+                                 pin_text(pins.recompute, [](Recompute r) { return std::string(to_string(r)); })));
+}
+
+ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts, const char* command) {
+  SearchPins pins = pins_from(c, false, command);
   const std::int64_t tp = pins.tp.value_or(1), cp = pins.cp.value_or(1), pp = pins.pp.value_or(1);
   for (auto [flag, v] : {std::pair{"--tp", tp}, {"--cp", cp}, {"--pp", pp}})
     if (v > ts.num_gpus)

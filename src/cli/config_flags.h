@@ -40,17 +40,20 @@ struct LaunchOptions {
   std::optional<double> tokens, gpu_hour_cost;
 };
 
+// The layout knobs as typed: one value (`--tp 8`), or for search a list or a
+// range (`--tp 4,8`, `--pp 1-16`, `--recompute none,full`); pins_from parses them.
 struct ConfigFlags {
-  std::optional<std::int64_t> tp, cp, pp, dp, mbs, vpp;
+  std::optional<std::string> tp, cp, pp, dp, mbs, vpp;
   std::optional<std::string> recompute;
-  std::optional<int> zero;
-  std::optional<bool> reshard_after_forward;
-  std::optional<bool> sp;
+  std::optional<std::string> zero;
+  std::optional<std::string> reshard_after_forward;
+  std::optional<std::string> sp;
   std::string schedule;  // evaluate --schedule; empty: 1F1B, interleaved when vpp > 1
 };
 
 void add_common(CLI::App* app, CommonFlags& f, bool gpus_required);
-void add_config(CLI::App* app, ConfigFlags& c);
+// lists: the flags take lists and ranges (search), else one value each.
+void add_config(CLI::App* app, ConfigFlags& c, bool lists);
 void add_framework_flag(CLI::App* app, LaunchOptions& o, bool required);
 void add_budget_flags(CLI::App* app, LaunchOptions& o);
 // The framework --framework names, or none.
@@ -75,10 +78,13 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model);
 // error naming the chip, not a search where nothing fits.
 void check_dtype(const TrainingSpec& ts, const HardwareProfile& hw);
 // The knobs the flags fix (search pins); each given degree must be positive.
-SearchPins pins_from(const ConfigFlags& c);
+// With lists false (evaluate, simulate: one configuration) a flag with a list
+// or a range is an InputError naming the flag and `command`.
+SearchPins pins_from(const ConfigFlags& c, bool lists = true, const char* command = "search");
 // The layout the flags give: pinned_config() of their pins, with dp filling
-// the GPU count unless given.
-ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts);
+// the GPU count unless given. `command` names the subcommand that takes one
+// value per flag.
+ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts, const char* command = "evaluate");
 // The --html file, checked before anything runs: a file name, not "-", and
 // none of `others` (the flag's other output files, with their flag names).
 void check_html_path(const CommonFlags& f, std::initializer_list<std::pair<const char*, std::string>> others = {});

@@ -56,7 +56,7 @@ int run(const EvaluateFlags& f) {
 Runner add_evaluate_command(CLI::App& cmd) {
   auto f = std::make_shared<EvaluateFlags>();
   add_common(&cmd, f->common, true);
-  add_config(&cmd, f->config);
+  add_config(&cmd, f->config, false);
   cmd.add_option("--schedule", f->config.schedule, "1f1b or gpipe (interleaved when --vpp > 1)")
       ->check(CLI::IsMember(name_list(kClosedFormSchedules)));
   cmd.add_flag("--explain", f->explain, "print every formula with its inputs and output");

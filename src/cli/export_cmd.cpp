@@ -39,7 +39,7 @@ int run(const ExportFlags& f) {
   TrainingSpec ts = training_from(f.common, model);
   apply_framework(f.common, fw, ts);
   check_dtype(ts, hw);
-  const ParallelConfig pc = framework_config(fw, model, ts, config_from(f.config, ts), f.config);
+  const ParallelConfig pc = framework_config(fw, model, ts, config_from(f.config, ts, "export"), f.config);
   const Evaluation ev = evaluate(model, hw, pc, ts);
   if (!ev.feasible())
     throw InputError("export", fmt::format("{} does not run: {} (planner evaluate shows the numbers)",
@@ -55,7 +55,7 @@ int run(const ExportFlags& f) {
 Runner add_export_command(CLI::App& cmd) {
   auto f = std::make_shared<ExportFlags>();
   add_common(&cmd, f->common, true);
-  add_config(&cmd, f->config);
+  add_config(&cmd, f->config, false);
   cmd.add_option("--schedule", f->config.schedule, "1f1b or gpipe (interleaved when --vpp > 1)")
       ->check(CLI::IsMember(name_list(kClosedFormSchedules)));
   add_framework_flag(&cmd, f->launch, true);

@@ -13,6 +13,8 @@
 #include "config_flags.h"
 #include "planner/framework/launch_flags.h"
 #include "planner/io/catalog.h"
+#include "planner/model/labels.h"
+#include "planner/search/nearest_fit.h"
 #include "planner/simulate/simulate_top.h"
 #include "planner/spec/input_error.h"
 #include "planner/views/search_report.h"
@@ -64,8 +66,9 @@ int run(const SearchFlags& f) {
     progress.update(p.considered, p.total);
     if (p.considered >= p.total) progress.finish();  // the search is done; simulations may follow
   };
-  const SearchReport rep = search_and_simulate(model, hw, spec, f.top, f.simulate_top, f.common.html.has_value());
+  SearchReport rep = search_and_simulate(model, hw, spec, f.top, f.simulate_top, f.common.html.has_value());
   progress.finish();
+  if (rep.search.top.empty()) rep.would_fit = nearest_fits(model, hw, spec);
   RunContext ctx{model, hw, spec.training, budget ? &*budget : nullptr, fw ? &framework_info(*fw) : nullptr};
   std::optional<LaunchFlags> flags;
   if (f.export_to && !rep.search.top.empty()) {
@@ -84,8 +87,9 @@ int run(const SearchFlags& f) {
   if (flags && !flags->note.empty() && parse_format(f.common.format) == Format::table)
     std::cerr << "planner: note: " << flags->note << "\n";
   if (rep.search.top.empty()) {
-    std::cerr << fmt::format("planner: error: no layout of {} GPUs fits {} on {} (rejection reasons above)\n",
-                             spec.training.num_gpus, model.name, hw.name);
+    std::cerr << fmt::format("planner: error: no layout of {} {}s fits {} on {} (rejection reasons{} above)\n",
+                             spec.training.num_gpus, device_word(hw), model.name, hw.name,
+                             rep.would_fit.empty() ? "" : " and what would fit");
     return 1;
   }
   return 0;
@@ -96,7 +100,7 @@ int run(const SearchFlags& f) {
 Runner add_search_command(CLI::App& cmd) {
   auto f = std::make_shared<SearchFlags>();
   add_common(&cmd, f->common, true);
-  add_config(&cmd, f->config);
+  add_config(&cmd, f->config, true);
   cmd.add_option("--top,-k", f->top, "how many results to print (default 10)");
   cmd.add_option("--simulate-top", f->simulate_top,
                  "re-rank the first K results by simulated step time (planner simulate) and show both");

@@ -51,7 +51,7 @@ int run(const SimulateFlags& f) {
   const HardwareProfile hw = find_hardware(f.common.hardware);
   const TrainingSpec ts = training_from(f.common, model);
   check_dtype(ts, hw);
-  ParallelConfig pc = config_from(f.config, ts);
+  ParallelConfig pc = config_from(f.config, ts, "simulate");
   const std::optional<Schedule> requested =
       f.schedule.empty() ? std::nullopt : parse_name<Schedule>(f.schedule);  // checked by CLI::IsMember
   const Schedule schedule = simulated_schedule(pc, requested);
@@ -87,7 +87,7 @@ int run(const SimulateFlags& f) {
 Runner add_simulate_command(CLI::App& cmd) {
   auto f = std::make_shared<SimulateFlags>();
   add_common(&cmd, f->common, true);
-  add_config(&cmd, f->config);
+  add_config(&cmd, f->config, false);
   cmd.add_option("--schedule", f->schedule,
                  "gpipe, 1f1b, interleaved or zb-h1 (default: interleaved when --vpp > 1, else 1f1b)")
       ->check(CLI::IsMember(name_list<Schedule>()));

@@ -6,6 +6,7 @@
 #include "io/unit_checks.h"
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -377,10 +378,22 @@ json parse_json_text(std::string_view text, const std::string& origin) {
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {
-    // nlohmann reports a byte offset; give the line too, which a person can find.
-    std::size_t at = std::min<std::size_t>(e.byte, text.size());
-    std::size_t line = 1 + std::size_t(std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n'));
-    throw InputError(fmt::format("{}:{}", origin, line), "malformed JSON (expected a valid JSON document)");
+    // e.what(): "[json.exception.parse_error.101] parse error at line L,
+    // column C: <what went wrong; what was expected>". Give file:line:column
+    // and the rest; the line from the byte offset should the text differ.
+    std::string detail = e.what();
+    std::size_t line = 1 + std::size_t(std::count(text.begin(), text.begin() + std::ptrdiff_t(std::min<std::size_t>(
+                                                                                    e.byte, text.size())),
+                                                  '\n')),
+                column = 0;
+    if (const auto at = detail.find("at line "); at != std::string::npos) {
+      unsigned long l = 0, c = 0;
+      if (std::sscanf(detail.c_str() + at, "at line %lu, column %lu", &l, &c) == 2) line = l, column = c;
+    }
+    if (const auto colon = detail.find("]"); colon != std::string::npos) detail = detail.substr(colon + 1);
+    if (const auto colon = detail.find(": "); colon != std::string::npos) detail = detail.substr(colon + 2);
+    throw InputError(column ? fmt::format("{}:{}:{}", origin, line, column) : fmt::format("{}:{}", origin, line),
+                     "malformed JSON: " + detail);
   } catch (const json::exception&) {
     // out_of_range 406: a number too large for a double (nlohmann throws it
     // outside parse_error; found by fuzz_nccl_tests_log).

@@ -2,6 +2,7 @@
 #include "planner/model/labels.h"
 
 #include <vector>
+#include <algorithm>
 
 #include "planner/spec/names.h"
 
@@ -46,6 +47,60 @@ std::string split_label(const PricedPlan& plan) {
 
 std::string zero_label(const ParallelConfig& c) {
   return c.zero_stage == 3 && !c.reshard_after_forward ? "3nr" : fmt::format("{}", c.zero_stage);
+}
+
+const char* device_word(const HardwareProfile& hw) {
+  return !hw.tiers.empty() && hw.tiers[0].topology == Topology::torus ? "chip" : "GPU";
+}
+
+std::string reason_text(Reason r, const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& c,
+                        const TrainingSpec& ts) {
+  const std::string devices = std::string(device_word(hw)) + "s";
+  switch (r) {
+    case Reason::gpu_count_mismatch: {
+      // Each degree is at most 2^24 (limits.h): the product fits a double exactly enough to print.
+      const double product = double(c.tp) * double(c.cp) * double(c.pp) * double(c.dp);
+      return fmt::format("tp*cp*pp*dp = {}*{}*{}*{} = {:.0f} does not equal the {} count {}", c.tp, c.cp, c.pp, c.dp,
+                         product, device_word(hw), ts.num_gpus);
+    }
+    case Reason::tp_exceeds_scale_up:
+      return fmt::format("TP {} is larger than the scale-up domain of {} {} ({})", c.tp,
+                         hw.tiers.empty() ? 1 : hw.tiers[0].size, devices,
+                         hw.tiers.empty() ? std::string("none described") : hw.tiers[0].name);
+    case Reason::tp_not_dividing_heads:
+      return fmt::format("TP {} does not divide the {} attention heads and {} KV heads", c.tp, model.num_heads,
+                         model.num_kv_heads);
+    case Reason::tp_not_dividing_ffn:
+      return fmt::format("TP {} does not divide the FFN size {}", c.tp, model.ffn_hidden_size);
+    case Reason::cp_not_dividing_seq:
+      return fmt::format("sequence length {} not divisible by 2*CP = 2*{} = {} (causal load balancing)", ts.seq_len,
+                         c.cp, 2 * c.cp);
+    case Reason::batch_not_divisible:
+      return fmt::format("global batch {} not divisible by dp*mbs = {}*{} = {:.0f}", ts.global_batch_sequences, c.dp,
+                         c.micro_batch_size, double(c.dp) * double(c.micro_batch_size));
+    case Reason::too_few_layers:
+      return fmt::format("{} layers cannot fill pp*vpp = {}*{} = {:.0f} pipeline chunks", model.num_layers, c.pp,
+                         c.virtual_stages, double(c.pp) * double(c.virtual_stages));
+    case Reason::vpp_needs_pp:
+      return fmt::format("{} virtual pipeline stages need pp > 1", c.virtual_stages);
+    case Reason::interleave_needs_micro_batches: {
+      const std::int64_t m = ts.global_batch_sequences / std::max<std::int64_t>(1, c.dp * c.micro_batch_size);
+      // The rule is Megatron-LM's (schedules.py); a TPU layout is not run by Megatron-LM.
+      return fmt::format("interleaved schedule needs a multiple of pp = {} micro-batches, got {}{}", c.pp, m,
+                         std::string(device_word(hw)) == "GPU" ? " (Megatron-LM)" : "");
+    }
+    case Reason::zero_stage_invalid:
+      return fmt::format("ZeRO stage {} is not 0, 1, 2 or 3", c.zero_stage);
+    case Reason::dtype_unsupported:
+      return fmt::format("{} has no {} (no peak FLOP/s in profile {})", hw.chip_name, to_string(ts.dtype), hw.name);
+    case Reason::crosses_single_domain:
+      return fmt::format("{} {} leave the only interconnect tier the profile describes ({} {})", ts.num_gpus, devices,
+                         hw.tiers.empty() ? 1 : hw.tiers[0].size, devices);
+    case Reason::out_of_memory:
+    case Reason::count_:
+      break;
+  }
+  return describe(r);
 }
 
 std::string reasons_label(ReasonSet r) {

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "planner/model/layer_cost.h"
+#include "planner/model/memory_model.h"
+#include "planner/model/priced_plan.h"
 #include "planner/spec/input_error.h"
 #include "planner/spec/limits.h"
 
@@ -24,10 +26,24 @@ std::vector<std::int64_t> divisors_up_to(std::int64_t n, std::int64_t limit) {
   return out;
 }
 
+// The values the search tries for a knob: a pin of one value as given; a
+// pin of several, those of them among `valid` (`--pp 1-16`: the valid values
+// in the range); no pin, every valid value.
 template <typename T>
-std::vector<T> pinned_or(const std::optional<T>& pin, std::vector<T> all) {
-  if (pin) return {*pin};
-  return all;
+std::vector<T> pinned_or(const Pin<T>& pin, std::vector<T> valid) {
+  if (pin.single()) return pin.values();
+  if (!pin) return valid;
+  std::vector<T> out;
+  for (const T& v : valid)
+    if (pin.allows(v)) out.push_back(v);
+  return out;
+}
+
+// A pin's values as the candidates themselves (knobs whose every positive
+// value is a candidate: micro-batch size, ZeRO stage, recomputation).
+template <typename T>
+std::vector<T> pinned_values_or(const Pin<T>& pin, std::vector<T> all) {
+  return pin ? pin.values() : all;
 }
 
 auto key(const ParallelConfig& c) {
@@ -36,14 +52,14 @@ auto key(const ParallelConfig& c) {
 }
 
 void check_pins(const SearchPins& pin) {
-  for (auto [name, v] : {std::pair{"tp", pin.tp},
-                         {"cp", pin.cp},
-                         {"pp", pin.pp},
-                         {"dp", pin.dp},
-                         {"micro_batch_size", pin.micro_batch_size},
-                         {"virtual_stages", pin.virtual_stages}})
-    if (v && *v < 1)
-      throw InputError("search", fmt::format("pinned {}: expected a positive integer, got {}", name, *v));
+  for (auto [name, p] : {std::pair{"tp", &pin.tp},
+                         {"cp", &pin.cp},
+                         {"pp", &pin.pp},
+                         {"dp", &pin.dp},
+                         {"micro_batch_size", &pin.micro_batch_size},
+                         {"virtual_stages", &pin.virtual_stages}})
+    for (std::int64_t v : p->values())
+      if (v < 1) throw InputError("search", fmt::format("pinned {}: expected a positive integer, got {}", name, v));
 }
 
 // A ZeRO stage and, at ZeRO-3, whether the gathered weights are freed after
@@ -66,24 +82,35 @@ Axes search_axes(const HardwareProfile& hw, const SearchSpec& spec) {
   const std::int64_t N = spec.training.num_gpus;
   const std::int64_t domain = hw.tiers.empty() ? 1 : hw.tiers[0].size;
   Axes ax;
-  ax.tps = pinned_or(pin.tp, divisors_up_to(N, domain));
-  ax.cps = pinned_or(pin.cp, divisors_up_to(N, spec.max_cp));
+  // A list pin may name degrees the unpinned search leaves out (TP across
+  // nodes, CP above max_cp): every divisor of N is valid for it.
+  ax.tps = pinned_or(pin.tp, divisors_up_to(N, pin.tp ? N : domain));
+  ax.cps = pinned_or(pin.cp, divisors_up_to(N, pin.cp ? N : spec.max_cp));
   std::vector<std::int64_t> mbs_all;
   for (std::int64_t b = 1; b <= spec.max_micro_batch_size; b *= 2) {
     mbs_all.push_back(b);
     if (b > spec.max_micro_batch_size / 2) break;  // the next doubling would pass the limit (or overflow)
   }
-  ax.mbss = pinned_or(pin.micro_batch_size, mbs_all);
+  ax.mbss = pinned_values_or(pin.micro_batch_size, mbs_all);
   // With flash attention, selective recomputation equals none (the attention
   // core stores nothing to drop), so the search skips it unless pinned.
-  ax.recs =
-      pinned_or(pin.recompute, spec.training.attention == AttentionKernel::flash
-                                   ? std::vector<Recompute>{Recompute::none, Recompute::full}
-                                   : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
-  for (int z : pinned_or(pin.zero_stage, {0, 1, 2, 3}))
-    for (bool reshard : z == 3 ? pinned_or(pin.reshard_after_forward, {true, false}) : std::vector<bool>{true})
+  ax.recs = pinned_values_or(pin.recompute,
+                             spec.training.attention == AttentionKernel::flash
+                                 ? std::vector<Recompute>{Recompute::none, Recompute::full}
+                                 : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
+  for (int z : pinned_values_or(pin.zero_stage, {0, 1, 2, 3}))
+    for (bool reshard : z == 3 ? pinned_values_or(pin.reshard_after_forward, {true, false}) : std::vector<bool>{true})
       ax.shardings.push_back({z, reshard});
   return ax;
+}
+
+// ZeRO shards over the DP x CP ranks holding the same weights; with one such
+// rank every stage shards nothing (ZeRO-3 gathers from itself) and all equal
+// ZeRO 0 in memory and time, so the lowest stage given stands for all and an
+// identical configuration is priced (and listed) once.
+std::vector<Sharding> distinct_shardings(std::vector<Sharding> shardings, std::int64_t dp_cp) {
+  if (dp_cp != 1 || shardings.empty()) return shardings;
+  return {shardings.front()};
 }
 
 // One (tp, cp, pp, dp) with tp*cp*pp*dp = N, and the virtual-stage and SP
@@ -107,14 +134,14 @@ Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, co
   Enumeration en;
   for (std::int64_t tp : ax.tps) {
     if (N % tp) continue;
-    if (pin.sequence_parallel.value_or(false) && tp == 1) continue;  // SP needs TP > 1
+    if (pin.sequence_parallel && !pin.sequence_parallel.allows(false) && tp == 1) continue;  // SP needs TP > 1
     for (std::int64_t cp : ax.cps) {
       if ((N / tp) % cp) continue;
       const auto pps = pinned_or(pin.pp, divisors_up_to(N / tp / cp, model.num_layers));
       for (std::int64_t pp : pps) {
         if ((N / tp / cp) % pp) continue;
         const std::int64_t dp = N / tp / cp / pp;
-        if (pin.dp && *pin.dp != dp) continue;
+        if (!pin.dp.allows(dp)) continue;
         std::vector<std::int64_t> vpp_all{1};
         if (pp > 1)
           for (std::int64_t v = 2; v <= spec.max_virtual_stages && v <= model.num_layers / pp; ++v)
@@ -125,7 +152,9 @@ Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, co
                 dp,
                 pinned_or(pin.virtual_stages, vpp_all),
                 pinned_or(pin.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})};
-        en.total += std::int64_t(ax.mbss.size() * o.sps.size() * ax.recs.size() * o.vpps.size() * ax.shardings.size());
+        if (o.vpps.empty() || o.sps.empty()) continue;  // a list pin with no valid value here
+        en.total += std::int64_t(ax.mbss.size() * o.sps.size() * ax.recs.size() * o.vpps.size() *
+                                 distinct_shardings(ax.shardings, dp * cp).size());
         en.outers.push_back(std::move(o));
       }
     }
@@ -173,7 +202,13 @@ class Tally {
     ++res_.framework_rejections[std::size_t(rule)];
   }
 
-  void reject(std::uint32_t reasons) {
+  // `reasons`: the configuration's reasons; `all_reasons`: all it is known to
+  // have (those and any learned by relaxing them, see price_group; 0 when
+  // unknown), for the binding count.
+  void reject(std::uint32_t reasons, std::uint32_t all_reasons) {
+    if (all_reasons != 0 && (all_reasons & (all_reasons - 1)) == 0)
+      for (std::size_t i = 0; i < kNumReasons; ++i)
+        if ((all_reasons >> i) & 1u) ++res_.alone[i];
     ++res_.rejected;
     for (std::size_t i = 0; i < kNumReasons; ++i)
       if ((reasons >> i) & 1u) {
@@ -203,6 +238,21 @@ class Tally {
   std::int64_t next_report_;
 };
 
+constexpr std::uint32_t kInterleaveOnly = 1u << unsigned(Reason::interleave_needs_micro_batches);
+
+// The out-of-memory bit of a configuration that breaks only the interleaving
+// rule, priced as if the rule held (the rule is Megatron-LM's, the layout is
+// otherwise sound): whether relaxing the rule alone would admit it. Without
+// this, every configuration the rule rejects would look as if the rule alone
+// blocked it, since a rejected structure is never priced (SearchResult::alone).
+std::uint32_t relaxed_memory(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
+                             const TrainingSpec& ts, const LayerTime& lt, const HeadTime& head) {
+  const ParallelConfig n = normalized(pc);
+  const PricedPlan plan = price_plan(model, hw, n, ts, lt, head);
+  if (!plan.layout.feasible) return 1u << unsigned(Reason::too_few_layers);
+  return memory_per_gpu(model, hw, n, ts, plan).fits() ? 0u : 1u << unsigned(Reason::out_of_memory);
+}
+
 // Prices the configurations that share `base` (tp, cp, pp, dp, micro-batch,
 // SP, recompute) and differ in virtual stages and ZeRO stage: the structural
 // checks and the layer costs depend only on the shared knobs, so they run
@@ -218,18 +268,19 @@ void price_group(const ModelSpec& model, const HardwareProfile& hw, const Traini
                  const std::vector<std::int64_t>& vpps, const std::vector<Sharding>& shardings,
                  const FrameworkFilter& fw, Tally& tally, TopK& top) {
   SearchResult& res = tally.res();
+  const std::vector<Sharding> distinct = distinct_shardings(shardings, base.dp * base.cp);
   const std::uint32_t shape_reasons = structural_reasons(model, hw, base, ts);
-  const std::int64_t variants = std::int64_t(vpps.size() * shardings.size());
+  const std::int64_t variants = std::int64_t(vpps.size() * distinct.size());
   if (shape_reasons) {
     res.considered += variants;
-    for (std::int64_t i = 0; i < variants; ++i) tally.reject(shape_reasons);
+    for (std::int64_t i = 0; i < variants; ++i) tally.reject(shape_reasons, 0);  // not priced: alone unknown
     tally.report();
     return;
   }
   const LayerTime lt = layer_time(model, hw, base, ts);
   const HeadTime head = head_time(model, hw, base, ts);
   for (std::int64_t v : vpps)
-    for (const Sharding& z : shardings) {
+    for (const Sharding& z : distinct) {
       ParallelConfig pc = base;
       pc.virtual_stages = v;
       pc.zero_stage = z.zero_stage;
@@ -243,7 +294,14 @@ void price_group(const ModelSpec& model, const HardwareProfile& hw, const Traini
       }
       Evaluation ev = evaluate(model, hw, pc, ts, lt, head);
       if (!ev.feasible()) {
-        tally.reject(ev.reasons);
+        // Alone only as far as checked: a priced configuration's reasons are
+        // all it has; an unpriced one's memory is unknown (not counted),
+        // except under the interleaving rule alone, priced as if it held.
+        const bool priced = ev.memory.capacity_bytes > 0;
+        tally.reject(ev.reasons, priced ? ev.reasons
+                                 : ev.reasons == kInterleaveOnly
+                                     ? ev.reasons | relaxed_memory(model, hw, pc, ts, lt, head)
+                                     : 0);
         continue;
       }
       tally.accept(ev);

@@ -1,5 +1,7 @@
 // `planner list` and `planner show`: the stock models and hardware profiles
 // as tables or JSON (report.h declares them).
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -24,12 +26,24 @@ std::string render_model_list(const std::vector<ModelSpec>& models, Format f) {
       j.push_back({{"name", m.name}, {"aliases", m.aliases}, {"params", count_params(m).total}});
     return json{{"schema_version", kReportSchemaVersion}, {"models", j}}.dump(2) + "\n";
   }
-  std::string out = fmt::format("{:<22} {:<26} {:>18}  {}\n", "name", "aliases", "parameters", "description");
+  // Columns as wide as their widest entry, so that a long name or alias list
+  // does not push its row out of line.
+  auto alias_text = [](const std::vector<std::string>& aliases) {
+    std::string out;
+    for (const auto& a : aliases) out += (out.empty() ? "" : ",") + a;
+    return out;
+  };
+  std::size_t name_w = 4, alias_w = 7, params_w = 10;
   for (const auto& m : models) {
-    std::string aliases;
-    for (const auto& a : m.aliases) aliases += (aliases.empty() ? "" : ",") + a;
-    out += fmt::format("{:<22} {:<26} {:>18}  {}\n", m.name, aliases, count_params(m).total, m.display_name);
+    name_w = std::max(name_w, m.name.size());
+    alias_w = std::max(alias_w, alias_text(m.aliases).size());
+    params_w = std::max(params_w, fmt::format("{}", count_params(m).total).size());
   }
+  std::string out = fmt::format("{:<{}}  {:<{}}  {:>{}}  {}\n", "name", name_w, "aliases", alias_w, "parameters",
+                                params_w, "description");
+  for (const auto& m : models)
+    out += fmt::format("{:<{}}  {:<{}}  {:>{}}  {}\n", m.name, name_w, alias_text(m.aliases), alias_w,
+                       count_params(m).total, params_w, m.display_name);
   return out;
 }
 
@@ -39,12 +53,18 @@ std::string render_hardware_list(const std::vector<HardwareProfile>& hw, Format 
     for (const auto& h : hw) j.push_back({{"name", h.name}, {"aliases", h.aliases}});
     return json{{"schema_version", kReportSchemaVersion}, {"hardware", j}}.dump(2) + "\n";
   }
-  std::string out = fmt::format("{:<16} {:<24} {}\n", "name", "aliases", "description");
+  std::size_t name_w = 4, alias_w = 7;
+  std::vector<std::string> aliases;
   for (const auto& h : hw) {
-    std::string aliases;
-    for (const auto& a : h.aliases) aliases += (aliases.empty() ? "" : ",") + a;
-    out += fmt::format("{:<16} {:<24} {}\n", h.name, aliases, h.display_name);
+    std::string a;
+    for (const auto& x : h.aliases) a += (a.empty() ? "" : ",") + x;
+    name_w = std::max(name_w, h.name.size());
+    alias_w = std::max(alias_w, a.size());
+    aliases.push_back(std::move(a));
   }
+  std::string out = fmt::format("{:<{}}  {:<{}}  {}\n", "name", name_w, "aliases", alias_w, "description");
+  for (std::size_t i = 0; i < hw.size(); ++i)
+    out += fmt::format("{:<{}}  {:<{}}  {}\n", hw[i].name, name_w, aliases[i], alias_w, hw[i].display_name);
   return out;
 }
 
@@ -62,7 +82,8 @@ std::string render_model(const ModelSpec& model, Format f) {
                      model.hidden_size, model.ffn_hidden_size, to_string(model.ffn_kind), model.num_heads,
                      model.num_kv_heads, model.head_dim);
   out += fmt::format("  vocab {}  embeddings {}  norm {}  bias {}  dropout {}  positions {}\n", model.vocab_size,
-                     model.tied_embeddings ? "tied" : "untied", to_string(model.norm), model.bias ? "yes" : "no",
+                     model.tied_embeddings ? "tied" : "untied", to_string(model.norm),
+                     model.bias ? "yes" : model.qkv_bias ? "Q/K/V only" : "no",
                      model.dropout ? "yes" : "no", to_string(model.position));
   out += fmt::format("  default sequence {}  default global batch {} tokens\n", model.default_seq_len,
                      model.default_global_batch_tokens);

@@ -25,12 +25,22 @@ double round_to(double x, int digits) {
   return std::round(x * s) / s;
 }
 
+// A reason of many configurations, worded for the profile: TPU chips, not
+// GPUs, and no Megatron-LM citation for a layout Megatron-LM does not run.
+std::string reason_for(Reason r, const HardwareProfile& hw) {
+  std::string s = describe(r);
+  if (std::string(device_word(hw)) == "GPU") return s;
+  if (const auto at = s.find(" (Megatron-LM)"); at != std::string::npos) s.erase(at, 14);
+  if (const auto at = s.find("GPU"); at != std::string::npos) s.replace(at, 3, device_word(hw));
+  return s;
+}
+
 std::string context_line(const RunContext& ctx) {
   const auto& t = ctx.training;
-  std::string line =
-      fmt::format("model {} | hardware {} | {} GPUs | seq {} | global batch {} seqs ({} tokens) | {} | attention {}",
-                  ctx.model.name, ctx.hardware.name, t.num_gpus, t.seq_len, t.global_batch_sequences,
-                  t.global_batch_sequences * t.seq_len, to_string(t.dtype), to_string(t.attention));
+  std::string line = fmt::format(
+      "model {} | hardware {} | {} {}s | seq {} | global batch {} seqs ({} tokens) | {} | attention {}", ctx.model.name,
+      ctx.hardware.name, t.num_gpus, device_word(ctx.hardware), t.seq_len, t.global_batch_sequences,
+      t.global_batch_sequences * t.seq_len, to_string(t.dtype), to_string(t.attention));
   if (ctx.framework)
     line += fmt::format(" | framework {} {} ({:g} bytes/param before sharding)", to_string(ctx.framework->framework),
                         ctx.framework->release,
@@ -217,8 +227,9 @@ std::string evaluation_csv(const Evaluation& ev, bool priced, const RunContext& 
   return out;
 }
 
-std::string memory_text(const MemoryBreakdown& m) {
-  std::string out = fmt::format("memory per GPU (stage {}, {} layers, {:.2f} micro-batches in flight)\n", m.peak_stage,
+std::string memory_text(const MemoryBreakdown& m, const HardwareProfile& hw) {
+  std::string out = fmt::format("memory per {} (stage {}, {} layers, {:.2f} micro-batches in flight)\n",
+                                device_word(hw), m.peak_stage,
                                 m.layers_on_peak_stage, m.micro_batches_in_flight);
   auto row = [&](const char* name, double bytes) { out += fmt::format("  {:<22}{:>10.2f} GiB\n", name, bytes / kGiB); };
   row("weights", m.weights_bytes);
@@ -256,27 +267,28 @@ std::string step_time_text(const StepTimeBreakdown& t, const RunContext& ctx) {
   out += fmt::format("  one layer, one micro-batch: forward {:.3f} ms, backward {:.3f} ms (incl. recompute)\n",
                      1e3 * t.layer_fwd_s, 1e3 * t.layer_bwd_s);
   if (t.straggler_s > 0)
-    out += fmt::format("  compute includes {:.4f} s of waiting for the slowest of {} GPUs\n", t.straggler_s,
-                       ctx.training.num_gpus);
+    out += fmt::format("  compute includes {:.4f} s of waiting for the slowest of {} {}s\n", t.straggler_s,
+                       ctx.training.num_gpus, device_word(ctx.hardware));
   out +=
-      fmt::format("\nthroughput {:.0f} tokens/s ({:.1f} per GPU) | {:.0f} TFLOP/s per GPU | MFU {:.1f}% | HFU {:.1f}% "
+      fmt::format("\nthroughput {:.0f} tokens/s ({:.1f} per {}) | {:.0f} TFLOP/s per {} | MFU {:.1f}% | HFU {:.1f}% "
                   "| dominant overhead: {}\n",
-                  t.tokens_per_s, t.tokens_per_s / double(ctx.training.num_gpus), t.tflops_per_gpu, 100.0 * t.mfu,
+                  t.tokens_per_s, t.tokens_per_s / double(ctx.training.num_gpus), device_word(ctx.hardware),
+                  t.tflops_per_gpu, device_word(ctx.hardware), 100.0 * t.mfu,
                   100.0 * t.hfu, dominant_overhead(t));
   out += "  (model FLOPs as Megatron-LM counts them: causal attention, logits included; HFU: FLOPs executed)\n";
   return out;
 }
 
 // "fits: yes", or "fits: no" with every reason.
-std::string fits_text(const Evaluation& ev) {
+std::string fits_text(const Evaluation& ev, const RunContext& ctx) {
   if (ev.feasible()) return "fits: yes\n";
   std::string out = "fits: no\n";
   for (Reason r : ev.reason_list()) {
     if (r == Reason::out_of_memory)
-      out += fmt::format("  - {}: needs {:.2f} GiB, has {:.2f} GiB\n", describe(r), ev.memory.total_bytes / kGiB,
-                         ev.memory.capacity_bytes / kGiB);
+      out += fmt::format("  - {}: needs {:.2f} GiB, has {:.2f} GiB\n", reason_for(r, ctx.hardware),
+                         ev.memory.total_bytes / kGiB, ev.memory.capacity_bytes / kGiB);
     else
-      out += fmt::format("  - {}\n", describe(r));
+      out += fmt::format("  - {}\n", reason_text(r, ctx.model, ctx.hardware, ev.config, ctx.training));
   }
   return out;
 }
@@ -291,29 +303,38 @@ std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Forma
   out += fmt::format("config: {} schedule={}\n", ev.config, to_string(ev.config.schedule));
   if (priced) {
     out += fmt::format("layout: {}\n\n", layout_text(ev));
-    out += memory_text(ev.memory);
+    out += memory_text(ev.memory, ctx.hardware);
     out += step_time_text(ev.time, ctx);
     if (ctx.budget) out += train_text(time_to_train(*ctx.budget, ev.time.tokens_per_s, ctx.training.num_gpus), *ctx.budget);
   }
-  out += fits_text(ev);
+  out += fits_text(ev, ctx);
   if (explain) out += render_explain(*explain);
   return out;
 }
 
 namespace {
 
-// Every rejection with its count and label, most frequent first (ties in
-// reason order, the framework's rules after the cost model's reasons).
-std::vector<std::pair<std::int64_t, std::string>> rejection_rows(const SearchResult& r) {
-  std::vector<std::pair<std::int64_t, std::string>> rows;
+// Every rejection with its count, how many that reason alone rejects and its
+// label (worded for the profile), most binding first, then most frequent
+// (ties in reason order); the framework's rules after the cost model's
+// reasons with no "alone" count (they are not relaxed).
+struct RejectionRow {
+  std::int64_t count = 0, alone = 0;
+  std::string label;
+};
+std::vector<RejectionRow> rejection_rows(const SearchResult& r, const HardwareProfile& hw) {
+  std::vector<RejectionRow> rows;
   for (std::size_t i = 0; i < kNumReasons; ++i)
-    if (r.rejections[i]) rows.emplace_back(r.rejections[i], describe(Reason(i)));
+    if (r.rejections[i] || r.alone[i]) rows.push_back({r.rejections[i], r.alone[i], reason_for(Reason(i), hw)});
   if (r.framework) {
     const FrameworkInfo& info = framework_info(*r.framework);
     for (std::size_t i = 0; i < r.framework_rejections.size(); ++i)
-      if (r.framework_rejections[i]) rows.emplace_back(r.framework_rejections[i], rule_label(info, int(i)));
+      if (r.framework_rejections[i]) rows.push_back({r.framework_rejections[i], 0, rule_label(info, int(i))});
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::stable_sort(rows.begin(), rows.end(), [](const RejectionRow& a, const RejectionRow& b) {
+    if (a.alone != b.alone) return a.alone > b.alone;
+    return a.count > b.count;
+  });
   return rows;
 }
 
@@ -330,8 +351,16 @@ json to_json(const SearchResult& r, const RunContext& ctx) {
   j["feasible"] = r.feasible;
   j["rejected"] = r.rejected;
   json rej = json::object();
-  for (const auto& [count, label] : rejection_rows(r)) rej[label] = count;
+  for (std::size_t i = 0; i < kNumReasons; ++i)
+    if (r.rejections[i]) rej[describe(Reason(i))] = r.rejections[i];
+  if (r.framework)
+    for (std::size_t i = 0; i < r.framework_rejections.size(); ++i)
+      if (r.framework_rejections[i]) rej[rule_label(framework_info(*r.framework), int(i))] = r.framework_rejections[i];
   j["rejections"] = rej;
+  json alone = json::object();
+  for (std::size_t i = 0; i < kNumReasons; ++i)
+    if (r.alone[i]) alone[describe(Reason(i))] = r.alone[i];
+  j["rejected_by_that_reason_alone"] = alone;
   json top = json::array();
   for (const auto& ev : r.top) {
     json row = to_json(ev);
@@ -389,7 +418,7 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
   } else {
     std::string head = fmt::format(
         "{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<9} {:>4} {:>3} {:>8} {:>9} {:>11} {:>6} {:>7}", "rank",
-        "TP", "CP", "PP", "DP", "mbs", "m", "vpp", "recompute", "ZeRO", "SP", "GiB/GPU", "step s", "tokens/s", "MFU",
+        "TP", "CP", "PP", "DP", "mbs", "m", "vpp", "recompute", "ZeRO", "SP", fmt::format("GiB/{}", device_word(ctx.hardware)), "step s", "tokens/s", "MFU",
         "TFLOP/s");
     if (ctx.budget) head += fmt::format(" {:>7}", "days");
     if (cost) head += fmt::format(" {:>11}", "cost $");
@@ -418,9 +447,15 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
                        ctx.budget->tokens);
   out +=
       fmt::format("\n{} configurations considered, {} feasible, {} rejected\n", r.considered, r.feasible, r.rejected);
-  const auto rows = rejection_rows(r);
-  if (!rows.empty()) out += "top rejection reasons:\n";
-  for (std::size_t i = 0; i < rows.size() && i < 5; ++i) out += fmt::format("  {:>10}  {}\n", rows[i].first, rows[i].second);
+  // Most binding first (SearchResult::alone: the configurations a reason
+  // alone rejects), then by the configurations it rejected; the framework's
+  // rules (not relaxed, so no "alone" count) by their counts after them.
+  const auto rows = rejection_rows(r, ctx.hardware);
+  if (!rows.empty())
+    out += "rejection reasons, most binding first (alone: configurations that reason alone rejects):\n" +
+           fmt::format("  {:>10} {:>10}  {}\n", "rejected", "alone", "reason");
+  for (std::size_t i = 0; i < rows.size() && i < 5; ++i)
+    out += fmt::format("  {:>10} {:>10}  {}\n", rows[i].count, rows[i].alone, rows[i].label);
   if (ctx.launch && ctx.framework)
     out += fmt::format("\nlaunch rank 1 with {} {}:\n{}", ctx.framework->display_name, ctx.framework->release,
                        ctx.launch->text);

@@ -12,15 +12,43 @@
 
 namespace planner {
 
+namespace {
+
+nlohmann::json would_fit_json(const std::vector<FitSuggestion>& fits) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const FitSuggestion& s : fits)
+    a.push_back({{"change", s.change},
+                 {"gpus", s.training.num_gpus},
+                 {"global_batch_sequences", s.training.global_batch_sequences},
+                 {"best", to_json(s.best)}});
+  return a;
+}
+
+// The nearest changes that fit (table), after "no feasible layout".
+std::string would_fit_text(const std::vector<FitSuggestion>& fits, const RunContext& ctx) {
+  if (fits.empty()) return "";
+  const char* dev = device_word(ctx.hardware);
+  std::string out = "\nwhat would fit (each found by a search with that one change):\n";
+  for (const FitSuggestion& s : fits)
+    out += fmt::format("  {:<22} best {:c}: step {:.3f} s, {:.2f} GiB/{}, MFU {:.1f}%\n", s.change, s.best.config,
+                       s.best.time.step_s, s.best.memory.total_bytes / (1024.0 * 1024.0 * 1024.0), dev,
+                       100.0 * s.best.time.mfu);
+  return out;
+}
+
+}  // namespace
+
 std::string render_search_report(const SearchReport& rep, const RunContext& ctx, Format f) {
-  if (!rep.simulated) return render_search(rep.search, ctx, f);
   if (f == Format::json) {
     nlohmann::json j = to_json(rep.search, ctx);
-    j["simulated_ranking"] = to_json(*rep.simulated);
+    if (rep.simulated) j["simulated_ranking"] = to_json(*rep.simulated);
+    if (rep.search.top.empty()) j["would_fit"] = would_fit_json(rep.would_fit);
     return j.dump(2) + "\n";
   }
-  return render_search(rep.search, ctx, f) + (f == Format::csv ? "\n" : "") +
-         render_simulated_ranking(*rep.simulated, f);
+  std::string out = render_search(rep.search, ctx, f);
+  if (f == Format::table) out += would_fit_text(rep.would_fit, ctx);
+  if (!rep.simulated) return out;
+  return out + (f == Format::csv ? "\n" : "") + render_simulated_ranking(*rep.simulated, f);
 }
 
 nlohmann::json to_json(const std::vector<SimulatedRank>& ranks) {

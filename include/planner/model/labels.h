@@ -29,6 +29,15 @@ struct ReasonSet {
 // Layers per stage in stage order, equal neighbours as NxK: "19 20x2 21";
 // with virtual stages each stage's chunks joined by '/': "9/10 10/10x2 10/9".
 [[nodiscard]] std::string split_label(const PricedPlan& plan);
+// One reason with the numbers of the configuration it rejects, e.g.
+// "tp*cp*pp*dp = 4*1*2*8 = 64 does not equal the GPU count 7",
+// "global batch 500 not divisible by dp*mbs = 16*2 = 32". Out of memory
+// is worded by the reports, which have the breakdown.
+[[nodiscard]] std::string reason_text(Reason r, const ModelSpec& model, const HardwareProfile& hw,
+                                      const ParallelConfig& c, const TrainingSpec& ts);
+// What the profile's accelerators are called: "chip" on a TPU-style torus
+// pod, "GPU" otherwise.
+[[nodiscard]] const char* device_word(const HardwareProfile& hw);
 // The ZeRO stage: "0" to "3", and "3nr" for ZeRO-3 that keeps the gathered
 // weights from the forward to the backward (no reshard after forward).
 [[nodiscard]] std::string zero_label(const ParallelConfig& c);

@@ -3,10 +3,13 @@
 // (structure first, then memory), rank by step time, keep the top K.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "planner/framework/framework.h"
@@ -15,17 +18,49 @@
 
 namespace planner {
 
-// Values the user fixed; unset fields are searched.
-struct SearchPins {
-  std::optional<std::int64_t> tp, cp, pp, dp, micro_batch_size, virtual_stages;
-  std::optional<Recompute> recompute;
-  std::optional<int> zero_stage;
-  std::optional<bool> reshard_after_forward;  // ZeRO-3 only
-  std::optional<bool> sequence_parallel;
-  std::optional<std::int64_t> ep, etp;  // expert parallelism (MoE); pinned_config only, not yet enumerated
+// One knob the user fixed: the values it may take (`--tp 8`, `--tp 4,8`,
+// `--pp 1-16`); none = searched over every candidate. It reads like the
+// std::optional it replaced: a pin of one value is that value (`*pin`,
+// value_or); asking a pin of several values for its one value is a bug.
+template <typename T>
+class Pin {
+ public:
+  Pin() = default;
+  Pin(T v) : values_{v} {}  // NOLINT(google-explicit-constructor): `pins.tp = 4` reads as pinning
+  explicit Pin(std::vector<T> values) : values_(std::move(values)) {}
+  [[nodiscard]] bool has_value() const { return !values_.empty(); }
+  explicit operator bool() const { return has_value(); }
+  [[nodiscard]] bool single() const { return values_.size() == 1; }
+  [[nodiscard]] T operator*() const {
+    if (!single()) throw std::logic_error("Pin: asked for the one value of a pin with several (or none)");
+    return values_.front();
+  }
+  [[nodiscard]] T value_or(T fallback) const { return has_value() ? **this : fallback; }
+  // Whether the search may give the knob `v`: always when unpinned.
+  [[nodiscard]] bool allows(const T& v) const {
+    return values_.empty() || std::find(values_.begin(), values_.end(), v) != values_.end();
+  }
+  [[nodiscard]] const std::vector<T>& values() const { return values_; }
+  bool operator==(const Pin&) const = default;
+
+ private:
+  std::vector<T> values_;
 };
 
-// The layout the pins give, each knob not pinned at its default: degrees 1,
+// Values the user fixed; unpinned knobs are searched. A pin of one value is
+// tried as given (a layout it makes invalid is rejected with its reason); a
+// pin of several values (a list or a range) keeps those that make a valid
+// layout (`--pp 1-16` on 64 GPUs tries 1, 2, 4, 8, 16).
+struct SearchPins {
+  Pin<std::int64_t> tp, cp, pp, dp, micro_batch_size, virtual_stages;
+  Pin<Recompute> recompute;
+  Pin<int> zero_stage;
+  Pin<bool> reshard_after_forward;  // ZeRO-3 only
+  Pin<bool> sequence_parallel;
+  Pin<std::int64_t> ep, etp;  // expert parallelism (MoE); pinned_config only, not yet enumerated
+};
+
+// The layout the pins give (each pin must hold one value), each knob not pinned at its default: degrees 1,
 // micro-batch 1, one virtual stage, no recompute, ZeRO 0, sequence parallelism
 // on when TP > 1 (as `planner evaluate`), schedule 1F1B.
 [[nodiscard]] ParallelConfig pinned_config(const SearchPins& pins);
@@ -79,6 +114,14 @@ struct SearchResult {
   // and before memory.
   std::optional<Framework> framework;
   std::vector<std::int64_t> framework_rejections;
+  // How binding each reason is: the configurations it alone rejects, so that
+  // relaxing it alone would admit them, as far as checked: a configuration
+  // that breaks a structural rule is not priced, so its memory is unknown and
+  // it is not counted, except one that breaks only the interleaving rule,
+  // priced as if the rule held to learn whether memory would reject it too. With 70B on 7 GPUs memory binds (every
+  // layout that passes the rules is out of memory) and the interleaving rule does not (each layout it rejects is also
+  // out of memory). Reports list reasons by this, then by `rejections` (docs/cost_model.md, "Search").
+  std::array<std::int64_t, kNumReasons> alone{};
   std::vector<SearchPoint> points;  // every feasible one, in enumeration order, when spec.collect_points
 };
 

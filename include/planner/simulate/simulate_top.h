@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "planner/model/evaluate.h"
+#include "planner/search/nearest_fit.h"
 #include "planner/search/search.h"
 #include "planner/simulate/simulate.h"
 #include "planner/spec/specs.h"
@@ -46,6 +47,7 @@ struct SearchReport {
   SearchResult search;                                  // its top: the first `top` results
   std::optional<std::vector<SimulatedRank>> simulated;  // set when simulate_k > 0
   std::optional<SimulatedStep> top_step;                // the first of `simulated`, when asked for (--html)
+  std::vector<FitSuggestion> would_fit;                 // when nothing fits: nearest_fits (search/nearest_fit.h)
 };
 
 // Searches for the first max(top, simulate_k) results (spec.top_k is

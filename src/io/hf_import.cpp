@@ -1,0 +1,235 @@
+// Field meanings: transformers' configuration_<family>.py (huggingface/
+// transformers, src/transformers/models/{llama,qwen2,qwen3,mistral,mixtral,
+// qwen3_moe,deepseek_v3}/) and the modules modeling_<family>.py builds from them.
+#include "planner/io/hf_import.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "planner/spec/input_error.h"
+
+namespace planner {
+
+using nlohmann::json;
+
+namespace {
+
+enum class Family { llama, qwen2, qwen3, mistral, mixtral, qwen3_moe, deepseek_v3 };
+
+struct FamilyName {
+  std::string_view model_type;
+  Family family;
+};
+constexpr FamilyName kFamilies[] = {
+    {"llama", Family::llama},
+    {"qwen2", Family::qwen2},
+    {"qwen3", Family::qwen3},
+    {"mistral", Family::mistral},
+    {"mixtral", Family::mixtral},
+    {"qwen3_moe", Family::qwen3_moe},
+    {"deepseek_v3", Family::deepseek_v3},
+};
+
+// Reads one config's fields; the first problem throws, naming the field.
+class HfReader {
+ public:
+  HfReader(const json& j, const std::string& origin) : j_(j), origin_(origin) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& message) const {
+    throw InputError(origin_ + ": " + field, message);
+  }
+
+  std::optional<std::int64_t> opt_int(const std::string& key, std::int64_t min_value) const {
+    const auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return std::nullopt;
+    if (it->is_number_integer() || it->is_number_unsigned()) {
+      if (it->is_number_unsigned() && it->get<std::uint64_t>() > (std::uint64_t(1) << 62))
+        fail(key, fmt::format("expected an integer >= {}, got {}", min_value, it->dump()));
+      const std::int64_t v = it->get<std::int64_t>();
+      if (v >= min_value) return v;
+    } else if (it->is_number_float()) {
+      const double d = it->get<double>();
+      if (std::isfinite(d) && d == std::floor(d) && d >= double(min_value) && d < 4e18) return std::int64_t(d);
+    }
+    fail(key, fmt::format("expected an integer >= {}, got {}", min_value, it->dump()));
+  }
+
+  std::int64_t req_int(const std::string& key, std::int64_t min_value = 1) const {
+    const auto v = opt_int(key, min_value);
+    if (!v) fail(key, fmt::format("missing (expected an integer >= {})", min_value));
+    return *v;
+  }
+
+  bool opt_bool(const std::string& key, bool fallback) const {
+    const auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return fallback;
+    if (!it->is_boolean()) fail(key, fmt::format("expected true or false, got {}", it->dump()));
+    return it->get<bool>();
+  }
+
+  std::optional<std::string> opt_string(const std::string& key) const {
+    const auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return std::nullopt;
+    if (!it->is_string()) fail(key, fmt::format("expected a string, got {}", it->dump()));
+    return it->get<std::string>();
+  }
+
+  const json& raw() const { return j_; }
+
+ private:
+  const json& j_;
+  const std::string& origin_;
+};
+
+// silu -> SwiGLU, gelu -> GeGLU: every family here has a gated MLP
+// (gate_proj, up_proj, down_proj).
+FfnKind gated_ffn(const HfReader& r) {
+  const std::string act = r.opt_string("hidden_act").value_or("silu");
+  if (act == "silu" || act == "swish") return FfnKind::swiglu;
+  if (act.rfind("gelu", 0) == 0) return FfnKind::geglu;
+  r.fail("hidden_act", fmt::format("expected silu or gelu (a gated MLP), got '{}'", act));
+}
+
+// --name; else the repository in _name_or_path ("Qwen/Qwen2.5-72B" ->
+// "qwen2.5-72b"); else the file's name, or its folder's for a config.json.
+std::string name_from(const HfReader& r, const std::string& origin, const HfImportOptions& o) {
+  if (!o.name.empty()) return o.name;
+  std::string n = r.opt_string("_name_or_path").value_or("");
+  if (const auto slash = n.find_last_of('/'); slash != std::string::npos) n = n.substr(slash + 1);
+  if (n.empty()) {
+    const std::filesystem::path p(origin);
+    n = p.stem() == "config" ? p.parent_path().filename().string() : p.stem().string();
+  }
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return n.empty() || n == "." ? "imported" : n;
+}
+
+// The attention and dense-MLP fields every family shares (LlamaConfig's names).
+void read_common(const HfReader& r, Family f, ModelSpec& m) {
+  m.num_layers = r.req_int("num_hidden_layers");
+  m.hidden_size = r.req_int("hidden_size");
+  m.num_heads = r.req_int("num_attention_heads");
+  // transformers: num_key_value_heads None -> num_attention_heads (multi-head attention).
+  m.num_kv_heads = r.opt_int("num_key_value_heads", 1).value_or(m.num_heads);
+  if (m.num_heads % m.num_kv_heads != 0)
+    r.fail("num_key_value_heads",
+           fmt::format("expected a divisor of num_attention_heads {}, got {}", m.num_heads, m.num_kv_heads));
+  // head_dim: written by Mistral, Qwen3 and newer Llama configs; else hidden_size / heads.
+  m.head_dim = r.opt_int("head_dim", 1).value_or(0);
+  if (m.head_dim == 0) {
+    if (m.hidden_size % m.num_heads != 0)
+      r.fail("head_dim", fmt::format("missing, and hidden_size {} is not divisible by num_attention_heads {}",
+                                     m.hidden_size, m.num_heads));
+    m.head_dim = m.hidden_size / m.num_heads;
+  }
+  m.vocab_size = r.req_int("vocab_size");
+  m.ffn_kind = gated_ffn(r);
+  m.norm = NormKind::rmsnorm;
+  m.position = PositionKind::rope;
+  m.tied_embeddings = r.opt_bool("tie_word_embeddings", false);
+  // Qwen2's attention has biases on q/k/v and none on o (modeling_qwen2.py,
+  // Qwen2Attention: bias=True for q_proj, k_proj, v_proj); LlamaConfig's
+  // attention_bias puts one on all four, mlp_bias on the MLP's.
+  const bool attention_bias = r.opt_bool("attention_bias", false), mlp_bias = r.opt_bool("mlp_bias", false);
+  if (attention_bias != mlp_bias)
+    r.fail(attention_bias ? "attention_bias" : "mlp_bias",
+           "biases on the attention projections or the MLP alone cannot be described (the model's \"bias\" covers "
+           "every linear layer)");
+  m.bias = attention_bias;
+  m.qkv_bias = f == Family::qwen2 && !m.bias;
+  m.qk_norm = f == Family::qwen3 || f == Family::qwen3_moe;  // Qwen3Attention q_norm, k_norm
+}
+
+void read_moe(const HfReader& r, Family f, ModelSpec& m) {
+  MoeSpec& e = m.moe;
+  e.top_k = r.req_int("num_experts_per_tok");
+  if (f == Family::mixtral) {
+    // Mixtral: every layer sparse, experts as wide as intermediate_size.
+    e.num_experts = r.req_int("num_local_experts");
+    e.expert_ffn_hidden_size = m.ffn_hidden_size;
+  } else if (f == Family::qwen3_moe) {
+    e.num_experts = r.req_int("num_experts");
+    e.expert_ffn_hidden_size = r.req_int("moe_intermediate_size");
+    e.layer_freq = r.opt_int("decoder_sparse_step", 1).value_or(1);
+    if (const auto it = r.raw().find("mlp_only_layers");
+        it != r.raw().end() && !it->is_null() && !(it->is_array() && it->empty()))
+      r.fail("mlp_only_layers",
+             "expected [] (dense layers listed one by one cannot be described; the planner has "
+             "first_dense_layers and layer_freq)");
+  } else {  // deepseek_v3
+    e.num_experts = r.req_int("n_routed_experts");
+    e.expert_ffn_hidden_size = r.req_int("moe_intermediate_size");
+    e.num_shared_experts = r.opt_int("n_shared_experts", 0).value_or(0);
+    e.first_dense_layers = r.opt_int("first_k_dense_replace", 0).value_or(0);
+    e.layer_freq = r.opt_int("moe_layer_freq", 1).value_or(1);
+    // DeepseekV3TopkRouter: sigmoid scores with e_score_correction_bias.
+    const std::string scoring = r.opt_string("scoring_func").value_or("sigmoid");
+    if (scoring != "sigmoid" && scoring != "softmax")
+      r.fail("scoring_func", fmt::format("expected sigmoid or softmax, got '{}'", scoring));
+    e.router_score = scoring == "sigmoid" ? RouterScore::sigmoid : RouterScore::softmax;
+    e.router_bias = e.router_score == RouterScore::sigmoid;
+    // Multi-token prediction modules (the hub's config.json; transformers ignores them).
+    m.mtp_layers = r.opt_int("num_nextn_predict_layers", 0).value_or(0);
+  }
+  if (e.top_k > e.num_experts)
+    r.fail("num_experts_per_tok", fmt::format("expected at most the {} experts, got {}", e.num_experts, e.top_k));
+}
+
+void read_mla(const HfReader& r, ModelSpec& m) {
+  MlaSpec& a = m.mla;
+  a.q_lora_rank = r.opt_int("q_lora_rank", 0).value_or(0);  // null: queries projected directly (DeepSeek-V2-Lite)
+  a.kv_lora_rank = r.req_int("kv_lora_rank");
+  a.qk_nope_head_dim = r.req_int("qk_nope_head_dim");
+  a.qk_rope_head_dim = r.req_int("qk_rope_head_dim");
+  a.v_head_dim = r.req_int("v_head_dim");
+  m.head_dim = a.qk_nope_head_dim + a.qk_rope_head_dim;  // DeepseekV3Config.qk_head_dim
+}
+
+std::int64_t default_seq_len(const HfReader& r, const HfImportOptions& o) {
+  if (o.seq_len > 0) return o.seq_len;
+  std::optional<std::int64_t> len;
+  if (const auto it = r.raw().find("rope_scaling"); it != r.raw().end() && it->is_object())
+    if (const auto orig = it->find("original_max_position_embeddings");
+        orig != it->end() && orig->is_number_integer() && orig->get<std::int64_t>() > 0)
+      len = orig->get<std::int64_t>();
+  if (!len) len = r.opt_int("max_position_embeddings", 1);
+  return std::min(len.value_or(kHfMaxDefaultSeqLen), kHfMaxDefaultSeqLen);
+}
+
+}  // namespace
+
+ModelSpec model_from_hf_config(const json& config, const std::string& origin, const HfImportOptions& options) {
+  if (!config.is_object()) throw InputError(origin, "expected a JSON object (a Hugging Face config.json)");
+  const HfReader r(config, origin);
+  const std::optional<std::string> type = r.opt_string("model_type");
+  if (!type) r.fail("model_type", "missing (expected the model family, as transformers writes it, e.g. \"llama\")");
+  std::optional<Family> family;
+  std::string known;
+  for (const FamilyName& f : kFamilies) {
+    if (f.model_type == *type) family = f.family;
+    known += (known.empty() ? "" : ", ") + std::string(f.model_type);
+  }
+  if (!family) r.fail("model_type", fmt::format("unsupported architecture '{}' (supported: {})", *type, known));
+
+  ModelSpec m;
+  m.name = name_from(r, origin, options);
+  m.display_name = m.name;
+  m.source = fmt::format("Hugging Face config.json ({}), model_type {}, imported by planner import-hf", origin, *type);
+  read_common(r, *family, m);
+  // The dense MLP's width; Mixtral's experts take it too.
+  m.ffn_hidden_size = r.req_int("intermediate_size");
+  if (*family == Family::mixtral || *family == Family::qwen3_moe || *family == Family::deepseek_v3)
+    read_moe(r, *family, m);
+  if (*family == Family::deepseek_v3) read_mla(r, m);
+  m.default_seq_len = default_seq_len(r, options);
+  m.default_global_batch_tokens = options.global_batch_tokens;
+  return m;
+}
+
+}  // namespace planner

@@ -1,0 +1,1 @@
+search --model llama8b --gpus 64 --tensor-parallel 4

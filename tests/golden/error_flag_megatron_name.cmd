@@ -1,0 +1,1 @@
+search -m llama8b -n 64 --pipeline-model-parallel-size 2

@@ -1,0 +1,1 @@
+import-hf tests/golden/data/hf_missing_field.json

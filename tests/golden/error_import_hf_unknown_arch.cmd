@@ -1,0 +1,1 @@
+import-hf tests/golden/data/hf_unknown_arch.json

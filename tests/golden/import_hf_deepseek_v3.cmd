@@ -1,0 +1,1 @@
+import-hf tests/data/hf/deepseek-v3.json

@@ -1,0 +1,1 @@
+search -m llama8b -n 8 --tp 8 --top 5

@@ -1,0 +1,154 @@
+// hf_import: Hugging Face config.json files (tests/data/hf/, sources in its
+// README) mapped to ModelSpec; the dense families' parameter counts equal the
+// published figures exactly.
+#include <cstdint>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "planner/io/catalog.h"
+#include "planner/io/hf_import.h"
+#include "planner/io/json_io.h"
+#include "planner/model/model_math.h"
+#include "test_support.h"
+
+using namespace planner;
+using planner::testing::error_of;
+
+namespace {
+const std::string kHf = std::string(PLANNER_SOURCE_DIR) + "/tests/data/hf/";
+
+ModelSpec import(const std::string& file) { return model_from_hf_config(read_json_file(kHf + file), file); }
+}  // namespace
+
+TEST_CASE("import-hf: dense families match the published parameter counts", "[hf_import]") {
+  const struct {
+    const char* file;
+    std::int64_t published;
+  } cases[] = {
+      {"llama3.1-8b.json", 8'030'261'248},     {"llama3.1-70b.json", 70'553'706'496},
+      {"qwen2.5-72b.json", 72'706'203'648},    {"qwen2.5-0.5b.json", 494'032'768},
+      {"mistral-7b-v0.1.json", 7'241'732'096},
+  };
+  for (const auto& c : cases) {
+    INFO(c.file);
+    CHECK(count_params(import(c.file)).total == c.published);
+  }
+}
+
+TEST_CASE("import-hf: Qwen2 has Q/K/V-only biases, Qwen2.5-0.5B ties its embeddings", "[hf_import]") {
+  const ModelSpec q = import("qwen2.5-72b.json");
+  CHECK(q.qkv_bias);
+  CHECK(!q.bias);
+  CHECK(!q.tied_embeddings);
+  // The Q/K/V biases: H*hd + 2*KV*hd per layer, nothing on O or the MLP.
+  ModelSpec no_bias = q;
+  no_bias.qkv_bias = false;
+  CHECK(count_params(q).total - count_params(no_bias).total == 80 * (64 * 128 + 2 * 8 * 128));
+  const ModelSpec small = import("qwen2.5-0.5b.json");
+  CHECK(small.tied_embeddings);
+  CHECK(count_params(small).output == 0);
+  const ModelSpec llama = import("llama3.1-8b.json");
+  CHECK(!llama.qkv_bias);
+  CHECK(llama.default_seq_len == 8192);  // rope_scaling.original_max_position_embeddings
+  CHECK(llama.head_dim == 128);
+  CHECK(llama.num_kv_heads == 8);
+  CHECK(llama.ffn_kind == FfnKind::swiglu);
+}
+
+TEST_CASE("import-hf: dense models round-trip through the model file", "[hf_import]") {
+  for (const char* f : {"llama3.1-8b.json", "qwen2.5-72b.json", "qwen2.5-0.5b.json", "mistral-7b-v0.1.json"}) {
+    INFO(f);
+    const ModelSpec m = import(f);
+    CHECK(model_from_json(to_json(m), f) == m);
+  }
+}
+
+TEST_CASE("import-hf: MoE and MLA families fill moe, mla, qk_norm and mtp_layers", "[hf_import]") {
+  const ModelSpec mix = import("mixtral-8x7b-v0.1.json");
+  CHECK(mix.moe.num_experts == 8);
+  CHECK(mix.moe.top_k == 2);
+  CHECK(mix.moe.expert_ffn_hidden_size == 14336);
+  CHECK(mix.moe.first_dense_layers == 0);
+  const ModelSpec qwen = import("qwen3-30b-a3b.json");
+  CHECK(qwen.moe.num_experts == 128);
+  CHECK(qwen.moe.top_k == 8);
+  CHECK(qwen.moe.expert_ffn_hidden_size == 768);
+  CHECK(qwen.moe.layer_freq == 1);
+  CHECK(qwen.qk_norm);
+  CHECK(qwen.head_dim == 128);  // not hidden_size / heads = 64
+  const ModelSpec ds = import("deepseek-v3.json");
+  CHECK(ds.moe.num_experts == 256);
+  CHECK(ds.moe.num_shared_experts == 1);
+  CHECK(ds.moe.first_dense_layers == 3);
+  CHECK(ds.moe.expert_ffn_hidden_size == 2048);
+  CHECK(ds.moe.router_score == RouterScore::sigmoid);
+  CHECK(ds.moe.router_bias);
+  CHECK(ds.mla.q_lora_rank == 1536);
+  CHECK(ds.mla.kv_lora_rank == 512);
+  CHECK(ds.mla.qk_rope_head_dim == 64);
+  CHECK(ds.mla.v_head_dim == 128);
+  CHECK(ds.mtp_layers == 1);
+  CHECK(ds.ffn_hidden_size == 18432);
+  CHECK(ds.default_seq_len == 4096);
+}
+
+TEST_CASE("import-hf: unknown architectures and missing fields are one-line errors", "[hf_import]") {
+  nlohmann::json j = read_json_file(kHf + "llama3.1-8b.json");
+  nlohmann::json bad = j;
+  bad["model_type"] = "gpt2";
+  CHECK(error_of([&] { (void)model_from_hf_config(bad, "c.json"); }) ==
+        "c.json: model_type: unsupported architecture 'gpt2' (supported: llama, qwen2, qwen3, mistral, mixtral, "
+        "qwen3_moe, deepseek_v3)");
+  bad = j;
+  bad.erase("model_type");
+  CHECK(error_of([&] { (void)model_from_hf_config(bad, "c.json"); }) ==
+        "c.json: model_type: missing (expected the model family, as transformers writes it, e.g. \"llama\")");
+  bad = j;
+  bad.erase("intermediate_size");
+  CHECK(error_of([&] { (void)model_from_hf_config(bad, "c.json"); }) ==
+        "c.json: intermediate_size: missing (expected an integer >= 1)");
+  bad = j;
+  bad["num_key_value_heads"] = 5;
+  CHECK(error_of([&] { (void)model_from_hf_config(bad, "c.json"); }) ==
+        "c.json: num_key_value_heads: expected a divisor of num_attention_heads 32, got 5");
+  bad = j;
+  bad["hidden_act"] = "relu";
+  CHECK(error_of([&] { (void)model_from_hf_config(bad, "c.json"); }) ==
+        "c.json: hidden_act: expected silu or gelu (a gated MLP), got 'relu'");
+  bad = j;
+  bad["attention_bias"] = true;
+  CHECK(error_of([&] { (void)model_from_hf_config(bad, "c.json"); }).find("c.json: attention_bias: biases on") == 0);
+  bad = j;
+  bad.erase("num_key_value_heads");  // transformers: defaults to the attention heads
+  CHECK(model_from_hf_config(bad, "c.json").num_kv_heads == 32);
+}
+
+// Each MoE/MLA fixture against the stock model file of the same model
+// (models/*.json, whose expected_params / expected_active_params are the
+// published counts and a load error when count_params disagrees).
+TEST_CASE("import-hf: MoE families match the stock models and their published counts", "[hf_import]") {
+  const struct {
+    const char* file;
+    const char* stock;
+  } cases[] = {{"mixtral-8x7b-v0.1.json", "mixtral-8x7b"},
+               {"qwen3-30b-a3b.json", "qwen3-30b-a3b"},
+               {"deepseek-v3.json", "deepseek-v3"}};
+  for (const auto& c : cases) {
+    INFO(c.file);
+    const ModelSpec m = import(c.file);
+    const ModelSpec stock = find_model(c.stock, PLANNER_SOURCE_DIR);
+    CHECK(m.moe == stock.moe);
+    CHECK(m.mla == stock.mla);
+    CHECK(m.qk_norm == stock.qk_norm);
+    CHECK(m.mtp_layers == stock.mtp_layers);
+    CHECK(m.head_dim == stock.head_dim);
+    CHECK(count_params(m).total == stock.expected_params);
+    CHECK(count_params(m).active == stock.expected_active_params);
+    CHECK(model_from_json(to_json(m), c.file) == m);  // the file import-hf writes reads back the same
+  }
+  // Mixtral-8x7B: 46,702,792,704 (safetensors metadata); Qwen3-30B-A3B 30.5B / 3.3B (model card).
+  CHECK(count_params(import("mixtral-8x7b-v0.1.json")).total == 46'702'792'704);
+  CHECK(count_params(import("qwen3-30b-a3b.json")).total == 30'532'122'624);
+}
