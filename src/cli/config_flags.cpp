@@ -56,6 +56,14 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
   app->add_flag("--overlap-p2p", f.overlap_p2p, "pipeline send/recv overlapped with compute");
   app->add_flag("--tp-overlap", f.tp_overlap,
                 "TP all-gather / reduce-scatter overlapped with the GEMMs (Megatron --tp-comm-overlap; needs SP)");
+  app->add_option("--a2a", f.a2a, "MoE all-to-all backend: nccl or deepep (DeepEP kernels)")
+      ->check(CLI::IsMember(name_list<A2aBackend>()));
+  app->add_option("--moe-imbalance", f.moe_imbalance,
+                  "MoE: busiest expert rank's tokens over the mean (>= 1; 1 = force-balanced routing)");
+  app->add_option("--capacity-factor", f.capacity_factor,
+                  "MoE: expert capacity factor (tokens above capacity dropped, inputs padded to it); 0 = dropless");
+  app->add_option("--overlap-a2a", f.overlap_a2a,
+                  "MoE: dispatch/combine all-to-alls overlapped with another micro-batch's compute (true/false)");
   app->add_option("--format", f.format, "table, json or csv")->check(CLI::IsMember(name_list<Format>()));
   app->add_option("--html", f.html, "also write a self-contained HTML page (charts, breakdowns) to FILE");
 }
@@ -89,6 +97,8 @@ void add_config(CLI::App* app, ConfigFlags& c) {
                   "ZeRO-3: free gathered weights after the forward (true, FSDP2 default) or keep them until the "
                   "backward (false); implies --zero 3");
   app->add_option("--sp", c.sp, "sequence parallelism (true/false)");
+  app->add_option("--ep", c.ep, "expert-parallel degree (MoE models; MoE parallel folding: EP*ETP divides TP*CP*DP)");
+  app->add_option("--etp", c.etp, "expert tensor-parallel degree (MoE models)");
 }
 
 // The flags' values were checked against the same tables (CLI::IsMember).
@@ -149,6 +159,29 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
   ts.overlap_grad_reduce = !f.no_overlap_grad_reduce;
   ts.overlap_p2p = f.overlap_p2p;
   ts.tp_comm_overlap = f.tp_overlap;
+  for (auto [flag, given] : {std::pair{"--a2a", f.a2a.has_value()},
+                             {"--moe-imbalance", f.moe_imbalance.has_value()},
+                             {"--capacity-factor", f.capacity_factor.has_value()},
+                             {"--overlap-a2a", f.overlap_a2a.has_value()}})
+    if (given && !model.is_moe())
+      throw InputError(flag, fmt::format("applies to MoE models only; {} is dense (no experts)", model.name));
+  if (f.a2a) ts.a2a = parse_name<A2aBackend>(*f.a2a).value_or(A2aBackend::nccl);
+  if (f.moe_imbalance) {
+    if (!(*f.moe_imbalance >= 1.0 && *f.moe_imbalance <= 1e3))
+      throw InputError("--moe-imbalance", fmt::format("expected a load ratio from 1 to 1000, got {}", *f.moe_imbalance));
+    ts.moe_imbalance = *f.moe_imbalance;
+  }
+  if (f.capacity_factor) {
+    if (!(*f.capacity_factor >= 0.0 && *f.capacity_factor <= 1e3))
+      throw InputError("--capacity-factor",
+                       fmt::format("expected 0 (dropless) or a positive factor up to 1000, got {}", *f.capacity_factor));
+    ts.capacity_factor = *f.capacity_factor;
+  }
+  if (f.capacity_factor && f.moe_imbalance && *f.capacity_factor > 0)
+    throw InputError("--moe-imbalance",
+                     "with --capacity-factor the experts' inputs are padded to capacity, so the imbalance does not "
+                     "set the time; give one or the other");
+  ts.overlap_a2a = f.overlap_a2a.value_or(false);
   return ts;
 }
 
@@ -173,7 +206,28 @@ SearchPins pins_from(const ConfigFlags& c) {
     pins.reshard_after_forward = c.reshard_after_forward;
   }
   pins.sequence_parallel = c.sp;
+  require_positive("--ep", c.ep);
+  require_positive("--etp", c.etp);
+  pins.ep = c.ep;
+  pins.etp = c.etp;
   return pins;
+}
+
+void check_expert_flags(const ConfigFlags& c, const ModelSpec& model) {
+  for (auto [flag, v] : {std::pair{"--ep", c.ep}, {"--etp", c.etp}}) {
+    if (!v || *v == 1) continue;
+    if (!model.is_moe())
+      throw InputError(flag, fmt::format("expected 1: {} is dense (no experts), got {}", model.name, *v));
+  }
+  if (!model.is_moe()) return;
+  // Megatron-LM arguments.py: num_experts % expert_model_parallel_size == 0;
+  // the expert FFN splits over ETP (moe/experts.py).
+  if (c.ep && model.moe.num_experts % *c.ep != 0)
+    throw InputError("--ep", fmt::format("expected a divisor of {}'s {} experts, got {}", model.name,
+                                         model.moe.num_experts, *c.ep));
+  if (c.etp && model.moe.expert_ffn_hidden_size % *c.etp != 0)
+    throw InputError("--etp", fmt::format("expected a divisor of the expert FFN width {}, got {}",
+                                          model.moe.expert_ffn_hidden_size, *c.etp));
 }
 
 void check_tp_overlap(const TrainingSpec& ts, const SearchPins& pins) {

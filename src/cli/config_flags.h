@@ -26,6 +26,11 @@ struct CommonFlags {
   std::string attention = "flash";
   double grad_bytes = 2, optimizer_bytes = 12, weight_bytes = 2;
   bool no_overlap_grad_reduce = false, overlap_p2p = false, tp_overlap = false;
+  // MoE only (an error on dense models): all-to-all backend, busiest expert
+  // rank's load over the mean, capacity factor (0 = dropless), a2a overlap.
+  std::optional<std::string> a2a;
+  std::optional<double> moe_imbalance, capacity_factor;
+  std::optional<bool> overlap_a2a;
   std::string format = "table";
   std::optional<std::string> html;  // --html FILE: a self-contained page (views/html_report.h)
 };
@@ -36,6 +41,7 @@ struct ConfigFlags {
   std::optional<int> zero;
   std::optional<bool> reshard_after_forward;
   std::optional<bool> sp;
+  std::optional<std::int64_t> ep, etp;  // expert parallelism (MoE models)
   std::string schedule;  // evaluate --schedule; empty: 1F1B, interleaved when vpp > 1
 };
 
@@ -63,6 +69,9 @@ void check_html_path(const CommonFlags& f, std::initializer_list<std::pair<const
 HtmlPageInfo html_page_info();
 // Writes the page (atomically) and says so on stderr.
 void write_html(const std::string& path, const std::string& page);
+// --ep / --etp that cannot apply to the model: any above 1 on a dense model,
+// an EP not dividing the experts, an ETP not dividing the expert FFN width.
+void check_expert_flags(const ConfigFlags& c, const ModelSpec& model);
 // --tp-overlap where it cannot apply (TP pinned to 1, SP pinned off) is an InputError.
 void check_tp_overlap(const TrainingSpec& ts, const SearchPins& pins);
 

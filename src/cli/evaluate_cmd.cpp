@@ -29,6 +29,7 @@ int run(const EvaluateFlags& f) {
   const HardwareProfile hw = find_hardware(f.common.hardware);
   const TrainingSpec ts = training_from(f.common, model);
   check_dtype(ts, hw);
+  check_expert_flags(f.config, model);
   const ParallelConfig pc = config_from(f.config, ts);
   const Format format = parse_format(f.common.format);
   if (f.explain && format == Format::csv)

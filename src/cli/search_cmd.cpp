@@ -33,6 +33,7 @@ int run(const SearchFlags& f) {
   SearchSpec spec;
   spec.training = training_from(f.common, model);
   check_dtype(spec.training, hw);
+  check_expert_flags(f.config, model);
   spec.pins = pins_from(f.config);
   check_tp_overlap(spec.training, spec.pins);
   check_html_path(f.common);

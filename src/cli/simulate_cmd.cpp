@@ -51,6 +51,7 @@ int run(const SimulateFlags& f) {
   const HardwareProfile hw = find_hardware(f.common.hardware);
   const TrainingSpec ts = training_from(f.common, model);
   check_dtype(ts, hw);
+  check_expert_flags(f.config, model);
   ParallelConfig pc = config_from(f.config, ts);
   const std::optional<Schedule> requested =
       f.schedule.empty() ? std::nullopt : parse_name<Schedule>(f.schedule);  // checked by CLI::IsMember

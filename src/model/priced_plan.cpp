@@ -1,6 +1,7 @@
 #include "planner/model/priced_plan.h"
 
 #include "planner/model/contention.h"
+#include "planner/model/moe_cost.h"
 
 #include <algorithm>
 
@@ -38,16 +39,27 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
   // arXiv:2304.11277 §3.3). ZeRO-2: the reduce-scatter alone, every
   // micro-batch (Rajbhandari et al. 2020 §5.2: gradients are reduced into
   // their owner's shard as the backward produces them).
-  const double layer_params = double(count_params(model).per_layer) / double(pc.tp);
+  // MoE: the routed experts' shard (over EP x ETP) is gathered and reduced
+  // over the EDP group, the rest over DP x CP (moe_cost.h).
+  const double expert = routed_params_per_layer(model);
+  const double layer_params = (double(count_params(model).per_layer) - expert) / double(pc.tp);
+  const GroupPlacement edp = expert > 0 ? expert_groups(hw, pc).edp_group : GroupPlacement{};
+  const double expert_local = expert / double(pc.ep * pc.etp);
   CollectiveCost ag{};
   if (pc.zero_stage >= 3) {
     ag = collective_cost(hw, weight_group, Collective::all_gather, layer_params * ts.weight_bytes_per_param);
     z.all_gather_s = ag.total_s();
+    if (expert > 0)
+      z.all_gather_s +=
+          collective_cost(hw, edp, Collective::all_gather, expert_local * ts.weight_bytes_per_param).total_s();
     if (pc.reshard_after_forward) z.bwd_all_gather_s = z.all_gather_s;
   }
   const CollectiveCost rs =
       collective_cost(hw, weight_group, Collective::reduce_scatter, layer_params * ts.grad_bytes_per_param);
   z.reduce_scatter_s = rs.total_s();
+  if (expert > 0)
+    z.reduce_scatter_s +=
+        collective_cost(hw, edp, Collective::reduce_scatter, expert_local * ts.grad_bytes_per_param).total_s();
   z.exposed_fwd_s = std::max(0.0, z.all_gather_s - lt.fwd_s());
   z.exposed_bwd_s = std::max(0.0, z.bwd_all_gather_s + z.reduce_scatter_s - lt.bwd_s());
   // What is hidden runs beside the layer's kernels and slows them
@@ -100,6 +112,11 @@ PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const 
   plan.virtual_stages = pc.virtual_stages;
   plan.params = count_params(model);
   plan.tied_embeddings = model.tied_embeddings;
+  if (model.is_moe()) {
+    plan.expert_params_per_layer = routed_params_per_layer(model);
+    plan.expert_shards = pc.ep * pc.etp;
+    plan.expert_dp_group = expert_groups(hw, pc).edp_group;
+  }
   return plan;
 }
 
@@ -162,6 +179,7 @@ std::vector<ChunkPlan> PricedPlan::chunks(std::int64_t stage) const {
     ch.embedding = stage == 0 && c == 0;
     ch.output = stage == layout.stages - 1 && std::int64_t(c) == v - 1;
     ch.params = held_params(*this, ch.layers, ch.embedding, ch.output);
+    ch.expert_params = double(ch.layers) * expert_params_per_layer;
   }
   return out;
 }

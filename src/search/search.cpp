@@ -32,7 +32,7 @@ std::vector<T> pinned_or(const std::optional<T>& pin, std::vector<T> all) {
 
 auto key(const ParallelConfig& c) {
   return std::make_tuple(c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages, int(c.recompute), c.zero_stage,
-                         !c.reshard_after_forward, c.sequence_parallel);
+                         !c.reshard_after_forward, c.sequence_parallel, c.ep, c.etp);
 }
 
 void check_pins(const SearchPins& pin) {
@@ -41,7 +41,9 @@ void check_pins(const SearchPins& pin) {
                          {"pp", pin.pp},
                          {"dp", pin.dp},
                          {"micro_batch_size", pin.micro_batch_size},
-                         {"virtual_stages", pin.virtual_stages}})
+                         {"virtual_stages", pin.virtual_stages},
+                         {"ep", pin.ep},
+                         {"etp", pin.etp}})
     if (v && *v < 1)
       throw InputError("search", fmt::format("pinned {}: expected a positive integer, got {}", name, *v));
 }
@@ -92,7 +94,31 @@ struct Outer {
   std::int64_t tp, cp, pp, dp;
   std::vector<std::int64_t> vpps;
   std::vector<bool> sps;
+  std::vector<std::pair<std::int64_t, std::int64_t>> experts;  // (ep, etp); (1, 1) for dense models
 };
+
+// Expert layouts a (tp, cp, dp) allows a MoE model: EP over the divisors of
+// the expert count with EP*ETP dividing TP*CP*DP (MoE parallel folding,
+// arXiv:2504.14960), ETP 1 or TP (Megatron-Core's default ETP is TP; the MoE
+// README prefers EP over ETP) and dividing the expert FFN width. Dense
+// models: (1, 1) only, unless pinned (then rejected by expert_reasons).
+std::vector<std::pair<std::int64_t, std::int64_t>> expert_layouts(const ModelSpec& model, const SearchPins& pin,
+                                                                  std::int64_t tp, std::int64_t cp,
+                                                                  std::int64_t dp) {
+  if (!model.is_moe()) return {{pin.ep.value_or(1), pin.etp.value_or(1)}};
+  std::vector<std::int64_t> etps = pin.etp ? std::vector<std::int64_t>{*pin.etp}
+                                           : (tp > 1 ? std::vector<std::int64_t>{1, tp} : std::vector<std::int64_t>{1});
+  const std::int64_t fold = tp * cp * dp;
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  for (std::int64_t etp : etps) {
+    if (!pin.etp && (fold % etp != 0 || model.moe.expert_ffn_hidden_size % etp != 0)) continue;
+    const auto eps = pin.ep ? std::vector<std::int64_t>{*pin.ep} : divisors_up_to(model.moe.num_experts, fold / etp);
+    for (std::int64_t ep : eps)
+      if (pin.ep || (fold / etp) % ep == 0) out.emplace_back(ep, etp);
+  }
+  if (out.empty()) out.emplace_back(pin.ep.value_or(1), pin.etp.value_or(1));  // rejected by expert_reasons
+  return out;
+}
 
 struct Enumeration {
   std::vector<Outer> outers;
@@ -124,8 +150,10 @@ Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, co
                 pp,
                 dp,
                 pinned_or(pin.virtual_stages, vpp_all),
-                pinned_or(pin.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})};
-        en.total += std::int64_t(ax.mbss.size() * o.sps.size() * ax.recs.size() * o.vpps.size() * ax.shardings.size());
+                pinned_or(pin.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}),
+                expert_layouts(model, pin, tp, cp, dp)};
+        en.total += std::int64_t(ax.mbss.size() * o.sps.size() * ax.recs.size() * o.vpps.size() *
+                                 ax.shardings.size() * o.experts.size());
         en.outers.push_back(std::move(o));
       }
     }
@@ -249,6 +277,8 @@ ParallelConfig pinned_config(const SearchPins& pins) {
   pc.zero_stage = pins.zero_stage.value_or(0);
   pc.reshard_after_forward = pins.reshard_after_forward.value_or(true);
   pc.sequence_parallel = pins.sequence_parallel.value_or(pc.tp > 1);
+  pc.ep = pins.ep.value_or(1);
+  pc.etp = pins.etp.value_or(1);
   return pc;
 }
 
@@ -272,12 +302,14 @@ SearchResult search(const ModelSpec& model, const HardwareProfile& hw, const Sea
   for (const Outer& o : en.outers)
     for (std::int64_t mbs : ax.mbss)
       for (bool sp : o.sps)
-        for (Recompute rec : ax.recs) {
-          ParallelConfig base;
-          base.tp = o.tp, base.cp = o.cp, base.pp = o.pp, base.dp = o.dp;
-          base.micro_batch_size = mbs, base.sequence_parallel = sp, base.recompute = rec;
-          price_group(model, hw, ts, base, o.vpps, ax.shardings, tally, top);
-        }
+        for (Recompute rec : ax.recs)
+          for (const auto& [ep, etp] : o.experts) {
+            ParallelConfig base;
+            base.tp = o.tp, base.cp = o.cp, base.pp = o.pp, base.dp = o.dp;
+            base.micro_batch_size = mbs, base.sequence_parallel = sp, base.recompute = rec;
+            base.ep = ep, base.etp = etp;
+            price_group(model, hw, ts, base, o.vpps, ax.shardings, tally, top);
+          }
   if (spec.progress) spec.progress(SearchProgress{res.considered, en.total});
   res.top = std::move(top).ranked();
   return res;

@@ -47,7 +47,7 @@ json memory_json(const MemoryBreakdown& m) {
           {"micro_batches_in_flight", round_to(m.micro_batches_in_flight, 3)}};
 }
 
-json time_json(const StepTimeBreakdown& t) {
+json time_json_dense(const StepTimeBreakdown& t) {
   return {{"compute_s", round_to(t.compute_s, 6)},
           {"recompute_s", round_to(t.recompute_s, 6)},
           {"tp_comm_s", round_to(t.tp_comm_s, 6)},
@@ -74,6 +74,15 @@ json time_json(const StepTimeBreakdown& t) {
           {"flop_convention", "megatron"}};
 }
 
+json time_json(const StepTimeBreakdown& t) {
+  json j = time_json_dense(t);
+  if (t.ep_comm_total_s > 0) {  // MoE only: dense outputs keep their keys
+    j["ep_comm_s"] = round_to(t.ep_comm_s, 6);
+    j["ep_comm_total_s"] = round_to(t.ep_comm_total_s, 6);
+  }
+  return j;
+}
+
 std::string layout_text(const StageLayout& l) {
   if (l.stages == 1) return fmt::format("1 stage, {} layers", l.first);
   if (l.stages == 2) return fmt::format("2 stages: first {} layers, last {}", l.first, l.last);
@@ -85,9 +94,7 @@ std::string layout_text(const StageLayout& l) {
   return fmt::format("{} stages: first {} layers, middle {}, last {}", l.stages, l.first, mid, l.last);
 }
 
-}  // namespace
-
-json to_json(const ParallelConfig& c) {
+json config_json_dense(const ParallelConfig& c) {
   return {{"tp", c.tp},
           {"cp", c.cp},
           {"pp", c.pp},
@@ -100,6 +107,18 @@ json to_json(const ParallelConfig& c) {
           {"sequence_parallel", c.sequence_parallel},
           {"schedule", std::string(to_string(c.schedule))}};
 }
+
+}  // namespace
+
+json to_json(const ParallelConfig& c) {
+  json j = config_json_dense(c);
+  if (c.ep > 1 || c.etp > 1) {  // expert parallelism (MoE only): dense outputs keep their keys
+    j["ep"] = c.ep;
+    j["etp"] = c.etp;
+  }
+  return j;
+}
+
 
 json to_json(const Evaluation& ev) {
   json j;
@@ -196,12 +215,14 @@ std::string step_time_text(const StepTimeBreakdown& t, const RunContext& ctx) {
   row("PP bubble", t.pp_bubble_s);
   row("DP comm (exposed)", t.dp_comm_s);
   row("ZeRO-2/3 comm (exposed)", t.zero3_comm_s);
+  if (t.ep_comm_total_s > 0) row("EP all-to-all (exposed)", t.ep_comm_s);
   row("optimizer", t.optimizer_s);
   out += fmt::format("  {:<26}{:>10.4f} s\n", "step", t.step_s);
   out += fmt::format(
       "  DP comm before overlap {:.4f} s; ZeRO-2/3 comm before overlap {:.4f} s; DP and optimizer "
       "tail of stage {}\n",
       t.dp_comm_total_s, t.zero3_comm_total_s, t.dp_tail_stage);
+  if (t.ep_comm_total_s > 0) out += fmt::format("  EP all-to-all before overlap {:.4f} s\n", t.ep_comm_total_s);
   out += fmt::format("  one layer, one micro-batch: forward {:.3f} ms, backward {:.3f} ms (incl. recompute)\n",
                      1e3 * t.layer_fwd_s, 1e3 * t.layer_bwd_s);
   if (t.straggler_s > 0)
@@ -284,6 +305,9 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
     return out;
   }
   std::string out = context_line(ctx) + "\n\n";
+  // Expert parallelism (MoE) as a last column, only where a result uses it.
+  const bool ep_column =
+      std::any_of(r.top.begin(), r.top.end(), [](const Evaluation& ev) { return ev.config.ep > 1 || ev.config.etp > 1; });
   if (r.top.empty()) {
     out += "no feasible layout\n";
   } else {
@@ -291,6 +315,7 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
         fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<9} {:>4} {:>3} {:>8} {:>9} {:>11} {:>6}  {}\n",
                     "rank", "TP", "CP", "PP", "DP", "mbs", "m", "vpp", "recompute", "ZeRO", "SP", "GiB/GPU", "step s",
                     "tokens/s", "MFU", "dominant overhead");
+    if (ep_column) out.insert(out.size() - 1, "  | EP/ETP");
     int rank = 1;
     for (const auto& ev : r.top) {
       const auto& c = ev.config;
@@ -300,6 +325,7 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
           rank++, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, ev.time.micro_batches, c.virtual_stages,
           to_string(c.recompute), zero_label(c), c.sequence_parallel ? "on" : "off", ev.memory.total_bytes / kGiB,
           ev.time.step_s, ev.time.tokens_per_s, 100.0 * ev.time.mfu, dominant_overhead(ev.time));
+      if (ep_column) out.insert(out.size() - 1, fmt::format("  | {}/{}", c.ep, c.etp));
     }
   }
   if (std::any_of(r.top.begin(), r.top.end(), [](const Evaluation& ev) { return zero_label(ev.config) == "3nr"; }))

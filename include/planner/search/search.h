@@ -1,5 +1,6 @@
 // Exhaustive search over TP x CP x PP x DP = N, micro-batch size, virtual
-// stages, recomputation, ZeRO stage and sequence parallelism: enumerate, prune
+// stages, recomputation, ZeRO stage and sequence parallelism, and for MoE
+// models expert parallelism (EP, ETP; MoE parallel folding): enumerate, prune
 // (structure first, then memory), rank by step time, keep the top K.
 #pragma once
 
@@ -21,6 +22,8 @@ struct SearchPins {
   std::optional<int> zero_stage;
   std::optional<bool> reshard_after_forward;  // ZeRO-3 only
   std::optional<bool> sequence_parallel;
+  // Expert parallelism (MoE models only): EP and expert TP.
+  std::optional<std::int64_t> ep, etp;
 };
 
 // The layout the pins give, each knob not pinned at its default: degrees 1,
