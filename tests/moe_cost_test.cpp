@@ -13,6 +13,7 @@
 #include "planner/io/catalog.h"
 #include "planner/model/evaluate.h"
 #include "planner/model/moe_cost.h"
+#include "planner/search/search.h"
 #include "planner/simulate/compare.h"
 #include "planner/simulate/simulate.h"
 #include "test_support.h"
@@ -276,4 +277,29 @@ TEST_CASE("the simulated step of MoE layouts agrees with the closed form", "[moe
     for (const SimEvent& e : r.events) lane = lane || e.stream == Stream::ep;
     CHECK(lane);
   }
+}
+
+TEST_CASE("the search enumerates EP over the expert count's divisors that fold, and ETP 1 or TP", "[moe][search]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = mixtral();
+  SearchSpec spec;
+  spec.training = training_run(16, 64, 4096);
+  spec.pins.tp = 2, spec.pins.cp = 1, spec.pins.pp = 1, spec.pins.micro_batch_size = 1;
+  spec.pins.recompute = Recompute::full, spec.pins.zero_stage = 1, spec.pins.sequence_parallel = true;
+  spec.top_k = 100;
+  const SearchResult r = search(m, hw, spec);
+  // TP2 x DP8 = 16 ranks fold: ETP 1 with EP 1, 2, 4, 8; ETP 2 with EP 1, 2, 4, 8.
+  CHECK(r.considered == 8);
+  bool ep8 = false, etp2 = false;
+  for (const Evaluation& ev : r.top) {
+    CHECK(expert_reasons(m, ev.config) == 0);
+    ep8 = ep8 || ev.config.ep == 8;
+    etp2 = etp2 || ev.config.etp == 2;
+  }
+  CHECK(ep8);
+  CHECK(etp2);
+  // A dense model is searched as before: EP = ETP = 1 only.
+  ModelSpec dense = m;
+  dense.moe = MoeSpec{};
+  CHECK(search(dense, hw, spec).considered == 1);
 }

@@ -214,6 +214,8 @@ SearchPins pins_from(const ConfigFlags& c) {
 }
 
 void check_expert_flags(const ConfigFlags& c, const ModelSpec& model) {
+  require_positive("--ep", c.ep);
+  require_positive("--etp", c.etp);
   for (auto [flag, v] : {std::pair{"--ep", c.ep}, {"--etp", c.etp}}) {
     if (!v || *v == 1) continue;
     if (!model.is_moe())

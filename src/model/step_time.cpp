@@ -308,6 +308,16 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
          {"window_s", tail.window_s},
          {"lead_s", tail.lead_s}},
         t.dp_comm_s);
+  if (ex && plan.expert_params_per_layer > 0)
+    note_step(ex, "expert gradients (MoE): reduced over EDP",
+              "routed-expert grads of the stage / (EP*ETP) reduced (and ZeRO-1/2 gathered) over the EDP group, after "
+              "the rest's over DP x CP; their optimizer state sharded over EDP",
+              "Megatron-Core DDP expert buckets (expert data-parallel group); Megatron-LM theoretical_memory_usage.py",
+              {{"stage", double(tail.stage)},
+               {"expert_params_local", plan.stage_expert_params(tail.stage) / double(plan.expert_shards)},
+               {"edp", double(plan.expert_dp_group.size)},
+               {"edp_nodes", double(plan.expert_dp_group.domains)}},
+              tail.reduce_s, "s");
   if (ex)
     note_step(ex, "optimizer step (Adam, memory bound)",
               "(3g + 28 + w) bytes per local parameter (/ DP*CP with ZeRO >= 1) / (HBM bandwidth * efficiency), "
