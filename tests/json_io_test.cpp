@@ -172,3 +172,80 @@ TEST_CASE("head_dim defaults to hidden_size / num_attention_heads", "[json_io]")
   CHECK(error_of([&] { (void)model_from_json(j, "x.json"); }) ==
         "x.json: head_dim: missing, and hidden_size 4100 is not divisible by num_attention_heads 32");
 }
+
+TEST_CASE("MoE and MLA fields: errors name the field, verbatim", "[json_io][moe]") {
+  struct Row {
+    const char* what;
+    const char* base;  // stock model file the edit starts from
+    std::function<void(json&)> edit;
+    const char* message;
+  };
+  const Row rows[] = {
+      {"top_k above num_experts", "mixtral-8x7b", [](json& j) { j["moe"]["top_k"] = 9; },
+       "x.json: moe.top_k: expected 1 to num_experts 8, got 9"},
+      {"top_k zero", "mixtral-8x7b", [](json& j) { j["moe"]["top_k"] = 0; },
+       "x.json: moe.top_k: expected an integer from 1 to 65536, got 0"},
+      {"expert width zero", "mixtral-8x7b", [](json& j) { j["moe"]["expert_ffn_hidden_size"] = 0; },
+       "x.json: moe.expert_ffn_hidden_size: expected an integer from 1 to 4194304, got 0"},
+      {"layer_freq zero", "mixtral-8x7b", [](json& j) { j["moe"]["layer_freq"] = 0; },
+       "x.json: moe.layer_freq: expected an integer from 1 to 100000, got 0"},
+      {"layer_freq past the layers", "mixtral-8x7b", [](json& j) { j["moe"]["layer_freq"] = 33; },
+       "x.json: moe.layer_freq: expected at most num_layers - first_dense_layers = 32 (else no layer is MoE), got 33"},
+      {"all layers dense", "mixtral-8x7b", [](json& j) { j["moe"]["first_dense_layers"] = 32; },
+       "x.json: moe.first_dense_layers: expected fewer than num_layers 32, got 32"},
+      {"unknown moe field", "mixtral-8x7b", [](json& j) { j["moe"]["n_routed_experts"] = 8; },
+       "x.json: moe.n_routed_experts: unknown field"},
+      {"bad router score", "mixtral-8x7b", [](json& j) { j["moe"]["router_score"] = "sparsemax"; },
+       R"(x.json: moe.router_score: expected one of softmax | sigmoid, got "sparsemax")"},
+      {"MLA dim missing", "deepseek-v3", [](json& j) { j["mla"].erase("v_head_dim"); },
+       "x.json: mla.v_head_dim: missing (expected an integer from 1 to 65536)"},
+      {"MLA head_dim", "deepseek-v3", [](json& j) { j["head_dim"] = 128; },
+       "x.json: head_dim: expected qk_nope_head_dim + qk_rope_head_dim = 192 with \"mla\" (the query/key head), got 128"},
+      {"MLA KV heads", "deepseek-v3", [](json& j) { j["num_kv_heads"] = 8; },
+       "x.json: num_kv_heads: expected num_attention_heads 128 with \"mla\" (each head has its own K and V), got 8"},
+      {"active count on a dense model", "llama3.1-8b", [](json& j) { j["expected_active_params"] = 8030261248; },
+       "x.json: expected_active_params: expected only on a MoE model (one with a \"moe\" object); a dense model's "
+       "active count is its total, expected_params"},
+      {"qkv_bias with bias", "llama3.1-8b",
+       [](json& j) {
+         j["qkv_bias"] = true;
+         j["bias"] = true;
+         j.erase("expected_params");
+       },
+       "x.json: qkv_bias: expected false when bias is true (bias covers Q, K, V too)"},
+      {"expected_params off", "llama3.1-8b", [](json& j) { j["expected_params"] = 8030261249; },
+       "x.json: expected_params: expected the count of the architecture fields, 8030261248, got 8030261249 (off by "
+       "+1)"},
+      {"expected_active_params off", "deepseek-v3", [](json& j) { j["expected_active_params"] = 37000000000; },
+       "x.json: expected_active_params: expected the count of the architecture fields, 37552297472, got 37000000000 "
+       "(off by -552297472)"},
+      {"architecture edited under a published count", "mixtral-8x7b", [](json& j) { j["moe"]["num_experts"] = 16; },
+       // 8 more experts of 3*4096*14336 and router columns in 32 layers; active grows by the router (32*4096*8).
+       "x.json: expected_params: expected the count of the architecture fields, 91800997888, got 46702792704 (off by "
+       "-45098205184); expected_active_params: expected the count of the architecture fields, 12880973824, got "
+       "12879925248 (off by -1048576)"},
+  };
+  for (const Row& r : rows) {
+    SECTION(r.what) {
+      json j = read_json_file(kDir + "/models/" + r.base + ".json");
+      r.edit(j);
+      CHECK(error_of([&] { (void)model_from_json(j, "x.json"); }) == r.message);
+    }
+  }
+}
+
+TEST_CASE("model files round-trip; dense files gain no MoE/MLA keys", "[json_io][moe]") {
+  for (const ModelSpec& m : list_models(kDir)) {
+    INFO(m.name);
+    const json j = to_json(m);
+    CHECK(model_from_json(j, "rt.json") == m);
+    if (!m.is_moe() && !m.is_mla()) {
+      for (const char* k : {"moe", "mla", "qkv_bias", "qk_norm", "mtp_layers", "expected_active_params"})
+        CHECK_FALSE(j.contains(k));
+      // Every key the file has, to_json writes back with the same value (the file may add notes/aliases order).
+      const json file = read_json_file(kDir + "/models/" + m.name + ".json");
+      for (auto it = j.begin(); it != j.end(); ++it)
+        if (file.contains(it.key())) CHECK(file[it.key()] == it.value());
+    }
+  }
+}

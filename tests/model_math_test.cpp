@@ -4,10 +4,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "planner/io/catalog.h"
+#include "planner/io/json_io.h"
 #include "planner/model/model_math.h"
 
 using namespace planner;
@@ -94,10 +97,16 @@ TEST_CASE("every stock model parses and its count matches its closed form", "[mo
     INFO(m.name);
     const ParamCounts p = count_params(m);
     CHECK(p.total > 0);
-    CHECK(p.total == m.num_layers * p.per_layer + p.embedding + p.output + p.position + p.final_norm);
+    CHECK(p.dense_layers + p.moe_layers == m.num_layers);
+    CHECK(p.total == p.dense_layers * p.dense_layer + p.moe_layers * p.moe_layer + p.embedding + p.output +
+                         p.position + p.final_norm);
+    if (!m.is_moe()) CHECK(p.total == m.num_layers * p.per_layer + p.embedding + p.output + p.position + p.final_norm);
+    if (!m.is_moe()) CHECK(p.active == p.total);
+    if (m.expected_active_params > 0) CHECK(p.active == m.expected_active_params);
     if (m.expected_params > 0) CHECK(p.total == m.expected_params);
     if (is_gpt_style(m)) CHECK(p.total == gpt_formula(m));
-    if (m.ffn_kind == FfnKind::swiglu && m.norm == NormKind::rmsnorm && !m.bias && !m.tied_embeddings)
+    if (m.ffn_kind == FfnKind::swiglu && m.norm == NormKind::rmsnorm && !m.bias && !m.tied_embeddings &&
+        !m.is_moe() && !m.is_mla() && !m.qkv_bias && !m.qk_norm)
       CHECK(p.total == llama_formula(m));
     // Every model is findable by its canonical name and each alias.
     CHECK(find_model(m.name, kDir) == m);
@@ -146,4 +155,174 @@ TEST_CASE("tied embeddings count the matrix once but use it for the output GEMM"
   const ParamCounts p = count_params(m);
   CHECK(p.output == 0);
   CHECK(p.matmul == m.num_layers * p.per_layer + m.vocab_size * m.hidden_size);
+}
+
+namespace {
+// Hugging Face modules, summed by hand: an expert/dense SwiGLU MLP of width f is 3*h*f;
+// attention GQA h*H*hd + 2*h*KV*hd + H*hd*h; two RMSNorms 2h; final norm h; untied 2*V*h.
+struct MoeRow {
+  const char* name;
+  std::int64_t total, active;  // published exact / computed from the config (the model file's "source")
+  std::int64_t moe_layers;
+  std::int64_t attention;      // one layer
+  std::int64_t routed, shared, router;
+};
+}  // namespace
+
+TEST_CASE("MoE models: exact total and active parameter counts", "[model_math][moe]") {
+  const MoeRow rows[] = {
+      // Mixtral 8x7B: attention 2*4096^2 + 2*4096*1024 = 41943040; experts 8*3*4096*14336; router 4096*8.
+      {"mixtral-8x7b", 46'702'792'704, 12'879'925'248, 32, 41'943'040, 1'409'286'144, 0, 32'768},
+      {"mixtral-8x22b", 140'620'634'112, 39'152'031'744, 56, 88'080'384, 2'415'919'104, 0, 49'152},
+      // Qwen3: GQA + QK-norm 2*128; 128 experts of 3*h*f.
+      {"qwen3-30b-a3b", 30'532'122'624, 3'353'032'704, 48, 2048 * 4096 * 2 + 2 * 2048 * 512 + 256, 603'979'776, 0,
+       262'144},
+      {"qwen3-235b-a22b", 235'093'634'560, 22'190'763'520, 94, 4096 * 8192 * 2 + 2 * 4096 * 512 + 256,
+       2'415'919'104, 0, 524'288},
+      // Llama 4: 16 / 128 experts of 3*5120*8192 = 125829120, one shared expert of the same width.
+      {"llama4-scout", 107'769'861'120, 17'172'894'720, 48, 5120 * 5120 * 2 + 2 * 5120 * 1024, 2'013'265'920,
+       125'829'120, 81'920},
+      {"llama4-maverick", 400'711'848'960, 17'184'691'200, 24, 5120 * 5120 * 2 + 2 * 5120 * 1024, 16'106'127'360,
+       125'829'120, 655'360},
+      // DeepSeek-V3 MLA: q_a 7168*1536 + 1536 + q_b 1536*128*192 + kv_a 7168*576 + 512 + kv_b 512*128*256
+      // + o 128*128*7168 = 187107328; router 7168*256 + 256 (e_score_correction_bias).
+      {"deepseek-v3", 671'026'419'200, 37'552'297'472, 58, 187'107'328, 11'274'289'152, 44'040'192, 1'835'264},
+      // DeepSeek-V2: same MLA at h=5120; 160 experts of 3*5120*1536, 2 shared.
+      {"deepseek-v2", 235'741'434'880, 21'375'800'320, 59,
+       5120 * 1536 + 1536 + 1536 * 128 * 192 + 5120 * 576 + 512 + 512 * 128 * 256 + 128 * 128 * 5120, 3'774'873'600,
+       47'185'920, 819'200},
+  };
+  for (const MoeRow& r : rows) {
+    SECTION(r.name) {
+      const ModelSpec m = find_model(r.name, kDir);
+      const ParamCounts p = count_params(m);
+      const std::int64_t h = m.hidden_size, V = m.vocab_size;
+      CHECK(m.is_moe());
+      CHECK(p.total == r.total);
+      CHECK(p.active == r.active);
+      CHECK(m.expected_params == r.total);
+      CHECK(m.expected_active_params == r.active);
+      CHECK(p.moe_layers == r.moe_layers);
+      CHECK(p.attention_per_layer == r.attention);
+      CHECK(p.routed_experts_per_moe_layer == r.routed);
+      CHECK(p.shared_experts_per_moe_layer == r.shared);
+      CHECK(p.router_per_moe_layer == r.router);
+      // Independent sum: dense layers with their FFN, MoE layers with experts and router.
+      const std::int64_t dense = r.attention + 2 * h + 3 * h * m.ffn_hidden_size;
+      const std::int64_t moe = r.attention + 2 * h + r.routed + r.shared + r.router;
+      CHECK((m.num_layers - r.moe_layers) * dense + r.moe_layers * moe + 2 * V * h + h == r.total);
+      const std::int64_t unused = r.moe_layers * (m.moe.num_experts - m.moe.top_k) * 3 * h * m.moe.expert_ffn_hidden_size;
+      CHECK(r.total - unused == r.active);
+      // 6N counts what a token uses: active layers + the output projection.
+      CHECK(p.matmul == r.active - V * h - h);
+    }
+  }
+}
+
+TEST_CASE("which layers are MoE: first dense layers, then every layer_freq-th", "[model_math][moe]") {
+  const ModelSpec v3 = find_model("deepseek-v3", kDir);
+  CHECK_FALSE(is_moe_layer(v3, 2));  // first_k_dense_replace 3
+  CHECK(is_moe_layer(v3, 3));
+  CHECK(is_moe_layer(v3, 60));
+  CHECK(count_moe_layers(v3) == 58);
+  const ModelSpec mav = find_model("llama4-maverick", kDir);
+  // Hugging Face Llama 4: moe_layers = range(step - 1, L, step) = 1, 3, ..., 47.
+  CHECK_FALSE(is_moe_layer(mav, 0));
+  CHECK(is_moe_layer(mav, 1));
+  CHECK(is_moe_layer(mav, 47));
+  CHECK(count_moe_layers(mav) == 24);
+  CHECK(count_moe_layers(find_model("llama8b", kDir)) == 0);
+}
+
+TEST_CASE("DeepSeek-V3 MTP module: 671B main model + MTP = the 685B checkpoint", "[model_math][moe]") {
+  const ModelSpec m = find_model("deepseek-v3", kDir);
+  const ParamCounts p = count_params(m);
+  // enorm + hnorm + final norm 3*7168, eh_proj 2*7168*7168, one MoE layer 11507286272.
+  CHECK(p.moe_layer == 11'507'286'272);
+  CHECK(p.mtp == 3 * 7168 + 2 * 7168 * 7168 + 11'507'286'272);
+  // With the checkpoint's own copies of embedding and head (2*V*h): DeepSeek's "14B of MTP", 685B in all.
+  const std::int64_t mtp_in_checkpoint = p.mtp + 2 * m.vocab_size * m.hidden_size;
+  CHECK(mtp_in_checkpoint == 13'463'426'304);
+  CHECK(double(p.total + mtp_in_checkpoint) == Approx(684.5e9).epsilon(1e-3));
+}
+
+TEST_CASE("Qwen2.5-72B: QKV-only bias gives the published 72,706,203,648", "[model_math]") {
+  // Hugging Face Qwen/Qwen2.5-72B config.json: 80 layers, hidden 8192, intermediate 29568, 64 heads, 8 KV heads,
+  // vocab 152064, untied, biases on q/k/v only (issue 16: 72,712,245,248 counted with all biases).
+  ModelSpec m;
+  m.num_layers = 80;
+  m.hidden_size = 8192;
+  m.ffn_hidden_size = 29568;
+  m.num_heads = 64;
+  m.num_kv_heads = 8;
+  m.head_dim = 128;
+  m.vocab_size = 152064;
+  m.qkv_bias = true;
+  CHECK(count_params(m).total == 72'706'203'648);
+  m.qkv_bias = false;
+  CHECK(count_params(m).total == 72'706'203'648 - 80 * (8192 + 2 * 1024));
+}
+
+namespace {
+// A model row's derived Megatron GFLOP/token (computed in moe_runs.json, moe.md §1.1).
+double gflop(const ModelSpec& m, std::int64_t seq) {
+  return flops_per_token(m, seq, Recompute::none).model / 1e9;
+}
+}  // namespace
+
+TEST_CASE("MoE FLOPs: Megatron-LM's formula matches moe_runs.json's derived figures", "[model_math][moe]") {
+  // Every row with a derived megatron_formula figure, by model name and sequence length.
+  const auto rows = read_json_file(kDir + "/tests/validation/moe_runs.json");
+  const std::pair<const char*, const char*> names[] = {
+      {"DeepSeek-V3", "deepseek-v3"}, {"Mixtral-8x7B", "mixtral-8x7b"}, {"Mixtral-8x22B", "mixtral-8x22b"},
+      {"DeepSeek-V2", "deepseek-v2"}};
+  int checked = 0;
+  for (const auto& row : rows) {
+    const auto& d = row.value("derived", nlohmann::json::object());
+    if (!d.contains("megatron_formula_GFLOP_per_token_noMTP") || !row["seq_len"].is_number()) continue;
+    for (const auto& [label, name] : names) {
+      if (row["model"] != label) continue;
+      INFO(row["id"].get<std::string>());
+      ModelSpec m = find_model(name, kDir);
+      m.mtp_layers = 0;
+      CHECK(gflop(m, row["seq_len"]) ==
+            Approx(d["megatron_formula_GFLOP_per_token_noMTP"].get<double>()).epsilon(0.005));
+      ++checked;
+    }
+  }
+  CHECK(checked >= 40);
+}
+
+TEST_CASE("DeepSeek-V3 with its MTP module: the ~260 GFLOP/token NVIDIA's TFLOP/s imply", "[model_math][moe]") {
+  const ModelSpec m = find_model("deepseek-v3", kDir);
+  ModelSpec no_mtp = m;
+  no_mtp.mtp_layers = 0;
+  // moe_runs.json's MTP1 figure, 257.6, omits the MTP layer's MLP, which Megatron-LM counts since d4f9a6f
+  // (2025-04: num_moe_layers += last_layer_is_moe * mtp_num_layers): 6*h*3*(8*2048 + 2048) = 2.378 GFLOP.
+  const double mtp_mlp = 6.0 * 7168 * 3 * (8 * 2048 + 2048) / 1e9;
+  CHECK(gflop(m, 4096) == Approx(257.6 + mtp_mlp).epsilon(0.0005));
+  // The median of the rows' implied TFLOP/s / tokens/s without "w/o MTP" in their label is 260.0.
+  CHECK(gflop(m, 4096) == Approx(260.0).epsilon(0.005));
+  CHECK(gflop(no_mtp, 4096) == Approx(249.8).epsilon(0.0005));
+  // Router not counted in model FLOPs, but executed: 6 * h * E per MoE layer (58 + the MTP layer).
+  const FlopsPerToken f = flops_per_token(m, 4096, Recompute::none);
+  CHECK(f.router == 6.0 * 59 * 7168 * 256);
+  CHECK(f.hardware - 6.0 * f.gemm_weights - f.attention_executed == Approx(f.router).epsilon(1e-12));
+}
+
+TEST_CASE("MoE FLOPs of the other models against moe.md §1.3", "[model_math][moe]") {
+  // moe.md §1.3 item 3: a re-implementation of Megatron's formula gives Qwen3-235B 148.0, Qwen3-30B 23.0,
+  // Llama 4 Scout or Maverick at 8K 108.9 GFLOP/token (4K for Qwen3).
+  CHECK(gflop(find_model("qwen3-235b-a22b", kDir), 4096) == Approx(148.0).epsilon(0.005));
+  CHECK(gflop(find_model("qwen3-30b-a3b", kDir), 4096) == Approx(23.0).epsilon(0.005));
+  CHECK(gflop(find_model("llama4-scout", kDir), 8192) == Approx(108.9).epsilon(0.005));
+  CHECK(gflop(find_model("llama4-maverick", kDir), 8192) == Approx(108.9).epsilon(0.005));
+  // Top-k experts execute, not all: hardware FLOPs of Mixtral 8x7B without the attention core and router are
+  // 6 x (attention + 2 of 8 experts + logits), not 6 x all parameters.
+  const ModelSpec mix = find_model("mixtral-8x7b", kDir);
+  const FlopsPerToken f = flops_per_token(mix, 4096, Recompute::none);
+  const double per_layer = 4096.0 * 4096 * 2 + 2.0 * 4096 * 1024 + 2 * 3.0 * 4096 * 14336;
+  CHECK(f.gemm_weights == 32 * per_layer + 32000.0 * 4096);
+  // 6N's N counts the same top-k experts (plus the norms and router, which Megatron's GEMM count leaves out).
+  CHECK(f.matmul_params == 32 * (per_layer + 2 * 4096.0 + 4096.0 * 8) + 32000.0 * 4096);
 }

@@ -1,6 +1,7 @@
 // planner validate: row mapping, FLOP conventions, hardware matching,
 // statistics, and the whole reference dataset.
 #include <cmath>
+#include <map>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -8,6 +9,7 @@
 
 #include "planner/io/catalog.h"
 #include "planner/io/json_io.h"
+#include "planner/model/evaluate.h"
 #include "planner/spec/input_error.h"
 #include "planner/validate/published_runs.h"
 #include "planner/validate/validate.h"
@@ -227,4 +229,81 @@ TEST_CASE("parse_hardware_mapping: PATTERN=PROFILE splits at the first '='", "[v
   CHECK(error_of([] { (void)parse_hardware_mapping("=dgx-a100"); }) ==
         "--hardware: expected PATTERN=PROFILE, got '=dgx-a100'");
   CHECK(error_of([] { (void)parse_hardware_mapping("A100="); }) == "--hardware: expected PATTERN=PROFILE, got 'A100='");
+}
+
+TEST_CASE("The MoE runs file: rows map to model files, profiles and exactly the layout they ran", "[validate][moe]") {
+  const std::string path = std::string(PLANNER_SOURCE_DIR) + "/tests/validation/moe_runs.json";
+  const auto rows = read_published_runs(read_json_file(path), path);
+  REQUIRE(rows.size() == 64);
+  std::map<std::string, const RunRow*> by_id;
+  std::size_t usable = 0;
+  for (const auto& r : rows) {
+    by_id[r.id] = &r;
+    if (r.run) ++usable;
+  }
+  // 9 skipped: 8 without a layout (TPU rows, the Mixtral paper/H100 text rows, R248, R249) and R239 without a batch.
+  CHECK(usable == 55);
+  CHECK(by_id["R236"]->skip_reason == "layout incomplete: no gpus (GPU count)");
+  CHECK(by_id["R244"]->skip_reason == "layout incomplete: no tp (tensor parallel)");
+  CHECK(by_id["R239"]->skip_reason == "layout incomplete: no gbs (global batch)");
+  CHECK(by_id["R248"]->skip_reason == "hardware 'not stated (question asked about A100/H100/H200)': no profile for it");
+  CHECK(by_id["R249"]->skip_reason == "layout incomplete: no gpus (GPU count)");
+
+  const auto layout = [&](const char* id) {
+    REQUIRE(by_id[id]->run);
+    return normalized(pinned_config(by_id[id]->run->pins));
+  };
+  {  // R001: DeepSeek-V3, 256 GB300, MXFP8, TP1 PP2 VP8 EP32, MBS 1, GBS 4096; ~260 GFLOP/token: with MTP.
+    const MeasuredRun& r = *by_id["R001"]->run;
+    const ParallelConfig pc = layout("R001");
+    CHECK(r.model.name == "deepseek-v3");
+    CHECK(r.model.mtp_layers == 1);
+    CHECK(*r.hardware == "gb300-nvl72");
+    CHECK(r.training.dtype == DType::fp8);
+    CHECK(r.training.num_gpus == 256);
+    CHECK(r.training.global_batch_sequences == 4096);
+    CHECK(r.training.seq_len == 4096);
+    CHECK((pc.tp == 1 && pc.pp == 2 && pc.cp == 1 && pc.dp == 128 && pc.virtual_stages == 8 && pc.ep == 32 &&
+           pc.etp == 1 && pc.micro_batch_size == 1 && pc.zero_stage == 1 && pc.schedule == Schedule::interleaved));
+    CHECK(r.chosen.empty());
+    CHECK(*r.tokens_per_sec_per_gpu == 6288.0);
+    CHECK(*r.tflops_per_gpu == 1635.0);
+    CHECK(r.convention == FlopConvention::megatron);
+    // 1635 TFLOP/s / 6288 tokens/s = 260.0 GFLOP/token: the formula with MTP gives it within 0.5%.
+    CHECK(convention_flops_per_step(r.convention, r.model, 4096, 1) / 4096 / 1e9 == Approx(260.0).epsilon(0.005));
+  }
+  CHECK(by_id["R163"]->run->model.mtp_layers == 0);  // "DeepSeekV3 (w/o MTP)"
+  CHECK(by_id["R163"]->run->training.dtype == DType::bf16);
+  CHECK(by_id["R164"]->run->training.dtype == DType::fp8);  // FP8-MX
+  CHECK(by_id["R208"]->run->model.mtp_layers == 0);         // 216 TFLOP/s / 865 tokens/s = 249.7
+  {  // R208: NeMo AutoModel, FSDP over 256 GPUs, DeepEP.
+    const ParallelConfig pc = layout("R208");
+    CHECK((pc.zero_stage == 3 && pc.dp == 256 && pc.ep == 64 && pc.pp == 4 && pc.virtual_stages == 8));
+    CHECK(by_id["R208"]->run->training.a2a == A2aBackend::deepep);
+    CHECK(*by_id["R208"]->run->step_time_s == 37.87);
+  }
+  {  // R215: Mixtral 8x22B at 64K, TP2 PP4 CP8 VP14 EP8; ETP unstated = TP (Megatron-Core default).
+    const ParallelConfig pc = layout("R215");
+    CHECK(by_id["R215"]->run->model.name == "mixtral-8x22b");
+    CHECK((pc.tp == 2 && pc.pp == 4 && pc.cp == 8 && pc.dp == 4 && pc.virtual_stages == 14 && pc.ep == 8 &&
+           pc.etp == 2 && pc.sequence_parallel));
+  }
+  {  // R226: SimuMax's DeepSeek-V3 truncated to 4 layers (1 dense), 8 B200, EP8, step 0.6032 s.
+    const MeasuredRun& r = *by_id["R226"]->run;
+    CHECK(r.model.num_layers == 4);
+    CHECK(r.model.moe.first_dense_layers == 1);
+    CHECK(r.model.mtp_layers == 0);
+    CHECK(*r.hardware == "dgx-b200");
+    CHECK(*r.step_time_s == Approx(0.6032));
+    CHECK(layout("R226").ep == 8);
+  }
+  CHECK(by_id["R180"]->run->training.capacity_factor == 1.0);  // "(tokendrop)"
+  {  // R191: TFLOP/s only, "DeepEP; EP overlap".
+    const MeasuredRun& r = *by_id["R191"]->run;
+    CHECK(*r.tflops_per_gpu == 776.7);
+    CHECK_FALSE(r.tokens_per_sec_per_gpu);
+    CHECK(r.training.a2a == A2aBackend::deepep);
+    CHECK(r.training.overlap_a2a);
+    CHECK(layout("R191").etp == 1);
+  }
 }

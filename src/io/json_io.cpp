@@ -2,6 +2,7 @@
 #include "planner/io/read_file.h"
 
 #include "io/field_reader.h"
+#include "io/moe_json.h"
 
 #include <cmath>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/model/collectives.h"
+#include "planner/model/model_math.h"
 #include "planner/spec/input_error.h"
 #include "planner/spec/limits.h"
 #include "planner/spec/names.h"
@@ -169,10 +171,12 @@ ModelSpec model_from_json(const json& j, const std::string& origin) {
   m.default_seq_len = r.integer("default_seq_len", 1);
   m.default_global_batch_tokens = r.integer("default_global_batch_tokens", 1);
   m.expected_params = r.integer("expected_params", 1, false, 0);
+  detail::read_moe_fields(r, problems, m);
   r.allow("notes");
   r.reject_unknown();
   // Cross-field checks, only once the fields themselves are sane.
   if (problems.empty()) {
+    detail::check_moe_fields(problems, m);  // sets an MLA model's default head_dim
     if (m.head_dim == 0) {
       if (m.hidden_size % m.num_heads != 0)
         problems.push_back(
@@ -188,6 +192,17 @@ ModelSpec model_from_json(const json& j, const std::string& origin) {
   // Bounds that keep every 64-bit product in the cost model exact (limits.h).
   if (problems.empty())
     for (std::string& p : size_problems(m)) problems.push_back(std::move(p));
+  // A published count is a check on the architecture fields (issue 16 item 8).
+  if (problems.empty() && (m.expected_params > 0 || m.expected_active_params > 0)) {
+    const ParamCounts p = count_params(m);
+    auto check = [&](const char* field, std::int64_t published, std::int64_t counted) {
+      if (published > 0 && published != counted)
+        problems.push_back(fmt::format("{}: expected the count of the architecture fields, {}, got {} (off by {:+})",
+                                       field, counted, published, published - counted));
+    };
+    check("expected_params", m.expected_params, p.total);
+    check("expected_active_params", m.expected_active_params, p.active);
+  }
   throw_if_problems(origin, problems);
   return m;
 }
@@ -280,6 +295,7 @@ json to_json(const ModelSpec& model) {
   j["default_seq_len"] = model.default_seq_len;
   j["default_global_batch_tokens"] = model.default_global_batch_tokens;
   if (model.expected_params) j["expected_params"] = model.expected_params;
+  detail::write_moe_fields(model, j);
   return j;
 }
 

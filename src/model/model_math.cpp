@@ -2,44 +2,141 @@
 
 namespace planner {
 
+bool is_moe_layer(const ModelSpec& model, std::int64_t layer) {
+  const MoeSpec& e = model.moe;
+  return model.is_moe() && layer >= e.first_dense_layers && layer < model.num_layers &&
+         (layer - e.first_dense_layers + 1) % e.layer_freq == 0;
+}
+
+std::int64_t count_moe_layers(const ModelSpec& model) {
+  const MoeSpec& e = model.moe;
+  if (!model.is_moe() || e.first_dense_layers >= model.num_layers || e.layer_freq < 1) return 0;
+  return (model.num_layers - e.first_dense_layers) / e.layer_freq;
+}
+
+namespace {
+
+// Q, K, V, O (or MLA's projections) with their biases and norms, one layer.
+std::int64_t attention_params(const ModelSpec& model) {
+  const std::int64_t h = model.hidden_size, H = model.num_heads, KV = model.num_kv_heads, hd = model.head_dim;
+  if (model.is_mla()) {
+    const MlaSpec& a = model.mla;
+    const std::int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    std::int64_t n = a.q_lora_rank > 0 ? h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * H * qk : h * H * qk;
+    n += h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank + a.kv_lora_rank * H * (a.qk_nope_head_dim + a.v_head_dim);
+    n += H * a.v_head_dim * h;
+    return n;
+  }
+  std::int64_t n = h * H * hd + 2 * h * KV * hd + H * hd * h;
+  if (model.bias) n += H * hd + 2 * KV * hd + h;
+  if (model.qkv_bias) n += H * hd + 2 * KV * hd;
+  if (model.qk_norm) n += 2 * hd;
+  return n;
+}
+
+// One MLP of width f (a dense FFN or one expert).
+std::int64_t mlp_params(const ModelSpec& model, std::int64_t f) {
+  const bool gated = is_gated(model.ffn_kind);
+  std::int64_t n = (gated ? 3 : 2) * model.hidden_size * f;
+  if (model.bias) n += (gated ? 2 : 1) * f + model.hidden_size;
+  return n;
+}
+
+}  // namespace
+
 ParamCounts count_params(const ModelSpec& model) {
   ParamCounts p;
-  const std::int64_t h = model.hidden_size, H = model.num_heads, KV = model.num_kv_heads, hd = model.head_dim,
-                     F = model.ffn_hidden_size;
-  p.attention_per_layer = h * H * hd + 2 * h * KV * hd + H * hd * h;
-  if (model.bias) p.attention_per_layer += H * hd + 2 * KV * hd + h;
-  p.ffn_per_layer = (is_gated(model.ffn_kind) ? 3 : 2) * h * F;
-  if (model.bias) p.ffn_per_layer += (is_gated(model.ffn_kind) ? 2 : 1) * F + h;
-  p.norms_per_layer = (model.norm == NormKind::layernorm ? 4 : 2) * h;  // two norms; LayerNorm has a bias too
-  p.per_layer = p.attention_per_layer + p.ffn_per_layer + p.norms_per_layer;
+  const std::int64_t h = model.hidden_size, L = model.num_layers;
+  const std::int64_t norm_params = model.norm == NormKind::layernorm ? 2 * h : h;
+  p.attention_per_layer = attention_params(model);
+  p.ffn_per_layer = mlp_params(model, model.ffn_hidden_size);
+  p.norms_per_layer = 2 * norm_params;  // two norms; LayerNorm has a bias too
+  p.dense_layer = p.attention_per_layer + p.ffn_per_layer + p.norms_per_layer;
+  std::int64_t layers = L * p.dense_layer, active_layers = layers;
+  if (model.is_moe()) {
+    const MoeSpec& e = model.moe;
+    const std::int64_t expert = mlp_params(model, e.expert_ffn_hidden_size);
+    p.routed_experts_per_moe_layer = e.num_experts * expert;
+    p.shared_experts_per_moe_layer =
+        e.num_shared_experts *
+        mlp_params(model, e.shared_expert_ffn_hidden_size > 0 ? e.shared_expert_ffn_hidden_size : e.expert_ffn_hidden_size);
+    p.router_per_moe_layer = h * e.num_experts + (e.router_bias ? e.num_experts : 0);
+    p.moe_layer = p.attention_per_layer + p.norms_per_layer + p.routed_experts_per_moe_layer +
+                  p.shared_experts_per_moe_layer + p.router_per_moe_layer;
+    p.moe_layers = count_moe_layers(model);
+    p.dense_layers = L - p.moe_layers;
+    layers = p.dense_layers * p.dense_layer + p.moe_layers * p.moe_layer;
+    active_layers = layers - p.moe_layers * (e.num_experts - e.top_k) * expert;
+    p.per_layer = layers / L;
+  } else {
+    p.dense_layers = L;
+    p.per_layer = p.dense_layer;
+  }
+  if (model.mtp_layers > 0) {
+    const bool last_moe = is_moe_layer(model, L - 1);
+    p.mtp = model.mtp_layers * (3 * norm_params + 2 * h * h + (last_moe ? p.moe_layer : p.dense_layer));
+  }
   p.embedding = model.vocab_size * h;
   p.output = model.tied_embeddings ? 0 : model.vocab_size * h;
   p.position = model.position == PositionKind::learned ? model.max_position_embeddings * h : 0;
-  p.final_norm = (model.norm == NormKind::layernorm ? 2 : 1) * h;
-  p.total = model.num_layers * p.per_layer + p.embedding + p.output + p.position + p.final_norm;
-  p.matmul = model.num_layers * p.per_layer + model.vocab_size * h;
+  p.final_norm = norm_params;
+  const std::int64_t rest = p.embedding + p.output + p.position + p.final_norm;
+  p.total = layers + rest;
+  p.active = active_layers + rest;
+  p.matmul = active_layers + model.vocab_size * h;
   return p;
 }
 
 FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Recompute r, AttentionKernel attention) {
   const ParamCounts p = count_params(model);
   FlopsPerToken f;
-  const double L = double(model.num_layers), H = double(model.num_heads), Q = double(model.head_dim),
-               T = double(seq_len);
+  const double h = double(model.hidden_size), H = double(model.num_heads), KV = double(model.num_kv_heads),
+               Q = double(model.head_dim), F = double(model.ffn_hidden_size), V = double(model.vocab_size),
+               T = double(seq_len), g = is_gated(model.ffn_kind) ? 3.0 : 2.0;
+  // MTP modules run one more transformer layer each, MoE iff the last layer is
+  // (Megatron-LM training.py: num_moe_layers += last_layer_is_moe * mtp_num_layers).
+  const double mtp = double(model.mtp_layers);
+  const bool last_moe = is_moe_layer(model, model.num_layers - 1);
+  const double Lt = double(model.num_layers) + mtp;
+  const double dense_layers = double(p.dense_layers) + (last_moe ? 0.0 : mtp);
+  const double moe_layers = double(p.moe_layers) + (last_moe ? mtp : 0.0);
+  // Per layer: GEMM weights of the attention projections, and the query/key and
+  // value widths of the attention core.
+  double attn_w = h * H * Q + 2.0 * h * KV * Q + H * Q * h, qk = H * Q, v = H * Q;
+  if (model.is_mla()) {
+    // Megatron-LM's MLA term (its "+1" is the LoRA norms): q_lora*(h + H*(nope+rope) + 1)
+    // (h*H*(nope+rope) without q LoRA) + kv_lora*(h + H*(nope+v) + 1) + h*rope + H*v*h.
+    const MlaSpec& a = model.mla;
+    const double nope = double(a.qk_nope_head_dim), rope = double(a.qk_rope_head_dim), vd = double(a.v_head_dim),
+                 ql = double(a.q_lora_rank), kl = double(a.kv_lora_rank);
+    attn_w = (a.q_lora_rank > 0 ? ql * (h + H * (nope + rope) + 1.0) : h * H * (nope + rope)) +
+             kl * (h + H * (nope + vd) + 1.0) + h * rope + H * vd * h;
+    qk = H * (nope + rope);
+    v = H * vd;
+  }
+  double moe_w = 0, router_w = 0;
+  if (model.is_moe()) {
+    const MoeSpec& e = model.moe;
+    const double fs = double(e.shared_expert_ffn_hidden_size > 0 ? e.shared_expert_ffn_hidden_size
+                                                                  : e.expert_ffn_hidden_size);
+    moe_w = g * h * (double(e.top_k) * double(e.expert_ffn_hidden_size) + double(e.num_shared_experts) * fs);
+    router_w = h * double(e.num_experts);
+  }
+  const double layers_w = Lt * attn_w + dense_layers * g * h * F + moe_layers * moe_w;
   f.matmul_params = double(p.matmul);
   f.dense = 6.0 * f.matmul_params;
-  f.attention = 12.0 * L * H * Q * T;
+  f.attention = 6.0 * Lt * (qk + v) * T;  // PaLM: 12*L*H*Q*T when qk = v = H*Q
   f.palm = f.dense + f.attention;
-  const double h = double(model.hidden_size), KV = double(model.num_kv_heads), F = double(model.ffn_hidden_size);
-  const double layer_gemm_weights = h * H * Q + 2.0 * h * KV * Q + H * Q * h + (is_gated(model.ffn_kind) ? 3.0 : 2.0) * h * F;
-  f.gemm_weights = L * layer_gemm_weights + double(model.vocab_size) * h;
-  f.model = 6.0 * f.gemm_weights + 6.0 * L * H * Q * T;
+  // MTP: its two norms and 2h x h projection, and one more logits GEMM per module.
+  f.gemm_weights = layers_w + mtp * (3.0 * h + 2.0 * h * h) + V * h * (1.0 + mtp);
+  f.model = 6.0 * f.gemm_weights + 0.5 * f.attention;  // causal: half the score matrix
   const bool flash = attention == AttentionKernel::flash;
-  const double attention_fwd = (flash ? 2.0 : 4.0) * L * H * Q * T;  // QK^T and AV, causal half skipped by flash
+  const double attention_fwd = (flash ? 1.0 : 2.0) * Lt * (qk + v) * T;  // QK^T and AV, causal half skipped by flash
   f.attention_executed = attention_fwd * (flash ? 3.5 : 3.0);
-  if (r == Recompute::full) f.recompute = 2.0 * L * layer_gemm_weights + attention_fwd;
+  if (r == Recompute::full) f.recompute = 2.0 * layers_w + attention_fwd;
   if (r == Recompute::selective && !flash) f.recompute = attention_fwd;
-  f.hardware = 6.0 * f.gemm_weights + f.attention_executed + f.recompute;
+  f.router = 6.0 * moe_layers * router_w;
+  f.hardware = 6.0 * f.gemm_weights + f.attention_executed + f.recompute + f.router;
   return f;
 }
 

@@ -1,5 +1,7 @@
 #include "planner/spec/limits.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "planner/spec/input_error.h"
@@ -41,6 +43,23 @@ std::vector<std::string> size_problems(const ModelSpec& m) {
   if (m.position == PositionKind::learned)
     bound(out, "max_position_embeddings", m.max_position_embeddings, 1, kMaxSeqLen);
   bound(out, "default_seq_len", m.default_seq_len, 1, kMaxSeqLen);
+  if (m.is_moe()) {
+    bound(out, "moe.num_experts", m.moe.num_experts, 1, kMaxExperts);
+    bound(out, "moe.top_k", m.moe.top_k, 1, m.moe.num_experts);
+    bound(out, "moe.expert_ffn_hidden_size", m.moe.expert_ffn_hidden_size, 1, kMaxFfnHiddenSize);
+    bound(out, "moe.num_shared_experts", m.moe.num_shared_experts, 0, kMaxExperts);
+    bound(out, "moe.shared_expert_ffn_hidden_size", m.moe.shared_expert_ffn_hidden_size, 0, kMaxFfnHiddenSize);
+    bound(out, "moe.first_dense_layers", m.moe.first_dense_layers, 0, m.num_layers - 1);
+    bound(out, "moe.layer_freq", m.moe.layer_freq, 1, std::max<std::int64_t>(1, m.num_layers - m.moe.first_dense_layers));
+  }
+  if (m.is_mla()) {
+    bound(out, "mla.q_lora_rank", m.mla.q_lora_rank, 0, kMaxHiddenSize);
+    bound(out, "mla.kv_lora_rank", m.mla.kv_lora_rank, 1, kMaxHiddenSize);
+    bound(out, "mla.qk_nope_head_dim", m.mla.qk_nope_head_dim, 1, kMaxHeadDim);
+    bound(out, "mla.qk_rope_head_dim", m.mla.qk_rope_head_dim, 1, kMaxHeadDim);
+    bound(out, "mla.v_head_dim", m.mla.v_head_dim, 1, kMaxHeadDim);
+  }
+  bound(out, "mtp_layers", m.mtp_layers, 0, kMaxLayers);
   if (out.empty()) {
     // At most kMaxGlobalBatchSequences sequences of the default length.
     bound(out, "default_global_batch_tokens", m.default_global_batch_tokens, 1,
@@ -53,8 +72,21 @@ std::vector<std::string> size_problems(const ModelSpec& m) {
     const double gated = is_gated(m.ffn_kind) ? 1.0 : 0.0;
     const double per_layer = 2.0 * h * H * hd + 2.0 * h * KV * hd + (2.0 + gated) * h * F + 4.0 * h +
                              (m.bias ? H * hd + 2.0 * KV * hd + (1.0 + gated) * F + 2.0 * h : 0.0);
+    double moe = 0;  // all layers as MoE layers, an upper bound; MLA within the dense attention's bound order
+    if (m.is_moe()) {
+      const auto& e = m.moe;
+      const double fs = double(e.shared_expert_ffn_hidden_size > 0 ? e.shared_expert_ffn_hidden_size
+                                                                    : e.expert_ffn_hidden_size);
+      moe = (2.0 + gated) * h * (double(e.num_experts) * double(e.expert_ffn_hidden_size) + double(e.num_shared_experts) * fs) +
+            h * double(e.num_experts);
+    }
+    if (m.is_mla()) {
+      const auto& a = m.mla;
+      moe += double(a.q_lora_rank) * (h + H * hd) + double(a.kv_lora_rank) * (h + H * double(a.qk_nope_head_dim + a.v_head_dim)) +
+             h * double(a.qk_rope_head_dim) + H * double(a.v_head_dim) * h;
+    }
     const double positions = m.position == PositionKind::learned ? double(m.max_position_embeddings) * h : 0.0;
-    const double total = L * per_layer + (m.tied_embeddings ? 1.0 : 2.0) * V * h + positions + 2.0 * h;
+    const double total = L * (per_layer + moe) + double(m.mtp_layers) * (per_layer + moe + 2.0 * h * h) + (m.tied_embeddings ? 1.0 : 2.0) * V * h + positions + 2.0 * h;
     if (total > kMaxParams)
       out.push_back(
           fmt::format("parameters: expected at most {:g} in all (num_layers x per-layer parameters + "

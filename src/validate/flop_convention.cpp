@@ -29,6 +29,8 @@ const char* to_string(FlopConvention c) {
       return "palm_mha";
     case FlopConvention::stated:
       return "stated";
+    case FlopConvention::megatron:
+      return "megatron";
     case FlopConvention::unknown:
       return "unknown";
   }
@@ -50,6 +52,7 @@ FlopConvention parse_flop_convention(const std::string& text_in, double* stated_
   if (contains(s, "eq.3") || contains(s, "eq. 3") || contains(s, "96*b")) return FlopConvention::narayanan_eq3;
   if (contains(s, "eq.7") || contains(s, "eq. 7") || contains(s, "72*b")) return FlopConvention::korthikanti_eq7;
   if (contains(s, "ignores gqa")) return FlopConvention::palm_mha;
+  if (contains(s, "num_floating_point_operations")) return FlopConvention::megatron;
   if (contains(s, "palm") || contains(s, "6*n") || contains(s, "model_flops") || contains(s, "12*l*h*s") ||
       contains(s, "12*h*l"))
     return FlopConvention::palm;
@@ -74,6 +77,8 @@ double convention_flops_per_step(FlopConvention c, const ModelSpec& model, std::
     }
     case FlopConvention::stated:
       return stated_flops_per_sequence * B;
+    case FlopConvention::megatron:  // Megatron-LM training.py num_floating_point_operations (model_math.h)
+      return flops_per_token(model, seq_len, Recompute::none).model * B * s;
     case FlopConvention::none:
     case FlopConvention::unknown:
       return 0;

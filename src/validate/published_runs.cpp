@@ -7,6 +7,7 @@
 // reason the row is skipped.
 #include "planner/validate/published_runs.h"
 
+#include "validate/moe_runs.h"
 #include "validate/row_text.h"
 
 #include <algorithm>
@@ -313,11 +314,12 @@ void map_measured(const json& row, MeasuredRun& r) {
     const std::string c = v->is_string() ? v->get<std::string>() : "";
     bool found = false;
     for (FlopConvention k : {FlopConvention::none, FlopConvention::narayanan_eq3, FlopConvention::korthikanti_eq7,
-                             FlopConvention::palm, FlopConvention::palm_mha})  // "stated" comes with flops_per_sequence
+                             FlopConvention::palm, FlopConvention::palm_mha,
+                             FlopConvention::megatron})  // "stated" comes with flops_per_sequence
       if (c == to_string(k)) r.convention = k, found = true;
     if (!found)
       throw RowError{fmt::format(
-          "flop_convention: expected none, narayanan_eq3, korthikanti_eq7, palm or palm_mha, got {}", v->dump())};
+          "flop_convention: expected none, narayanan_eq3, korthikanti_eq7, palm, palm_mha or megatron, got {}", v->dump())};
   }
   if (const auto f = number(row, "flops_per_sequence")) {
     r.convention = FlopConvention::stated;
@@ -364,6 +366,7 @@ std::string source_label(const std::string& source) {
 }
 
 RunRow map_published_run(const json& row, std::size_t index) {
+  if (moe_runs::is_moe_row(row)) return moe_runs::map_moe_row(row, index);
   RunRow out;
   if (!row.is_object()) {
     out.id = fmt::format("#{}", index);

@@ -1,5 +1,7 @@
 #include "planner/views/report.h"
 
+#include "views/model_moe_view.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -391,6 +393,7 @@ std::string render_model(const ModelSpec& model, Format f) {
   if (f == Format::json) {
     json j = to_json(model);
     j["derived"] = {{"params_total", p.total}, {"params_per_layer", p.per_layer}, {"params_matmul", p.matmul}};
+    views::add_moe_derived(model, p, j["derived"]);
     return j.dump(2) + "\n";
   }
   std::string out = fmt::format("{} ({})\n", model.display_name, model.name);
@@ -403,11 +406,12 @@ std::string render_model(const ModelSpec& model, Format f) {
                      model.dropout ? "yes" : "no", to_string(model.position));
   out += fmt::format("  default sequence {}  default global batch {} tokens\n", model.default_seq_len,
                      model.default_global_batch_tokens);
-  out += fmt::format("  parameters {} (per layer {}, embedding {}, output {}; matmul N = {})\n", p.total, p.per_layer,
-                     p.embedding, p.output, p.matmul);
+  out += fmt::format("  parameters {} ({} {}, embedding {}, output {}; matmul N = {})\n", p.total,
+                     model.is_moe() ? "mean per layer" : "per layer", p.per_layer, p.embedding, p.output, p.matmul);
   if (model.expected_params)
     out += fmt::format("  published count {} ({})\n", model.expected_params,
                        model.expected_params == p.total ? "matches" : "MISMATCH");
+  out += views::moe_model_lines(model, p);
   return out;
 }
 

@@ -27,12 +27,22 @@ struct ParamCounts {
   std::int64_t output = 0;     // output projection V*h (0 when tied)
   std::int64_t position = 0;   // learned position embedding
   std::int64_t final_norm = 0;
-  std::int64_t total = 0;
+  std::int64_t total = 0;  // the main model; MTP modules are counted apart (`mtp`)
   // Parameters that take part in matrix multiplies, "N" in 6N: every layer
   // parameter plus the output projection (the tied embedding when tied); the
-  // input lookup and learned positions do no FLOPs.
+  // input lookup and learned positions do no FLOPs. MoE: only the top_k routed
+  // experts a token uses, so that 6N stays a per-token count.
   std::int64_t matmul = 0;
+  // One dense layer and one MoE layer (attention + norms + FFN or experts and
+  // router); per_layer for dense models.
+  std::int64_t dense_layer = 0, moe_layer = 0;
 };
+
+// Which layers are MoE: after moe.first_dense_layers dense ones, the last of
+// every moe.layer_freq (Hugging Face Llama 4: layers step-1, 2*step-1, ...;
+// DeepSeek: first_k_dense_replace, then all). Dense models: none.
+[[nodiscard]] bool is_moe_layer(const ModelSpec& model, std::int64_t layer);
+[[nodiscard]] std::int64_t count_moe_layers(const ModelSpec& model);
 
 // Dense transformer, per layer: h*H*hd (Q) + 2*h*KV*hd (K,V) + H*hd*h (O)
 // + (gated ? 3 : 2)*h*F + norms (+ biases). The Llama form
@@ -41,6 +51,19 @@ struct ParamCounts {
 // modeling_llama.py) and gives the Llama 3 paper's sizes (arXiv:2407.21783,
 // Table 3); the GPT form L(12h^2 + 13h) + Vh + sh (+2h final LayerNorm) is
 // Narayanan et al. 2021 (arXiv:2104.04473) §5.1 with biases and LayerNorms.
+//
+// MoE layers (moe.md §2; Hugging Face MixtralSparseMoeBlock, DeepseekV3MoE,
+// Qwen3MoeSparseMoeBlock, Llama4TextMoe): E routed experts of (gated ? 3 : 2)
+// * h * f_e each, the shared experts as S experts of width f_s, the router
+// h*E (+E for DeepSeek-V3's e_score_correction_bias). Active parameters drop
+// the E - top_k routed experts a token does not use. MLA (DeepseekV3Attention):
+// q_a h*q_lora + its RMSNorm q_lora + q_b q_lora*H*(nope+rope) (or q h*H*(nope+rope)
+// without q LoRA), kv_a_proj_with_mqa h*(kv_lora+rope) + its RMSNorm kv_lora,
+// kv_b kv_lora*H*(nope+v), o H*v*h. QKV-only bias (Qwen2): H*hd + 2*KV*hd;
+// QK-norm (Qwen3): two RMSNorms of hd. MTP (DeepSeek-V3 README, Megatron's
+// MultiTokenPredictionLayer): per module two input RMSNorms, a 2h x h
+// projection, one transformer layer (MoE if the last layer is) and a final
+// norm; its embedding and output head are the main model's.
 [[nodiscard]] ParamCounts count_params(const ModelSpec& model);
 
 struct FlopsPerToken {
@@ -52,7 +75,8 @@ struct FlopsPerToken {
   double model = 0;          // Megatron-LM: 6*gemm_weights + 6*L*H*Q*T (causal): the MFU numerator
   double attention_executed = 0;  // attention core FLOPs the kernels run, forward + backward
   double recompute = 0;           // extra forward FLOPs executed by recomputation
-  double hardware = 0;  // executed: 6*gemm_weights + attention_executed + recompute: the HFU numerator
+  double router = 0;     // MoE router GEMM (h x E per MoE layer), forward + backward: executed, not in `model`
+  double hardware = 0;  // executed: 6*gemm_weights + attention_executed + recompute + router: the HFU numerator
 };
 
 // MFU counts Megatron-LM's num_floating_point_operations (megatron/training/
@@ -67,6 +91,15 @@ struct FlopsPerToken {
 // recompute re-runs each layer's forward (2*gemm_layer_weights + the
 // attention forward); selective re-runs the unfused attention core only and
 // nothing with flash attention (Korthikanti et al. 2022 §5).
+// MoE, MLA and MTP follow num_floating_point_operations as of Megatron-LM
+// d98e8a6 (2026-08; moe.md §3.1): dense layers count ffn_hidden_size, MoE
+// layers top_k routed experts plus the shared ones (all experts run only for
+// the tokens routed to them, so `hardware` counts top_k too); MLA's projections
+// and its core with (nope+rope) query/key and v value heads; each MTP module
+// one more layer (MoE iff the last layer is), 3h + 2h^2 and one more logits
+// GEMM. The router GEMM is not in `model` (as Megatron) but is in `hardware`.
+// Not modelled: Megatron's vocabulary padding to a multiple of 128*TP, token
+// dropping's padded expert inputs (capacity factor), the latent-MoE term.
 [[nodiscard]] FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Recompute r,
                                             AttentionKernel attention = AttentionKernel::flash);
 

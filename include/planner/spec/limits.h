@@ -21,6 +21,7 @@ inline constexpr std::int64_t kMaxHiddenSize = std::int64_t(1) << 20;
 inline constexpr std::int64_t kMaxFfnHiddenSize = std::int64_t(1) << 22;
 inline constexpr std::int64_t kMaxHeads = 65'536;  // query heads, and so KV heads
 inline constexpr std::int64_t kMaxHeadDim = 65'536;
+inline constexpr std::int64_t kMaxExperts = 65'536;  // routed (and shared) experts per MoE layer
 inline constexpr std::int64_t kMaxVocab = 100'000'000;
 inline constexpr std::int64_t kMaxSeqLen = 100'000'000;  // also max_position_embeddings
 inline constexpr std::int64_t kMaxGlobalBatchSequences = 1'000'000'000;

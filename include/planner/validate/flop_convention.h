@@ -18,6 +18,7 @@ enum class FlopConvention {
   palm,             // (6·N_matmul + 12·L·H·Q·T) per token (PaLM App. B; NeMo, MaxText)
   palm_mha,         // the same with K/V counted as full multi-head attention (NeMo's GPT formula ignores GQA)
   stated,           // the row states its FLOPs per sequence ("model_flops(GBS=1 -> 4.74E+14)")
+  megatron,         // Megatron-LM num_floating_point_operations incl. MoE/MLA/MTP (FlopsPerToken::model; NVIDIA's tables)
   unknown,          // text not recognised: TFLOP/s and MFU cannot be compared
 };
 

@@ -1,0 +1,257 @@
+#include "validate/moe_runs.h"
+
+#include "validate/row_text.h"
+
+#include <cmath>
+#include <optional>
+#include <regex>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "planner/io/catalog.h"
+#include "planner/model/model_math.h"
+#include "planner/spec/input_error.h"
+
+namespace planner::moe_runs {
+
+using nlohmann::json;
+using row_text::contains;
+using row_text::lower;
+
+namespace {
+
+struct Skip {
+  std::string message;
+};
+
+const json* field(const json& row, const char* key) {
+  const auto it = row.find(key);
+  if (it == row.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::string text(const json& row, const char* key) {
+  const json* v = field(row, key);
+  if (!v) return "";
+  return v->is_string() ? v->get<std::string>() : v->dump();
+}
+
+// An integral count: an integer, an integral float (the file writes vp/ep as
+// 8.0) or a string of digits ("256"); null is unknown.
+std::optional<std::int64_t> count(const json& row, const char* key) {
+  const json* v = field(row, key);
+  if (!v) return std::nullopt;
+  double d = -1;
+  if (v->is_number()) d = v->get<double>();
+  if (v->is_string()) {
+    const std::string s = v->get<std::string>();
+    if (!s.empty() && s.size() < 10 && s.find_first_not_of("0123456789") == std::string::npos) d = std::stod(s);
+  }
+  if (!(d >= 0 && d <= double(std::int64_t(1) << 30) && d == std::floor(d)))
+    throw Skip{fmt::format("{}: expected a whole number, got {}", key, v->dump())};
+  return std::int64_t(d);
+}
+
+std::int64_t required(const json& row, const char* key, const char* what) {
+  const auto v = count(row, key);
+  if (!v || *v < 1) throw Skip{fmt::format("layout incomplete: no {} ({})", key, what)};
+  return *v;
+}
+
+std::optional<double> positive(const json& row, const char* key) {
+  const json* v = field(row, key);
+  if (!v) return std::nullopt;
+  if (!v->is_number() || !(v->get<double>() > 0) || !std::isfinite(v->get<double>()))
+    throw Skip{fmt::format("{}: expected a positive number, got {}", key, v->dump())};
+  return v->get<double>();
+}
+
+// BF16 -> bf16; FP8, MXFP8, FP8-MX and "FP8 mixed precision ..." -> fp8 (MXFP8 uses DType::fp8's peak).
+DType precision(const json& row) {
+  const std::string p = lower(text(row, "precision"));
+  if (p.empty()) throw Skip{"precision: not stated"};
+  const bool fp8 = contains(p, "fp8"), bf16 = contains(p, "bf16");
+  if (fp8 && bf16) throw Skip{fmt::format("precision: two precisions in one row ('{}')", text(row, "precision"))};
+  if (fp8) return DType::fp8;
+  if (bf16) return DType::bf16;
+  throw Skip{fmt::format("precision: expected BF16, FP8, MXFP8 or FP8-MX, got '{}'", text(row, "precision"))};
+}
+
+// The model file, adjusted where the row ran a variant: SimuMax's 4-layer
+// truncations (model_variant "truncated to 4 layers (dense_layers=1 ...)")
+// and DeepSeek-V3 with or without its MTP module.
+ModelSpec model_of(const json& row, MeasuredRun& r) {
+  const std::string name = lower(text(row, "model"));
+  try {
+    r.model = find_model(name);
+  } catch (const InputError&) {
+    throw Skip{fmt::format("model '{}': no model file of that name", text(row, "model"))};
+  }
+  ModelSpec& m = r.model;
+  r.model_name = m.name;
+  const std::string variant = lower(text(row, "model_variant"));
+  std::smatch match;
+  static const std::regex truncated(R"(truncated to ([0-9]+) layers)"), dense(R"(dense_layers=([0-9]+))");
+  if (std::regex_search(variant, match, truncated)) {
+    m.num_layers = std::stoll(match[1].str());
+    if (std::regex_search(variant, match, dense)) m.moe.first_dense_layers = std::stoll(match[1].str());
+    m.expected_params = m.expected_active_params = 0;
+    m.mtp_layers = 0;
+    if (count_moe_layers(m) == 0) throw Skip{"model_variant: the truncated model has no MoE layer"};
+    r.model_name = fmt::format("{} ({} layers)", m.name, m.num_layers);
+    r.assumptions.push_back(fmt::format("{} truncated to {} layers, {} dense, no MTP (model_variant)", m.name,
+                                        m.num_layers, m.moe.first_dense_layers));
+    return m;
+  }
+  if (m.mtp_layers > 0) {
+    const std::string label = lower(text(row, "model_label_in_source"));
+    double implied = 0;  // GFLOP/token; 0 = not derived
+    if (row.contains("derived") && row["derived"].is_object())
+      implied = positive(row["derived"], "implied_model_GFLOP_per_token").value_or(0.0);
+    ModelSpec without = m;
+    without.mtp_layers = 0;
+    const auto seq = count(row, "seq_len").value_or(m.default_seq_len);
+    if (contains(label, "w/o mtp")) {
+      m = without;
+      r.assumptions.push_back("no MTP module (the source's label says w/o MTP)");
+    } else if (contains(label, "w/ mtp")) {
+      r.assumptions.push_back(fmt::format("{} MTP module(s) (the source's label says w/ MTP)", m.mtp_layers));
+    } else if (implied > 0 && seq > 0) {
+      // The row's TFLOP/s over its tokens/s is Megatron's FLOPs per token; the
+      // MTP module adds ~4% (moe.md §1.3), so the nearer count tells which ran.
+      const double with_g = flops_per_token(m, seq, Recompute::none).model / 1e9;
+      const double without_g = flops_per_token(without, seq, Recompute::none).model / 1e9;
+      const bool mtp = std::abs(implied - with_g) < std::abs(implied - without_g);
+      if (!mtp) m = without;
+      r.assumptions.push_back(fmt::format("{} MTP (its TFLOP/s / tokens/s = {:.1f} GFLOP/token; {:.1f} with, {:.1f} without)",
+                                          mtp ? "with" : "without", implied, with_g, without_g));
+    } else {
+      r.assumptions.push_back(fmt::format("{} MTP module(s), as the model file (the row does not say)", m.mtp_layers));
+    }
+  }
+  return m;
+}
+
+MeasuredRun map_row(const json& row) {
+  MeasuredRun r;
+  r.id = text(row, "id");
+  r.source = text(row, "source");
+  r.gpu_type = text(row, "hardware");
+  model_of(row, r);
+  const std::string profile = profile_for(r.gpu_type);
+  if (profile.empty()) throw Skip{fmt::format("hardware '{}': no profile for it", r.gpu_type)};
+  r.hardware = profile;
+
+  TrainingSpec& ts = r.training;
+  SearchPins& p = r.pins;
+  ts.num_gpus = required(row, "gpus", "GPU count");
+  p.tp = required(row, "tp", "tensor parallel");
+  p.pp = required(row, "pp", "pipeline parallel");
+  p.ep = required(row, "ep", "expert parallel");
+  ts.seq_len = required(row, "seq_len", "sequence length");
+  ts.global_batch_sequences = required(row, "gbs", "global batch");
+  ts.dtype = precision(row);
+  const std::string kernels = lower(text(row, "kernels") + " " + text(row, "features"));
+  if (contains(kernels, "deepep")) {
+    ts.a2a = A2aBackend::deepep;
+    r.assumptions.push_back("DeepEP dispatch/combine (the row's kernels/features)");
+  }
+  if (contains(kernels, "ep overlap") || contains(kernels, "a2a overlap")) {
+    ts.overlap_a2a = true;
+    r.assumptions.push_back("all-to-all overlapped with compute (the row's features)");
+  }
+  const std::string label = lower(text(row, "model_label_in_source"));
+  if (contains(label, "tokendrop")) {
+    ts.capacity_factor = 1.0;  // Megatron-Bridge's token-drop recipes: --moe-expert-capacity-factor 1.0
+    r.assumptions.push_back("capacity factor 1.0 (the source's label says tokendrop)");
+  }
+
+  if (const auto cp = count(row, "cp"); cp && *cp >= 1) {
+    p.cp = *cp;
+  } else {
+    p.cp = 1;
+    r.assumptions.push_back("cp = 1 (not stated)");
+  }
+  const std::int64_t attention_grid = *p.tp * *p.pp * *p.cp;
+  if (ts.num_gpus % attention_grid != 0)
+    throw Skip{fmt::format("layout does not multiply out: {} GPUs over tp {} x pp {} x cp {}", ts.num_gpus, *p.tp,
+                           *p.pp, *p.cp)};
+  p.dp = ts.num_gpus / attention_grid;
+  if (const auto etp = count(row, "etp"); etp && *etp >= 1) {
+    p.etp = *etp;
+  } else {
+    p.etp = *p.tp;  // Megatron-Core: expert_tensor_parallel_size defaults to tensor_model_parallel_size
+    r.assumptions.push_back(fmt::format("etp = tp = {} (not stated; Megatron-Core's default)", *p.tp));
+  }
+  p.micro_batch_size = required(row, "mbs", "micro-batch");
+  if (const auto vp = count(row, "vp"); vp && *vp >= 1) {
+    p.virtual_stages = *vp;
+  } else {
+    p.virtual_stages = 1;
+    if (*p.pp > 1) r.assumptions.push_back("no interleaving (vp not stated)");
+  }
+  p.sequence_parallel = *p.tp > 1;  // Megatron-Bridge recipes turn SP on with TP
+  p.recompute = Recompute::none;
+  r.assumptions.push_back("no activation recomputation (not stated)");
+  const auto fsdp = count(row, "fsdp");
+  if (fsdp && *fsdp > 0) {
+    p.zero_stage = 3;
+    r.assumptions.push_back(fmt::format("ZeRO-3 (FSDP over {} GPUs, as the row's fsdp)", *fsdp));
+  } else {
+    p.zero_stage = 1;
+    r.assumptions.push_back("ZeRO-1 (Megatron's distributed optimizer, the recipes' default; fsdp 0 or not stated)");
+  }
+
+  r.step_time_s = positive(row, "step_time_s");
+  r.tokens_per_sec_per_gpu = positive(row, "tokens_per_sec_per_gpu");
+  r.tflops_per_gpu = positive(row, "model_tflops_per_gpu");
+  if (r.tflops_per_gpu) {
+    r.convention = FlopConvention::megatron;
+    r.convention_text = "Megatron-LM num_floating_point_operations (NVIDIA's Model TFLOP/s/GPU, moe.md §1.3)";
+  }
+  if (!r.step_time_s && !r.tokens_per_sec_per_gpu && !r.tflops_per_gpu)
+    throw Skip{"nothing measured: step_time_s, tokens_per_sec_per_gpu and model_tflops_per_gpu are all missing"};
+  return r;
+}
+
+}  // namespace
+
+bool is_moe_row(const json& row) {
+  return row.is_object() && row.contains("model") && row.contains("hardware") && !row.contains("num_layers") &&
+         !row.contains("gpu_type");
+}
+
+std::string profile_for(const std::string& hardware) {
+  // Hardware strings of moe_runs.json -> profile names (the common names of
+  // issue 15; profiles the tree lacks are skipped by validate, naming them).
+  struct Map {
+    const char* text;  // lower-case prefix
+    const char* profile;
+  };
+  static const Map maps[] = {{"gb300", "gb300-nvl72"}, {"gb200", "gb200-nvl72"}, {"b300", "dgx-b300"},
+                             {"b200", "dgx-b200"},     {"h800", "hgx-h800"},    {"h100", "dgx-h100"},
+                             {"h200", "dgx-h200"},     {"tpu v5p", "tpu-v5p"},  {"tpu v6e", "tpu-v6e"}};
+  const std::string h = lower(hardware);
+  for (const Map& m : maps)
+    if (h.rfind(m.text, 0) == 0) return m.profile;
+  return "";
+}
+
+RunRow map_moe_row(const json& row, std::size_t index) {
+  RunRow out;
+  out.id = text(row, "id");
+  if (out.id.empty()) out.id = fmt::format("#{}", index);
+  out.source = text(row, "source");
+  out.model_name = text(row, "model");
+  try {
+    out.run = map_row(row);
+    out.run->id = out.id;
+    out.model_name = out.run->model_name;
+  } catch (const Skip& s) {
+    out.skip_reason = s.message;
+  }
+  return out;
+}
+
+}  // namespace planner::moe_runs

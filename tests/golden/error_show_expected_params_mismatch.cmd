@@ -1,0 +1,1 @@
+show tests/golden/data/expected_params_off.json

@@ -1,0 +1,1 @@
+show deepseek-v3 --format json

@@ -1,0 +1,1 @@
+show llama4-maverick

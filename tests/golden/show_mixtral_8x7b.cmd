@@ -1,0 +1,1 @@
+show mixtral-8x7b
