@@ -109,7 +109,7 @@ TEST_CASE("Rows that cannot be evaluated keep their reason", "[validate]") {
   no_measure["mfu"] = nullptr;
   no_measure["tokens_per_sec_per_gpu"] = nullptr;
   json unknown_gpu = llama8b_row();
-  unknown_gpu["gpu_type"] = "MI300X";
+  unknown_gpu["gpu_type"] = "Gaudi 3";
   json bad_type = llama8b_row();
   bad_type["tp"] = "eight";
   const auto rows =
@@ -171,9 +171,17 @@ TEST_CASE("Hardware is matched by chip family and memory size", "[validate]") {
   const auto stock = list_hardware();
   CHECK(match_hardware("H100-SXM5-80GB (DGX H100)", stock, {}) == "dgx-h100");
   CHECK(match_hardware("A100-SXM4-80GB (Selene)", stock, {}) == "dgx-a100-80gb");
-  CHECK(match_hardware("A100-SXM4-40GB", stock, {}).empty());  // memory differs from every A100 profile
+  CHECK(match_hardware("A100-SXM4-40GB", stock, {}) == "dgx-a100-40gb");
+  CHECK(match_hardware("A100-SXM4-32GB", stock, {}).empty());  // memory differs from every A100 profile
   CHECK(match_hardware("TPU v5e (4 x v5e-256 slices)", stock, {}) == "tpu-v5e-256");
-  CHECK(match_hardware("B200", stock, {}).empty());
+  CHECK(match_hardware("B200", stock, {}) == "dgx-b200");
+  CHECK(match_hardware("MI300X", stock, {}) == "mi300x");
+  CHECK(match_hardware("GB200 NVL72", stock, {}) == "gb200-nvl72");  // not the B200 inside its name
+  CHECK(match_hardware("GB300", stock, {}) == "gb300-nvl72");
+  CHECK(match_hardware("H100 PCIe 80GB", stock, {}) == "h100-pcie");
+  CHECK(match_hardware("H100 NVL", stock, {}) == "h100-nvl");
+  CHECK(match_hardware("H800", stock, {}) == "hgx-h800");
+  CHECK(match_hardware("V100-SXM2-32GB", stock, {}).empty());
   ValidateOptions opt;
   opt.hardware_map = {{"h100", "dgx-h200"}};
   CHECK(match_hardware("H100-SXM5-80GB", stock, opt) == "dgx-h200");

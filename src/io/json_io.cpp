@@ -3,6 +3,7 @@
 
 #include "io/field_reader.h"
 #include "io/moe_json.h"
+#include "io/unit_checks.h"
 
 #include <cmath>
 #include <fstream>
@@ -30,6 +31,10 @@ using detail::throw_if_problems;
 using nlohmann::json;
 
 namespace {
+
+// Latencies are bounded by check_profile_units (unit_checks.h), which can say
+// which unit was meant; the reader only rejects negatives and absurd values.
+constexpr double kAnyLatency_s = 1e9;
 
 void check_schema_version(FieldReader& r) {
   std::int64_t v = r.integer("schema_version", 1);
@@ -87,7 +92,8 @@ std::optional<InterconnectTier> read_tier(const json& tj, std::size_t i, std::ve
   tier.name = t.string("name");
   tier.topology = t.choice("topology", kTopologyNames, Topology::switched);
   tier.size = t.integer("size", i == 0 ? 1 : 0);
-  tier.latency_s = t.number("latency_s", 0, 1, true, 0, false);
+  // No upper bound here: check_profile_units reports a latency typed in us with a suggestion.
+  tier.latency_s = t.number("latency_s", 0, kAnyLatency_s, true, 0, false);
   tier.bandwidth_nominal_bytes_per_s = t.number("bandwidth_nominal_bytes_per_s", 0, 1e15);
   tier.bandwidth_achieved_bytes_per_s = t.number("bandwidth_achieved_bytes_per_s", 0, 1e15);
   tier.collective_channels = t.integer("collective_channels", 0, false, 0);
@@ -226,7 +232,7 @@ HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
     c.reject_unknown();
   }
   h.memory_reserve_bytes = r.number("memory_reserve_bytes", 0, 1e15, true, 0, false);
-  h.collective_base_latency_s = r.number("collective_base_latency_s", 0, 1, true, 0, false);
+  h.collective_base_latency_s = r.number("collective_base_latency_s", 0, kAnyLatency_s, true, 0, false);
   h.nccl_generation = r.choice("nccl_generation", kNcclGenerationNames, NcclGeneration::none, false);
   h.host_cpu = r.choice("host_cpu", kHostCpuNames, HostCpu::intel, false);
   if (const json* eff = r.object("efficiency")) {
@@ -267,6 +273,8 @@ HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
   r.allow("sources");
   r.allow("notes");
   r.reject_unknown();
+  // Values off by a unit prefix (989 for 989e12 FLOP/s), with the likely meaning.
+  detail::check_profile_units(h, problems);
   throw_if_problems(origin, problems);
   return h;
 }

@@ -179,15 +179,27 @@ std::string match_hardware(const std::string& gpu_type, const std::vector<Hardwa
   const std::string g = squash(gpu_type);
   for (const auto& [pattern, profile] : opt.hardware_map)
     if (!pattern.empty() && g.find(squash(pattern)) != std::string::npos) return profile;
+  // The longest family named wins ("GB200" is not a "B200"); among profiles of
+  // one family, one whose other words ("PCIe", "NVL", "SXM5") the row also names.
   const auto row_gb = memory_gb(gpu_type);
+  std::string best;
+  std::size_t best_score = 0;
   for (const auto& hw : stock) {
     const std::string family = squash(chip_family(hw.chip_name));
     if (family.empty() || g.find(family) == std::string::npos) continue;
     const auto hw_gb = memory_gb(hw.chip_name);
     if (row_gb && hw_gb && *row_gb != *hw_gb) continue;
-    return hw.name;
+    bool form_factor = false;
+    for (std::size_t pos = 0; pos < hw.chip_name.size();) {
+      const std::size_t end = std::min(hw.chip_name.find(' ', pos), hw.chip_name.size());
+      const std::string tok = squash(hw.chip_name.substr(pos, end - pos));
+      if (tok.size() >= 3 && tok != family && !memory_gb(tok) && g.find(tok) != std::string::npos) form_factor = true;
+      pos = end + 1;
+    }
+    const std::size_t score = 2 * family.size() + (form_factor ? 1 : 0);
+    if (score > best_score) best_score = score, best = hw.name;
   }
-  return "";
+  return best;
 }
 
 ErrorStats error_stats(const std::vector<std::pair<std::string, double>>& id_errors) {

@@ -1,0 +1,1 @@
+evaluate --model llama8b --hardware b20 --gpus 8
