@@ -345,6 +345,35 @@ LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const Pa
   return lt;
 }
 
+namespace {
+
+// Multi-token prediction (DeepSeek-V3 §2.2, arXiv:2412.19437; Megatron-Core
+// multi_token_prediction.py): each module, on the last pipeline stage (as
+// Megatron-LM theoretical_memory_usage.py places it), projects the
+// concatenated [h; embedding] (2h -> h), runs one transformer layer (MoE when
+// the model's last layer is) and the shared output layer and loss again.
+// Its norms are left out (memory-bound, small).
+void add_mtp(HeadTime& ht, const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
+             const TrainingSpec& ts, const Dims& d, Explain* ex) {
+  const double m = double(model.mtp_layers);
+  ModelSpec dense = model;
+  dense.moe = MoeSpec{};
+  const LayerTime layer = model.is_moe() ? moe_layer_time(model, hw, pc, ts) : layer_time(dense, hw, pc, ts);
+  const double proj_fwd = gemm_time_s(hw, ts.dtype, d.n, d.h / d.t, 2.0 * d.h);
+  const double proj_bwd = gemm_time_s(hw, ts.dtype, d.n, 2.0 * d.h, d.h / d.t) +
+                          gemm_time_s(hw, ts.dtype, 2.0 * d.h, d.h / d.t, d.n);
+  const double out_fwd = ht.output_fwd_s, out_bwd = ht.output_bwd_s;  // the shared head, priced above
+  ht.output_fwd_s += m * (layer.fwd_s() + proj_fwd + out_fwd);
+  ht.output_bwd_s += m * (layer.bwd_s() + proj_bwd + out_bwd);
+  note_step(ex, "multi-token prediction (last stage, per micro-batch, fwd)",
+            "mtp_layers x (one transformer layer + 2h->h projection + output layer and loss again)",
+            "DeepSeek-V3 §2.2 (arXiv:2412.19437); Megatron-Core multi_token_prediction.py",
+            {{"mtp_layers", m}, {"layer_fwd_s", layer.fwd_s()}, {"output_fwd_s", out_fwd}},
+            m * (layer.fwd_s() + proj_fwd + out_fwd), "s");
+}
+
+}  // namespace
+
 HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                    Explain* ex) {
   const Dims d = dims(model, pc, ts);
@@ -376,6 +405,7 @@ HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const Para
   ht.embedding_bwd_s = 2.0 * ht.embedding_fwd_s;
   const double k = 1.0 + straggler_slowdown(hw, ts.num_gpus);  // as stretch_for_slowest_chip
   for (double* x : {&ht.output_fwd_s, &ht.output_bwd_s, &ht.embedding_fwd_s, &ht.embedding_bwd_s}) *x *= k;
+  if (model.mtp_layers > 0) add_mtp(ht, model, hw, pc, ts, d, ex);
   if (ex)
     note_step(ex, "output layer (fwd)", "(2*n*h*V/t + F_half)/(peak*gemm_max) + 38 bytes * n*V/t / HBM (bwd: 14 bytes)",
               "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron fp32 vocab-parallel cross-entropy, pass by pass",

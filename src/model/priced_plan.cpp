@@ -116,6 +116,10 @@ PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const 
     plan.expert_params_per_layer = routed_params_per_layer(model);
     plan.expert_shards = pc.ep * pc.etp;
     plan.expert_dp_group = expert_groups(hw, pc).edp_group;
+    // MTP modules repeat the model's last layer (MoE when it is: Megatron-LM
+    // training.py counts them as MoE layers then).
+    const ParamCounts counts = count_params(model);
+    plan.mtp_expert_params = double(model.mtp_layers) * double(counts.routed_experts_per_moe_layer);
   }
   return plan;
 }
@@ -129,7 +133,8 @@ double held_params(const PricedPlan& plan, std::int64_t layers, bool embedding, 
   if (embedding) n += double(counts.embedding + counts.position);
   if (output) {
     const bool own_copy = plan.tied_embeddings && plan.layout.stages > 1;
-    n += double(counts.output + counts.final_norm) + (own_copy ? double(counts.embedding) : 0.0);
+    // The MTP modules sit with the output layer (Megatron-LM theoretical_memory_usage.py).
+    n += double(counts.output + counts.final_norm + counts.mtp) + (own_copy ? double(counts.embedding) : 0.0);
   }
   return n;
 }
@@ -179,7 +184,7 @@ std::vector<ChunkPlan> PricedPlan::chunks(std::int64_t stage) const {
     ch.embedding = stage == 0 && c == 0;
     ch.output = stage == layout.stages - 1 && std::int64_t(c) == v - 1;
     ch.params = held_params(*this, ch.layers, ch.embedding, ch.output);
-    ch.expert_params = double(ch.layers) * expert_params_per_layer;
+    ch.expert_params = double(ch.layers) * expert_params_per_layer + (ch.output ? mtp_expert_params : 0.0);
   }
   return out;
 }

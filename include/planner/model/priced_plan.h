@@ -85,6 +85,7 @@ struct PricedPlan {
   // parameters per layer (the mean over layers), sharded over EP x ETP, their
   // gradients reduced and optimizer state sharded over the EDP group.
   double expert_params_per_layer = 0;
+  double mtp_expert_params = 0;    // of the MTP modules (last stage): their routed experts
   std::int64_t expert_shards = 1;  // EP * ETP
   GroupPlacement expert_dp_group;  // EDP
 
@@ -105,7 +106,8 @@ struct PricedPlan {
   [[nodiscard]] double stage_params(std::int64_t stage) const;
   // Of stage_params: the routed experts' (MoE; 0 for dense models).
   [[nodiscard]] double stage_expert_params(std::int64_t stage) const {
-    return double(layout.layers_on(stage)) * expert_params_per_layer;
+    return double(layout.layers_on(stage)) * expert_params_per_layer +
+           (stage == layout.stages - 1 ? mtp_expert_params : 0.0);
   }
   // Parameters one GPU of `stage` holds: the rest over TP, the routed experts
   // over EP x ETP (Megatron-LM theoretical_memory_usage.py); stage_params / tp
