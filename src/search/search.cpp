@@ -150,7 +150,10 @@ Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, co
                 pp,
                 dp,
                 pinned_or(pin.virtual_stages, vpp_all),
-                pinned_or(pin.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}),
+                // MoE with TP > 1 needs SP (expert_reasons): SP off is not tried unless pinned.
+                pinned_or(pin.sequence_parallel, tp > 1 ? (model.is_moe() ? std::vector<bool>{true}
+                                                                          : std::vector<bool>{false, true})
+                                                        : std::vector<bool>{false}),
                 expert_layouts(model, pin, tp, cp, dp)};
         en.total += std::int64_t(ax.mbss.size() * o.sps.size() * ax.recs.size() * o.vpps.size() *
                                  ax.shardings.size() * o.experts.size());
