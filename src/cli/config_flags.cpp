@@ -112,7 +112,19 @@ void require_positive(const char* flag, std::optional<std::int64_t> v) {
   if (v && *v < 1) throw InputError(flag, fmt::format("expected a positive integer, got {}", *v));
 }
 
+void check_a2a(const TrainingSpec& ts, const HardwareProfile& hw) {
+  // DeepEP's kernels run on NVIDIA GPUs over NVLink and RDMA (deepseek-ai/DeepEP
+  // README: SM90 / SM100; intranode also SM80): not on a TPU torus or an
+  // AMD profile.
+  const bool nvidia = hw.nccl_generation == NcclGeneration::ampere || hw.nccl_generation == NcclGeneration::hopper ||
+                      hw.nccl_generation == NcclGeneration::blackwell;
+  if (ts.a2a == A2aBackend::deepep && (!nvidia || hw.tiers.empty() || hw.tiers[0].topology != Topology::switched))
+    throw InputError("--a2a", fmt::format("deepep runs on NVIDIA NVLink/RDMA clusters; {} ({}) is not one: use --a2a nccl",
+                                          hw.name, hw.chip_name));
+}
+
 void check_dtype(const TrainingSpec& ts, const HardwareProfile& hw) {
+  check_a2a(ts, hw);
   if (!(hw.peak_flops_per_s[std::size_t(ts.dtype)] > 0))
     throw InputError("--dtype", fmt::format("{} ({}) has no {} peak in its profile; use --dtype bf16 or another "
                                             "--hardware",

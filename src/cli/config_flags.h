@@ -55,6 +55,7 @@ void require_positive(const char* flag, std::optional<std::int64_t> v);
 TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model);
 // A --dtype the chip has no peak for (fp8 on A100, TPU v5e) is an input
 // error naming the chip, not a search where nothing fits.
+// Also: --a2a deepep on hardware DeepEP does not run on (a TPU torus, AMD).
 void check_dtype(const TrainingSpec& ts, const HardwareProfile& hw);
 // The knobs the flags fix (search pins); each given degree must be positive.
 SearchPins pins_from(const ConfigFlags& c);
