@@ -303,3 +303,20 @@ TEST_CASE("the search enumerates EP over the expert count's divisors that fold, 
   dense.moe = MoeSpec{};
   CHECK(search(dense, hw, spec).considered == 1);
 }
+
+TEST_CASE("without shared experts a MoE layer runs only the attention's TP collectives", "[moe]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = mixtral();
+  const TrainingSpec ts = training_run(16, 64, 4096);
+  const ParallelConfig pc = layout(2, 1, 8, 8);
+  ModelSpec dense = m;
+  dense.moe = MoeSpec{};
+  const LayerTime d = layer_time(dense, hw, pc, ts);
+  const LayerTime e = moe_layer_time(m, hw, pc, ts);
+  // The dense layer's two all-gather / reduce-scatter pairs are equal (same bytes): half remain.
+  CHECK(e.tp_comm_fwd_s == Approx(0.5 * d.tp_comm_fwd_s).epsilon(1e-12));
+  CHECK(e.tp_comm_bwd_s == Approx(0.5 * d.tp_comm_bwd_s).epsilon(1e-12));
+  ModelSpec shared = m;
+  shared.moe.num_shared_experts = 1;
+  CHECK(moe_layer_time(shared, hw, pc, ts).tp_comm_fwd_s == Approx(d.tp_comm_fwd_s).epsilon(1e-12));
+}

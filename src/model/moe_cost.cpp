@@ -29,6 +29,8 @@ ModelSpec without_routed_experts(const ModelSpec& model) {
   return m;
 }
 
+bool is_torus_tier0(const HardwareProfile& hw) { return !hw.tiers.empty() && hw.tiers[0].topology == Topology::torus; }
+
 ModelSpec dense_layer_model(const ModelSpec& model) {
   ModelSpec m = model;
   m.moe = MoeSpec{};
@@ -202,6 +204,17 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
                          const TrainingSpec& ts, Explain* ex) {
   LayerTime lt = layer_time(without_routed_experts(model), hw, pc, ts, ex);
   const MoeSpec& e = model.moe;
+  if (e.num_shared_experts == 0 && pc.tp > 1 && !ts.tp_comm_overlap && !is_torus_tier0(hw)) {
+    // No shared experts: the routed experts take the sequence-parallel shard
+    // as it is (the ETP gather, if any, is priced with the all-to-alls), so
+    // the MLP half of the layer's TP collectives does not run: of the dense
+    // layer's two all-gather / reduce-scatter pairs (and SP re-gathers) only
+    // the attention's remain (Megatron-Core MoELayer with the alltoall
+    // dispatcher: no TP gather before the router when SP is on).
+    lt.tp_comm_fwd_s *= 0.5;
+    lt.tp_comm_bwd_s *= 0.5;
+    lt.tp_comm_recompute_s *= 0.5;
+  }
   const MoeTokens tk = moe_tokens(model, pc, ts);
   const DType dt = ts.dtype;
   const double h = double(model.hidden_size), E = double(e.num_experts);
