@@ -358,3 +358,36 @@ TEST_CASE("chunk_layers fills chunks in bulk exactly as layer by layer", "[edge]
   }
   CHECK(cases > 5000);
 }
+
+TEST_CASE("MoE and MLA sizes: bounds name the field; the largest accepted counts stay exact", "[edge][moe]") {
+  ModelSpec m = find_model("mixtral-8x7b", kDir);
+  m.expected_params = m.expected_active_params = 0;
+  m.moe.top_k = 9;  // specs built in code get the same checks as files
+  CHECK(size_problems(m) == std::vector<std::string>{"moe.top_k: expected at most 8, got 9"});
+  m.moe.top_k = 2;
+  m.moe.first_dense_layers = 32;
+  CHECK(size_problems(m) == std::vector<std::string>{"moe.first_dense_layers: expected at most 31, got 32"});
+  m.moe.first_dense_layers = 0;
+  // 65536 experts of 4M width at h = 2^20: 8.6e17 parameters per layer, refused as a whole before any 64-bit product.
+  m.hidden_size = kMaxHiddenSize;
+  m.num_heads = 8192;
+  m.num_kv_heads = 8;
+  m.moe.num_experts = kMaxExperts;
+  m.moe.expert_ffn_hidden_size = kMaxFfnHiddenSize;
+  const auto p = size_problems(m);
+  REQUIRE(p.size() == 1);
+  CHECK_THAT(p[0], Catch::StartsWith("parameters: expected at most 1e+15 in all"));
+  // Just inside: 1024 experts of 16384 at h = 16384, 8 layers; count_params agrees with a double-precision sum.
+  m.hidden_size = 16384;
+  m.num_heads = 128;
+  m.moe.num_experts = 1024;
+  m.moe.expert_ffn_hidden_size = 16384;
+  m.num_layers = 8;
+  REQUIRE(size_problems(m).empty());
+  const ParamCounts c = count_params(m);
+  const double routed = 1024.0 * 3 * 16384 * 16384;
+  CHECK(double(c.routed_experts_per_moe_layer) == routed);
+  CHECK(double(c.total) == Approx(8 * (routed + c.attention_per_layer + 2 * 16384.0 + 16384.0 * 1024) +
+                                  2 * 32000.0 * 16384 + 16384)
+                               .epsilon(1e-15));
+}

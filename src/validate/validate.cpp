@@ -260,7 +260,7 @@ ValidationReport validate_runs(const std::vector<RunRow>& rows, const ValidateOp
           v = evaluate_row(*row.run, profile(hw_name));
         } catch (const InputError& e) {  // a row naming an unknown profile
           v.id = row.id, v.source = row.source, v.model_name = row.model_name;
-          v.skip_reason = e.what();
+          v.skip_reason = fmt::format("hardware '{}': {}", row.run->gpu_type, e.message());
         }
       }
     }

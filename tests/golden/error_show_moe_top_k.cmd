@@ -1,0 +1,1 @@
+show tests/golden/data/bad_moe_top_k.json
