@@ -244,6 +244,14 @@ void check_expert_flags(const ConfigFlags& c, const ModelSpec& model) {
                                           model.moe.expert_ffn_hidden_size, *c.etp));
 }
 
+void check_a2a_applies(const CommonFlags& f, const ParallelConfig& pc) {
+  if (pc.ep > 1) return;
+  // EP 1: the tokens never leave the GPU, so there is no all-to-all to choose or overlap.
+  if (f.a2a) throw InputError("--a2a", "chooses the expert all-to-all, but the layout has EP 1 (give --ep)");
+  if (f.overlap_a2a && *f.overlap_a2a)
+    throw InputError("--overlap-a2a", "overlaps the expert all-to-all, but the layout has EP 1 (give --ep)");
+}
+
 void check_tp_overlap(const TrainingSpec& ts, const SearchPins& pins) {
   if (!ts.tp_comm_overlap) return;
   if (pins.tp && *pins.tp == 1)

@@ -31,6 +31,7 @@ int run(const EvaluateFlags& f) {
   check_dtype(ts, hw);
   check_expert_flags(f.config, model);
   const ParallelConfig pc = config_from(f.config, ts);
+  check_a2a_applies(f.common, pc);
   const Format format = parse_format(f.common.format);
   if (f.explain && format == Format::csv)
     throw InputError("--explain", "prints the formulas with --format table or json, not csv");

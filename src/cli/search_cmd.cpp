@@ -35,6 +35,10 @@ int run(const SearchFlags& f) {
   check_dtype(spec.training, hw);
   check_expert_flags(f.config, model);
   spec.pins = pins_from(f.config);
+  if (spec.pins.ep && *spec.pins.ep == 1) {
+    ParallelConfig ep1;
+    check_a2a_applies(f.common, ep1);
+  }
   check_tp_overlap(spec.training, spec.pins);
   check_html_path(f.common);
   spec.collect_points = f.common.html.has_value();

@@ -53,6 +53,7 @@ int run(const SimulateFlags& f) {
   check_dtype(ts, hw);
   check_expert_flags(f.config, model);
   ParallelConfig pc = config_from(f.config, ts);
+  check_a2a_applies(f.common, pc);
   const std::optional<Schedule> requested =
       f.schedule.empty() ? std::nullopt : parse_name<Schedule>(f.schedule);  // checked by CLI::IsMember
   const Schedule schedule = simulated_schedule(pc, requested);
