@@ -65,6 +65,14 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
   app->add_flag("--overlap-p2p", f.overlap_p2p, "pipeline send/recv overlapped with compute");
   app->add_flag("--tp-overlap", f.tp_overlap,
                 "TP all-gather / reduce-scatter overlapped with the GEMMs (Megatron --tp-comm-overlap; needs SP)");
+  app->add_option("--a2a", f.a2a, "MoE all-to-all backend: nccl or deepep (DeepEP kernels)")
+      ->check(CLI::IsMember(name_list<A2aBackend>()));
+  app->add_option("--moe-imbalance", f.moe_imbalance,
+                  "MoE: busiest expert rank's tokens over the mean (>= 1; 1 = force-balanced routing)");
+  app->add_option("--capacity-factor", f.capacity_factor,
+                  "MoE: expert capacity factor (tokens above capacity dropped, inputs padded to it); 0 = dropless");
+  app->add_option("--overlap-a2a", f.overlap_a2a,
+                  "MoE: dispatch/combine all-to-alls overlapped with another micro-batch's compute (true/false)");
   app->add_option("--format", f.format, "table, json or csv")->check(CLI::IsMember(name_list<Format>()));
   app->add_option("--html", f.html, "also write a self-contained HTML page (charts, breakdowns) to FILE");
 }
@@ -101,6 +109,9 @@ void add_config(CLI::App* app, ConfigFlags& c, bool lists) {
                   "backward (false); implies --zero 3" +
                       more_names);
   app->add_option("--sp", c.sp, "sequence parallelism (true/false)" + more_names);
+  app->add_option("--ep", c.ep, "expert-parallel degree (MoE models; MoE parallel folding: EP*ETP divides TP*CP*DP)" +
+                                      more_names);
+  app->add_option("--etp", c.etp, "expert tensor-parallel degree (MoE models)" + more_names);
 }
 
 // The flags' values were checked against the same tables (CLI::IsMember).
@@ -114,7 +125,19 @@ void require_positive(const char* flag, std::optional<std::int64_t> v) {
   if (v && *v < 1) throw InputError(flag, fmt::format("expected a positive integer, got {}", *v));
 }
 
+void check_a2a(const TrainingSpec& ts, const HardwareProfile& hw) {
+  // DeepEP's kernels run on NVIDIA GPUs over NVLink and RDMA (deepseek-ai/DeepEP
+  // README: SM90 / SM100; intranode also SM80): not on a TPU torus or an
+  // AMD profile.
+  const bool nvidia = hw.nccl_generation == NcclGeneration::ampere || hw.nccl_generation == NcclGeneration::hopper ||
+                      hw.nccl_generation == NcclGeneration::blackwell;
+  if (ts.a2a == A2aBackend::deepep && (!nvidia || hw.tiers.empty() || hw.tiers[0].topology != Topology::switched))
+    throw InputError("--a2a", fmt::format("deepep runs on NVIDIA NVLink/RDMA clusters; {} ({}) is not one: use --a2a nccl",
+                                          hw.name, hw.chip_name));
+}
+
 void check_dtype(const TrainingSpec& ts, const HardwareProfile& hw) {
+  check_a2a(ts, hw);
   if (!(hw.peak_flops_per_s[std::size_t(ts.dtype)] > 0)) {
     std::string dtype(to_string(ts.dtype));
     std::transform(dtype.begin(), dtype.end(), dtype.begin(), [](unsigned char c) { return char(std::toupper(c)); });
@@ -167,6 +190,29 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
   ts.overlap_grad_reduce = !f.no_overlap_grad_reduce;
   ts.overlap_p2p = f.overlap_p2p;
   ts.tp_comm_overlap = f.tp_overlap;
+  for (auto [flag, given] : {std::pair{"--a2a", f.a2a.has_value()},
+                             {"--moe-imbalance", f.moe_imbalance.has_value()},
+                             {"--capacity-factor", f.capacity_factor.has_value()},
+                             {"--overlap-a2a", f.overlap_a2a.has_value()}})
+    if (given && !model.is_moe())
+      throw InputError(flag, fmt::format("applies to MoE models only; {} is dense (no experts)", model.name));
+  if (f.a2a) ts.a2a = parse_name<A2aBackend>(*f.a2a).value_or(A2aBackend::nccl);
+  if (f.moe_imbalance) {
+    if (!(*f.moe_imbalance >= 1.0 && *f.moe_imbalance <= 1e3))
+      throw InputError("--moe-imbalance", fmt::format("expected a load ratio from 1 to 1000, got {}", *f.moe_imbalance));
+    ts.moe_imbalance = *f.moe_imbalance;
+  }
+  if (f.capacity_factor) {
+    if (!(*f.capacity_factor >= 0.0 && *f.capacity_factor <= 1e3))
+      throw InputError("--capacity-factor",
+                       fmt::format("expected 0 (dropless) or a positive factor up to 1000, got {}", *f.capacity_factor));
+    ts.capacity_factor = *f.capacity_factor;
+  }
+  if (f.capacity_factor && f.moe_imbalance && *f.capacity_factor > 0)
+    throw InputError("--moe-imbalance",
+                     "with --capacity-factor the experts' inputs are padded to capacity, so the imbalance does not "
+                     "set the time; give one or the other");
+  ts.overlap_a2a = f.overlap_a2a.value_or(false);
   return ts;
 }
 
@@ -192,6 +238,8 @@ SearchPins pins_from(const ConfigFlags& c, bool lists, const char* command) {
     pins.reshard_after_forward = parse.booleans("--reshard-after-forward", c.reshard_after_forward);
   }
   pins.sequence_parallel = parse.booleans("--sp", c.sp);
+  pins.ep = parse.integers("--ep", c.ep, 1, kMaxGpus);
+  pins.etp = parse.integers("--etp", c.etp, 1, kMaxGpus);
   return pins;
 }
 
@@ -246,6 +294,32 @@ ParallelConfig framework_config(Framework fw, const ModelSpec& model, const Trai
     throw InputError("--framework", fmt::format("{} {} cannot express {}: {}", to_string(fw), info.release,
                                                 config_label(normalized(pc), 'c'), rule_text(info, r)));
   return pc;
+}
+
+void check_expert_flags(const SearchPins& pins, const ModelSpec& model) {
+  for (auto [flag, pin] : {std::pair{"--ep", &pins.ep}, {"--etp", &pins.etp}})
+    for (std::int64_t v : pin->values())
+      if (v != 1 && !model.is_moe())
+        throw InputError(flag, fmt::format("expected 1: {} is dense (no experts), got {}", model.name, v));
+  if (!model.is_moe()) return;
+  // Megatron-LM arguments.py: num_experts % expert_model_parallel_size == 0;
+  // the expert FFN splits over ETP (moe/experts.py).
+  for (std::int64_t v : pins.ep.values())
+    if (model.moe.num_experts % v != 0)
+      throw InputError("--ep", fmt::format("expected a divisor of {}'s {} experts, got {}", model.name,
+                                           model.moe.num_experts, v));
+  for (std::int64_t v : pins.etp.values())
+    if (model.moe.expert_ffn_hidden_size % v != 0)
+      throw InputError("--etp", fmt::format("expected a divisor of the expert FFN width {}, got {}",
+                                            model.moe.expert_ffn_hidden_size, v));
+}
+
+void check_a2a_applies(const CommonFlags& f, const ParallelConfig& pc) {
+  if (pc.ep > 1) return;
+  // EP 1: the tokens never leave the GPU, so there is no all-to-all to choose or overlap.
+  if (f.a2a) throw InputError("--a2a", "chooses the expert all-to-all, but the layout has EP 1 (give --ep)");
+  if (f.overlap_a2a && *f.overlap_a2a)
+    throw InputError("--overlap-a2a", "overlaps the expert all-to-all, but the layout has EP 1 (give --ep)");
 }
 
 void check_tp_overlap(const TrainingSpec& ts, const SearchPins& pins) {

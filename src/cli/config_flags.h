@@ -29,6 +29,11 @@ struct CommonFlags {
   // unset: planner's or the framework's default (grad_reduce_bytes: the gradient bytes)
   std::optional<double> grad_bytes, grad_reduce_bytes, optimizer_bytes, weight_bytes;
   bool no_overlap_grad_reduce = false, overlap_p2p = false, tp_overlap = false, zero3_recompute_regather = false;
+  // MoE only (an error on dense models): all-to-all backend, busiest expert
+  // rank's load over the mean, capacity factor (0 = dropless), a2a overlap.
+  std::optional<std::string> a2a;
+  std::optional<double> moe_imbalance, capacity_factor;
+  std::optional<bool> overlap_a2a;
   std::string format = "table";
   std::optional<std::string> html;  // --html FILE: a self-contained page (views/html_report.h)
 };
@@ -48,6 +53,7 @@ struct ConfigFlags {
   std::optional<std::string> zero;
   std::optional<std::string> reshard_after_forward;
   std::optional<std::string> sp;
+  std::optional<std::string> ep, etp;  // expert parallelism (MoE models)
   std::string schedule;  // evaluate --schedule; empty: 1F1B, interleaved when vpp > 1
 };
 
@@ -76,6 +82,7 @@ void require_positive(const char* flag, std::optional<std::int64_t> v);
 TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model);
 // A --dtype the chip has no peak for (fp8 on A100, TPU v5e) is an input
 // error naming the chip, not a search where nothing fits.
+// Also: --a2a deepep on hardware DeepEP does not run on (a TPU torus, AMD).
 void check_dtype(const TrainingSpec& ts, const HardwareProfile& hw);
 // The knobs the flags fix (search pins); each given degree must be positive.
 // With lists false (evaluate, simulate: one configuration) a flag with a list
@@ -93,6 +100,11 @@ void check_html_path(const CommonFlags& f, std::initializer_list<std::pair<const
 HtmlPageInfo html_page_info();
 // Writes the page (atomically) and says so on stderr.
 void write_html(const std::string& path, const std::string& page);
+// --ep / --etp that cannot apply to the model: any above 1 on a dense model,
+// an EP not dividing the experts, an ETP not dividing the expert FFN width.
+void check_expert_flags(const SearchPins& pins, const ModelSpec& model);
+// --a2a / --overlap-a2a on a layout with EP 1 (no all-to-all): an InputError.
+void check_a2a_applies(const CommonFlags& f, const ParallelConfig& pc);
 // --tp-overlap where it cannot apply (TP pinned to 1, SP pinned off) is an InputError.
 void check_tp_overlap(const TrainingSpec& ts, const SearchPins& pins);
 // --zero3-recompute-regather with a pinned ZeRO stage other than 3 or a

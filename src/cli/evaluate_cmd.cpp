@@ -33,7 +33,9 @@ int run(const EvaluateFlags& f) {
   TrainingSpec ts = training_from(f.common, model);
   apply_framework(f.common, fw, ts);
   check_dtype(ts, hw);
+  check_expert_flags(pins_from(f.config, false, "evaluate"), model);
   ParallelConfig pc = config_from(f.config, ts);
+  check_a2a_applies(f.common, pc);
   if (fw) pc = framework_config(*fw, model, ts, pc, f.config);
   const Format format = parse_format(f.common.format);
   if (f.explain && format == Format::csv)

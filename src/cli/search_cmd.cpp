@@ -54,6 +54,11 @@ int run(const SearchFlags& f) {
   spec.framework = fw;
   check_dtype(spec.training, hw);
   spec.pins = pins_from(f.config);
+  check_expert_flags(spec.pins, model);
+  if (spec.pins.ep.single() && *spec.pins.ep == 1) {
+    ParallelConfig ep1;
+    check_a2a_applies(f.common, ep1);
+  }
   check_tp_overlap(spec.training, spec.pins);
   check_zero3_regather(spec.training, spec.pins);
   check_html_path(f.common);

@@ -51,7 +51,9 @@ int run(const SimulateFlags& f) {
   const HardwareProfile hw = find_hardware(f.common.hardware);
   const TrainingSpec ts = training_from(f.common, model);
   check_dtype(ts, hw);
+  check_expert_flags(pins_from(f.config, false, "simulate"), model);
   ParallelConfig pc = config_from(f.config, ts, "simulate");
+  check_a2a_applies(f.common, pc);
   const std::optional<Schedule> requested =
       f.schedule.empty() ? std::nullopt : parse_name<Schedule>(f.schedule);  // checked by CLI::IsMember
   const Schedule schedule = simulated_schedule(pc, requested);

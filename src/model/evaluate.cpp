@@ -32,6 +32,16 @@ const char* describe(Reason r) {
       return "data type not supported by this chip (no peak FLOP/s)";
     case Reason::crosses_single_domain:
       return "group leaves the only interconnect tier the profile describes";
+    case Reason::ep_on_dense_model:
+      return "expert parallelism (EP/ETP > 1) on a dense model";
+    case Reason::ep_not_dividing_experts:
+      return "EP does not divide the number of experts";
+    case Reason::expert_grid_not_folding:
+      return "EP*ETP does not divide TP*CP*DP (MoE parallel folding)";
+    case Reason::etp_not_dividing_expert_ffn:
+      return "ETP does not divide the expert FFN size";
+    case Reason::moe_tp_needs_sp:
+      return "MoE with TP > 1 needs sequence parallelism (Megatron-Core)";
     case Reason::out_of_memory:
       return "does not fit in GPU memory";
     case Reason::count_:
@@ -47,11 +57,42 @@ std::vector<Reason> Evaluation::reason_list() const {
   return out;
 }
 
+// Expert parallelism with MoE parallel folding (Liu et al. 2025,
+// arXiv:2504.14960; Megatron-Core parallel_state.py): the expert grid
+// ETP x EP x EDP re-factors each stage's TP x CP x DP ranks, so EP*ETP must
+// divide TP*CP*DP. Megatron-LM megatron/training/arguments.py (validate_args)
+// asserts num_experts % expert_model_parallel_size == 0 and that EP needs
+// experts; Megatron-Core transformer_config.py (__post_init__) raises "When
+// using expert parallelism and tensor parallelism, sequence parallelism must
+// be used" (moe_tp_needs_sp: asked of every MoE layer with TP > 1, as the MoE
+// layer's input is the sequence-parallel shard); the expert linear layers
+// split their FFN width over ETP (megatron/core/transformer/moe/experts.py).
+std::uint32_t expert_reasons(const ModelSpec& model, const ParallelConfig& pc) {
+  std::uint32_t r = 0;
+  auto set = [&](Reason x) { r |= 1u << unsigned(x); };
+  if (pc.ep < 1 || pc.etp < 1 || pc.tp < 1 || pc.cp < 1 || pc.dp < 1) {
+    set(Reason::gpu_count_mismatch);
+    return r;
+  }
+  if (!model.is_moe()) {
+    if (pc.ep != 1 || pc.etp != 1) set(Reason::ep_on_dense_model);
+    return r;
+  }
+  if (model.moe.num_experts % pc.ep != 0) set(Reason::ep_not_dividing_experts);
+  // tp*cp*dp % (ep*etp), by division (no overflow): ep*etp <= tp*cp*dp.
+  const std::int64_t fold = pc.tp * pc.cp * pc.dp;
+  if (pc.ep > fold || pc.etp > fold / pc.ep || fold % (pc.ep * pc.etp) != 0) set(Reason::expert_grid_not_folding);
+  if (model.moe.expert_ffn_hidden_size % pc.etp != 0) set(Reason::etp_not_dividing_expert_ffn);
+  if (pc.tp > 1 && !pc.sequence_parallel) set(Reason::moe_tp_needs_sp);
+  return r;
+}
+
 std::uint32_t structural_reasons(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                  const TrainingSpec& ts) {
   std::uint32_t r = 0;
   auto set = [&](Reason x) { r |= 1u << unsigned(x); };
-  if (pc.tp < 1 || pc.cp < 1 || pc.pp < 1 || pc.dp < 1 || pc.micro_batch_size < 1 || pc.virtual_stages < 1) {
+  if (pc.tp < 1 || pc.cp < 1 || pc.pp < 1 || pc.dp < 1 || pc.micro_batch_size < 1 || pc.virtual_stages < 1 ||
+      pc.ep < 1 || pc.etp < 1) {
     set(Reason::gpu_count_mismatch);
     return r;
   }
@@ -87,6 +128,7 @@ std::uint32_t structural_reasons(const ModelSpec& model, const HardwareProfile& 
   if (hw.peak_flops_per_s[std::size_t(ts.dtype)] <= 0 || hw.efficiency.gemm_max[std::size_t(ts.dtype)] <= 0)
     set(Reason::dtype_unsupported);
   if (hw.tiers.size() < 2 && ts.num_gpus > domain) set(Reason::crosses_single_domain);
+  r |= expert_reasons(model, pc);
   return r;
 }
 
@@ -163,6 +205,7 @@ const char* dominant_overhead(const StepTimeBreakdown& t) {
                         {"PP bubble", t.pp_bubble_s},
                         {"DP comm", t.dp_comm_s},
                         {"ZeRO comm", t.zero3_comm_s},
+                        {"EP all-to-all", t.ep_comm_s},
                         {"optimizer", t.optimizer_s}};
   const Term* best = &terms[0];
   for (const Term& x : terms)

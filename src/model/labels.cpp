@@ -9,9 +9,14 @@
 namespace planner {
 
 std::string config_label(const ParallelConfig& c, char style) {
-  if (style == 'd') return fmt::format("TP{} CP{} PP{} DP{}", c.tp, c.cp, c.pp, c.dp);
+  // Expert parallelism shows only where it is used (MoE): dense labels unchanged.
+  const bool ep = c.ep > 1 || c.etp > 1;
+  if (style == 'd')
+    return fmt::format("TP{} CP{} PP{} DP{}", c.tp, c.cp, c.pp, c.dp) +
+           (ep ? fmt::format(" EP{} ETP{}", c.ep, c.etp) : std::string());
   if (style == 'c') {
     std::string s = fmt::format("tp{} cp{} pp{} dp{} mbs{}", c.tp, c.cp, c.pp, c.dp, c.micro_batch_size);
+    if (ep) s += fmt::format(" ep{} etp{}", c.ep, c.etp);
     if (c.virtual_stages > 1) s += fmt::format(" v{}", c.virtual_stages);
     if (c.sequence_parallel) s += " sp";
     if (c.recompute != Recompute::none) s += c.recompute == Recompute::full ? " rc-full" : " rc-sel";
@@ -20,7 +25,8 @@ std::string config_label(const ParallelConfig& c, char style) {
   }
   return fmt::format("tp={} cp={} pp={} dp={} mbs={} vpp={} recompute={} zero={} sp={}", c.tp, c.cp, c.pp, c.dp,
                      c.micro_batch_size, c.virtual_stages, to_string(c.recompute), zero_label(c),
-                     c.sequence_parallel ? "on" : "off");
+                     c.sequence_parallel ? "on" : "off") +
+         (ep ? fmt::format(" ep={} etp={}", c.ep, c.etp) : std::string());
 }
 
 std::string split_label(const PricedPlan& plan) {

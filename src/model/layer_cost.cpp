@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <vector>
 
 #include "planner/model/collectives.h"
 #include "planner/model/contention.h"
 #include "planner/model/straggler.h"
 #include "planner/model/model_math.h"
+#include "planner/model/moe_cost.h"
 #include "model/layer_parts.h"
 
 namespace planner {
@@ -39,6 +41,20 @@ Dims dims(const ModelSpec& model, const ParallelConfig& pc, const TrainingSpec& 
   d.gated = is_gated(model.ffn_kind);
   d.dropout = model.dropout;
   d.rope = model.position == PositionKind::rope;
+  if (model.is_mla()) {
+    // MLA: every head has its own K and V after the up-projection; the core
+    // multiplies Q.K over qk_nope + qk_rope dims and P.V over v dims, which the
+    // head_dim-based terms below see as H KV heads of their mean width.
+    const MlaSpec& a = model.mla;
+    d.mla = true;
+    d.q_lora = double(a.q_lora_rank);
+    d.kv_lora = double(a.kv_lora_rank);
+    d.qk_hd = double(a.qk_nope_head_dim);
+    d.rope_hd = double(a.qk_rope_head_dim);
+    d.v_hd = double(a.v_head_dim);
+    d.KV = d.H;
+    d.hd = (d.qk_hd + d.rope_hd + d.v_hd) / 2.0;
+  }
   return d;
 }
 
@@ -89,14 +105,34 @@ void add_gemms(LayerTime& lt, const Dims& d, const GemmWidths& w, const Hardware
                GemmTimes& fwd_times, Explain* ex) {
   struct Gemm {
     double M, N, K;
+    std::size_t slot;  // which of the QKV, O, FFN-in, FFN-out times it adds to
   };
-  const Gemm gemms[4] = {
-      {d.n, w.q_out + w.kv_out, d.h}, {d.n, d.h, d.H * d.hd / d.t}, {d.n, w.ffn_in, d.h}, {d.n, d.h, d.F / d.t}};
-  for (std::size_t i = 0; i < 4; ++i) {
-    const Gemm& g = gemms[i];
+  std::vector<Gemm> gemms;
+  if (!d.mla) {
+    gemms = {{d.n, w.q_out + w.kv_out, d.h, 0}, {d.n, d.h, d.H * d.hd / d.t, 1}};
+  } else {
+    // Multi-head latent attention (DeepSeek-V2 §2.1, arXiv:2405.04434;
+    // Megatron-Core multi_latent_attention.py): the down-projections to the
+    // query and KV latents (plus the shared RoPE key) are not split over TP,
+    // the up-projections to H heads and the output projection are.
+    const double qk = d.qk_hd + d.rope_hd;
+    if (d.q_lora > 0)
+      gemms.push_back({d.n, d.q_lora, d.h, 0}), gemms.push_back({d.n, d.H * qk / d.t, d.q_lora, 0});
+    else
+      gemms.push_back({d.n, d.H * qk / d.t, d.h, 0});
+    gemms.push_back({d.n, d.kv_lora + d.rope_hd, d.h, 0});
+    gemms.push_back({d.n, d.H * (d.qk_hd + d.v_hd) / d.t, d.kv_lora, 0});
+    gemms.push_back({d.n, d.h, d.H * d.v_hd / d.t, 1});
+  }
+  gemms.push_back({d.n, w.ffn_in, d.h, 2});
+  gemms.push_back({d.n, d.h, d.F / d.t, 3});
+  fwd_times = {};
+  for (const Gemm& g : gemms) {
+    if (g.N <= 0 || g.K <= 0) continue;  // a MoE layer without shared experts has no dense FFN (moe_cost.cpp)
     lt.gemm_flops_fwd += 2.0 * g.M * g.N * g.K;
-    fwd_times[i] = gemm_time_s(hw, dt, g.M, g.N, g.K);
-    lt.gemm_fwd_s += fwd_times[i];
+    const double t = gemm_time_s(hw, dt, g.M, g.N, g.K);
+    fwd_times[g.slot] += t;
+    lt.gemm_fwd_s += t;
     // Backward: input gradient (M x K output) and weight gradient (K x N
     // output, reduced over M), each the forward's FLOPs.
     lt.gemm_bwd_s += gemm_time_s(hw, dt, g.M, g.K, g.N) + gemm_time_s(hw, dt, g.K, g.N, g.M);
@@ -281,6 +317,9 @@ double recompute_s(const LayerTime& lt, Recompute recompute, AttentionKernel ker
 
 LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                      const TrainingSpec& ts, Explain* ex) {
+  // MoE models: the mean of a dense and a MoE layer (moe_cost.h), each priced
+  // below as a dense layer plus the routed experts.
+  if (model.is_moe()) return mean_moe_model_layer_time(model, hw, pc, ts, ex);
   const Dims d = dims(model, pc, ts);
   const GemmWidths w = gemm_widths(d);
   LayerTime lt;
@@ -305,6 +344,35 @@ LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const Pa
   lt.recompute_s = recompute_s(lt, pc.recompute, ts.attention);
   return lt;
 }
+
+namespace {
+
+// Multi-token prediction (DeepSeek-V3 §2.2, arXiv:2412.19437; Megatron-Core
+// multi_token_prediction.py): each module, on the last pipeline stage (as
+// Megatron-LM theoretical_memory_usage.py places it), projects the
+// concatenated [h; embedding] (2h -> h), runs one transformer layer (MoE when
+// the model's last layer is) and the shared output layer and loss again.
+// Its norms are left out (memory-bound, small).
+void add_mtp(HeadTime& ht, const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
+             const TrainingSpec& ts, const Dims& d, Explain* ex) {
+  const double m = double(model.mtp_layers);
+  ModelSpec dense = model;
+  dense.moe = MoeSpec{};
+  const LayerTime layer = model.is_moe() ? moe_layer_time(model, hw, pc, ts) : layer_time(dense, hw, pc, ts);
+  const double proj_fwd = gemm_time_s(hw, ts.dtype, d.n, d.h / d.t, 2.0 * d.h);
+  const double proj_bwd = gemm_time_s(hw, ts.dtype, d.n, 2.0 * d.h, d.h / d.t) +
+                          gemm_time_s(hw, ts.dtype, 2.0 * d.h, d.h / d.t, d.n);
+  const double out_fwd = ht.output_fwd_s, out_bwd = ht.output_bwd_s;  // the shared head, priced above
+  ht.output_fwd_s += m * (layer.fwd_s() + proj_fwd + out_fwd);
+  ht.output_bwd_s += m * (layer.bwd_s() + proj_bwd + out_bwd);
+  note_step(ex, "multi-token prediction (last stage, per micro-batch, fwd)",
+            "mtp_layers x (one transformer layer + 2h->h projection + output layer and loss again)",
+            "DeepSeek-V3 §2.2 (arXiv:2412.19437); Megatron-Core multi_token_prediction.py",
+            {{"mtp_layers", m}, {"layer_fwd_s", layer.fwd_s()}, {"output_fwd_s", out_fwd}},
+            m * (layer.fwd_s() + proj_fwd + out_fwd), "s");
+}
+
+}  // namespace
 
 HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                    Explain* ex) {
@@ -337,6 +405,7 @@ HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const Para
   ht.embedding_bwd_s = 2.0 * ht.embedding_fwd_s;
   const double k = 1.0 + straggler_slowdown(hw, ts.num_gpus);  // as stretch_for_slowest_chip
   for (double* x : {&ht.output_fwd_s, &ht.output_bwd_s, &ht.embedding_fwd_s, &ht.embedding_bwd_s}) *x *= k;
+  if (model.mtp_layers > 0) add_mtp(ht, model, hw, pc, ts, d, ex);
   if (ex)
     note_step(ex, "output layer (fwd)", "(2*n*h*V/t + F_half)/(peak*gemm_max) + 38 bytes * n*V/t / HBM (bwd: 14 bytes)",
               "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron fp32 vocab-parallel cross-entropy, pass by pass",
@@ -346,6 +415,7 @@ HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const Para
 
 LayerActivations layer_activations(const ModelSpec& model, const ParallelConfig& pc, const TrainingSpec& ts,
                                    Explain* ex) {
+  if (model.is_moe()) return mean_moe_model_layer_activations(model, pc, ts, ex);
   const Dims d = dims(model, pc, ts);
   LayerActivations a;
   const double nh_sp = d.n * d.h / d.sp_div;  // regions split only by SP

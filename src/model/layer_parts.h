@@ -16,6 +16,9 @@ constexpr double kAct = 2.0;  // bytes per bf16 activation element
 struct Dims {
   double b, s, s_local, n, h, H, KV, hd, F, t, cp, sp_div;
   bool gated, dropout, rope;
+  // Multi-head latent attention (ModelSpec::mla); zero / false otherwise.
+  bool mla = false;
+  double q_lora = 0, kv_lora = 0, qk_hd = 0, rope_hd = 0, v_hd = 0;
 };
 
 // Forward time of the QKV, O, FFN-in and FFN-out GEMMs, in that order (the

@@ -18,7 +18,14 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
   // the distinct stages (the first of each kind; on ties the earliest).
   for (std::int64_t r : layout.distinct_stages()) {
     MemoryBreakdown stage;
-    const double params = plan.stage_params(r) / t;
+    // MoE: the routed experts over EP x ETP, their ZeRO / distributed-
+    // optimizer shards over EDP; the rest over TP and DP x CP as for dense
+    // models (Megatron-LM theoretical_memory_usage.py,
+    // compute_weight_and_optimizer_memory: expert_sharded params use
+    // num_bytes_per_parameter(expert_data_parallel_size)).
+    const double expert = plan.stage_expert_params(r) / double(plan.expert_shards);
+    const double params = (plan.stage_params(r) - plan.stage_expert_params(r)) / t;
+    const double eshard = double(plan.expert_dp_group.size);
     // ZeRO-3 that keeps the gathered weights from the forward to the
     // backward holds the stage's weights whole while any micro-batch is in
     // flight, i.e. at the peak (Llama 3 405B, arXiv:2407.21783 §3.3.2).
@@ -26,6 +33,11 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
     stage.weights_bytes = params * ts.weight_bytes_per_param / (weights_sharded ? shard : 1.0);
     stage.gradients_bytes = params * ts.grad_bytes_per_param / (pc.zero_stage >= 2 ? shard : 1.0);
     stage.optimizer_bytes = params * ts.optimizer_bytes_per_param / (pc.zero_stage >= 1 ? shard : 1.0);
+    if (expert > 0) {
+      stage.weights_bytes += expert * ts.weight_bytes_per_param / (weights_sharded ? eshard : 1.0);
+      stage.gradients_bytes += expert * ts.grad_bytes_per_param / (pc.zero_stage >= 2 ? eshard : 1.0);
+      stage.optimizer_bytes += expert * ts.optimizer_bytes_per_param / (pc.zero_stage >= 1 ? eshard : 1.0);
+    }
     stage.micro_batches_in_flight =
         micro_batches_in_flight(pc.schedule, pc.pp, pc.virtual_stages, plan.micro_batches, r);
     stage.activations_bytes = act.stored_bytes * double(layout.layers_on(r)) * stage.micro_batches_in_flight;
@@ -53,7 +65,8 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
     // group of one rank holds every weight already and gathers nothing (as
     // step_time prices no ZeRO-3 traffic for it).
     if (plan.zero3_gathers)
-      stage.transient_bytes += double(plan.params.per_layer) / t *
+      stage.transient_bytes += ((double(plan.params.per_layer) - plan.expert_params_per_layer) / t +
+                                plan.expert_params_per_layer / double(plan.expert_shards)) *
                                ((weights_sharded ? 2.0 * ts.weight_bytes_per_param : 0.0) + ts.grad_bytes_per_param +
                                 reduce_bytes_per_param(ts));
     stage.reserve_bytes = hw.memory_reserve_bytes;

@@ -1,6 +1,7 @@
 #include "planner/model/priced_plan.h"
 
 #include "planner/model/contention.h"
+#include "planner/model/moe_cost.h"
 
 #include <algorithm>
 
@@ -76,12 +77,20 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
   // their owner's shard as the backward produces them). The backward's
   // gathers and reduce-scatters share the link, so they hide together
   // behind the backward, not each on its own.
-  const double layer_params = double(count_params(model).per_layer) / double(pc.tp);
+  // MoE: the routed experts' shard (over EP x ETP) is gathered and reduced
+  // over the EDP group, the rest over DP x CP (moe_cost.h).
+  const double expert = routed_params_per_layer(model);
+  const double layer_params = (double(count_params(model).per_layer) - expert) / double(pc.tp);
+  const GroupPlacement edp = expert > 0 ? expert_groups(hw, pc).edp_group : GroupPlacement{};
+  const double expert_local = expert / double(pc.ep * pc.etp);
   const double w = ts.weight_bytes_per_param, g = ts.grad_bytes_per_param, r = reduce_bytes_per_param(ts);
   CollectiveCost ag{}, rag{};
   if (pc.zero_stage >= 3) {
     ag = collective_cost(hw, weight_group, Collective::all_gather, layer_params * w);
     z.all_gather_s = ag.total_s();
+    if (expert > 0)
+      z.all_gather_s +=
+          collective_cost(hw, edp, Collective::all_gather, expert_local * w).total_s();
     if (pc.reshard_after_forward) z.bwd_all_gather_s = z.all_gather_s;
     // DeepSpeed ZeRO-3 under full recomputation: the recomputed forward
     // fetches what its submodule hooks released (TrainingSpec::zero3_recompute_regather).
@@ -96,6 +105,9 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
   // Reduced in the reduce dtype (FSDP2 reduce_dtype: fp32 in torchtitan).
   const CollectiveCost rs = collective_cost(hw, weight_group, Collective::reduce_scatter, layer_params * r);
   z.reduce_scatter_s = rs.total_s();
+  if (expert > 0)
+    z.reduce_scatter_s +=
+        collective_cost(hw, edp, Collective::reduce_scatter, expert_local * r).total_s();
   z.exposed_fwd_s = std::max(0.0, z.all_gather_s - lt.fwd_s());
   const double bwd_comm = z.recompute_all_gather_s + z.bwd_all_gather_s + z.reduce_scatter_s;
   z.exposed_bwd_s = std::max(0.0, bwd_comm - lt.bwd_s());
@@ -112,9 +124,10 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
   const double hbm = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
   const bool xla = !hw.tiers.empty() && hw.tiers[0].topology == Topology::torus;
   if (hbm > 0 && !xla) {
-    const double gathers_bwd = (z.bwd_all_gather_s > 0 ? layer_params : 0.0) + z.regathered_params;
-    z.staging_fwd_s = pc.zero_stage >= 3 ? layer_params * 2.0 * w / hbm : 0.0;
-    z.staging_bwd_s = (gathers_bwd * 2.0 * w + layer_params * (g + r)) / hbm;
+    const double local = layer_params + expert_local;  // this GPU's part of the layer, experts included
+    const double gathers_bwd = (z.bwd_all_gather_s > 0 ? local : 0.0) + z.regathered_params;
+    z.staging_fwd_s = pc.zero_stage >= 3 ? local * 2.0 * w / hbm : 0.0;
+    z.staging_bwd_s = (gathers_bwd * 2.0 * w + local * (g + r)) / hbm;
   }
   // What is hidden runs beside the layer's kernels and slows them
   // (contention.h); the backward's hidden part is split between its gathers
@@ -167,6 +180,15 @@ PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const 
   plan.params = count_params(model);
   plan.tied_embeddings = model.tied_embeddings;
   plan.heads_in_split = ts.pipeline_split == PipelineSplit::balanced;
+  if (model.is_moe()) {
+    plan.expert_params_per_layer = routed_params_per_layer(model);
+    plan.expert_shards = pc.ep * pc.etp;
+    plan.expert_dp_group = expert_groups(hw, pc).edp_group;
+    // MTP modules repeat the model's last layer (MoE when it is: Megatron-LM
+    // training.py counts them as MoE layers then).
+    const ParamCounts counts = count_params(model);
+    plan.mtp_expert_params = double(model.mtp_layers) * double(counts.routed_experts_per_moe_layer);
+  }
   return plan;
 }
 
@@ -179,7 +201,8 @@ double held_params(const PricedPlan& plan, std::int64_t layers, bool embedding, 
   if (embedding) n += double(counts.embedding + counts.position);
   if (output) {
     const bool own_copy = plan.tied_embeddings && plan.layout.stages > 1;
-    n += double(counts.output + counts.final_norm) + (own_copy ? double(counts.embedding) : 0.0);
+    // The MTP modules sit with the output layer (Megatron-LM theoretical_memory_usage.py).
+    n += double(counts.output + counts.final_norm + counts.mtp) + (own_copy ? double(counts.embedding) : 0.0);
   }
   return n;
 }
@@ -232,6 +255,7 @@ std::vector<ChunkPlan> PricedPlan::chunks(std::int64_t stage) const {
     ch.embedding = stage == 0 && c == 0;
     ch.output = stage == layout.stages - 1 && std::int64_t(c) == v - 1;
     ch.params = held_params(*this, ch.layers, ch.embedding, ch.output);
+    ch.expert_params = double(ch.layers) * expert_params_per_layer + (ch.output ? mtp_expert_params : 0.0);
   }
   return out;
 }

@@ -20,6 +20,19 @@ double optimizer_time_s(const HardwareProfile& hw, const ParallelConfig& pc, con
   return opt_bytes / (hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency);
 }
 
+double stage_optimizer_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
+                         const PricedPlan& plan, std::int64_t stage) {
+  const double expert = plan.stage_expert_params(stage);
+  if (expert <= 0) return optimizer_time_s(hw, pc, ts, plan.stage_params(stage) / double(pc.tp));
+  // Routed experts: EP x ETP shards, their optimizer state over EDP
+  // (Megatron-Core distributed optimizer, expert data-parallel group).
+  ParallelConfig expert_pc = pc;
+  expert_pc.dp = plan.expert_dp_group.size;
+  expert_pc.cp = 1;
+  return optimizer_time_s(hw, pc, ts, (plan.stage_params(stage) - expert) / double(pc.tp)) +
+         optimizer_time_s(hw, expert_pc, ts, expert / double(plan.expert_shards));
+}
+
 double pp_send_bytes(const ModelSpec& model, const ParallelConfig& pc, const TrainingSpec& ts) {
   return 2.0 * double(pc.micro_batch_size) * double(ts.seq_len) / double(pc.cp) * double(model.hidden_size) /
          double(pc.tp);
@@ -56,6 +69,13 @@ double tp_term_s(const PricedPlan& plan, std::int64_t heavy) {
   double tp = double(plan.layout.layers_on(heavy)) * (lt.tp_comm_fwd_s + lt.tp_comm_bwd_s + lt.tp_comm_recompute_s);
   if (heavy == plan.layout.stages - 1) tp += plan.head.output_tp_comm_s;
   return double(plan.micro_batches) * tp;
+}
+
+// Exposed expert all-to-alls (MoE dispatch and combine, forward and
+// backward, and their ETP gathers; moe_cost.h), as layer_cost.cpp overlaps them.
+double ep_term_s(const PricedPlan& plan, std::int64_t heavy) {
+  const LayerTime& lt = plan.layer;
+  return double(plan.micro_batches) * double(plan.layout.layers_on(heavy)) * (lt.ep_comm_fwd_s + lt.ep_comm_bwd_s);
 }
 
 // Exposed part of the CP ring exchange of K/V (Liu et al. 2023, Ring
@@ -175,13 +195,19 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
   StageTail tl;
   tl.stage = r;
   const double layers_r = double(plan.layout.layers_on(r));
-  const double params_local = plan.stage_params(r) / double(pc.tp);
+  // MoE: the routed experts' gradients reduce over the EDP group, after the
+  // rest's over DP x CP (Megatron-Core DDP keeps expert parameters in their
+  // own buckets, reduced over the expert data-parallel group).
+  const double expert_local = plan.stage_expert_params(r) / double(plan.expert_shards);
+  const double params_local = (plan.stage_params(r) - plan.stage_expert_params(r)) / double(pc.tp);
   const double bwd_window = ts.overlap_grad_reduce ? layers_r * lt.bwd_s() : 0.0;
   if (plan.grads_reduced) {
     const double grad_bytes = params_local * reduce_bytes_per_param(ts);  // on the wire
     const Collective red = curves.red;
     const CollectiveCost reduce = curves.reduce.at(grad_bytes);
     tl.reduce_s = reduce.total_s();
+    if (expert_local > 0)
+      tl.reduce_s += collective_cost(hw, plan.expert_dp_group, red, expert_local * ts.grad_bytes_per_param).total_s();
     tl.reduce_cost = reduce;
     const double bucket = std::min(grad_bytes, kGradBucketParams * reduce_bytes_per_param(ts));
     const double t_bucket = curves.reduce.at(bucket).total_s();
@@ -194,6 +220,10 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
   if (plan.params_gathered) {
     const CollectiveCost gather = curves.gather.at(params_local * ts.weight_bytes_per_param);
     tl.gather_s = gather.total_s();
+    if (expert_local > 0)
+      tl.gather_s += collective_cost(hw, plan.expert_dp_group, Collective::all_gather,
+                                     expert_local * ts.weight_bytes_per_param)
+                         .total_s();
     tl.gather_cost = gather;
     const double fwd_window = ts.overlap_grad_reduce ? layers_r * lt.fwd_s() : 0.0;
     const double gather_exposed = std::max(tl.gather_s - fwd_window, 0.0);
@@ -202,7 +232,7 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
         contention_s(hw, wg, Collective::all_gather, gather, tl.gather_s - gather_exposed, lt.fwd_s(),
                      lt.memory_bound_fwd_s());
   }
-  tl.optimizer_s = optimizer_time_s(hw, pc, ts, params_local);
+  tl.optimizer_s = stage_optimizer_s(hw, pc, ts, plan, r);
   return tl;
 }
 
@@ -281,6 +311,16 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
          {"window_s", tail.window_s},
          {"lead_s", tail.lead_s}},
         t.dp_comm_s);
+  if (ex && plan.expert_params_per_layer > 0)
+    note_step(ex, "expert gradients (MoE): reduced over EDP",
+              "routed-expert grads of the stage / (EP*ETP) reduced (and ZeRO-1/2 gathered) over the EDP group, after "
+              "the rest's over DP x CP; their optimizer state sharded over EDP",
+              "Megatron-Core DDP expert buckets (expert data-parallel group); Megatron-LM theoretical_memory_usage.py",
+              {{"stage", double(tail.stage)},
+               {"expert_params_local", plan.stage_expert_params(tail.stage) / double(plan.expert_shards)},
+               {"edp", double(plan.expert_dp_group.size)},
+               {"edp_nodes", double(plan.expert_dp_group.domains)}},
+              tail.reduce_s, "s");
   if (ex)
     note_step(ex, "optimizer step (Adam, memory bound)",
               "(3g + 28 + w) bytes per local parameter (/ DP*CP with ZeRO >= 1) / (HBM bandwidth * efficiency), "
@@ -375,6 +415,9 @@ StepTimeBreakdown step_time(const ModelSpec& model, const HardwareProfile& hw, c
   st.contention_s = contention_term_s(plan, heavy, ex);
   st.tp_comm_s = tp_term_s(plan, heavy);
   st.cp_comm_s = cp_term_s(plan, heavy);
+  st.ep_comm_s = ep_term_s(plan, heavy);
+  st.ep_comm_total_s =
+      double(plan.micro_batches) * double(plan.layout.layers_on(heavy)) * plan.layer.ep_comm_total_s;
   if (pc.pp > 1) {
     st.pp_bubble_s = bubble_term_s(model, plan, t_max, ex);
     st.pp_p2p_s = p2p_term_s(model, hw, pc, ts, plan, ex);
@@ -392,7 +435,7 @@ StepTimeBreakdown step_time(const ModelSpec& model, const HardwareProfile& hw, c
   st.zero3_comm_total_s = z3.total_s;
 
   st.step_s = st.compute_s + st.recompute_s + st.contention_s + st.tp_comm_s + st.cp_comm_s + st.pp_p2p_s +
-              st.pp_bubble_s + st.dp_comm_s + st.zero3_comm_s + st.optimizer_s;
+              st.pp_bubble_s + st.dp_comm_s + st.zero3_comm_s + st.optimizer_s + st.ep_comm_s;
   add_rates(model, hw, pc, ts, st, ex);
   return st;
 }

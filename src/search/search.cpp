@@ -48,7 +48,7 @@ std::vector<T> pinned_values_or(const Pin<T>& pin, std::vector<T> all) {
 
 auto key(const ParallelConfig& c) {
   return std::make_tuple(c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages, int(c.recompute), c.zero_stage,
-                         !c.reshard_after_forward, c.sequence_parallel);
+                         !c.reshard_after_forward, c.sequence_parallel, c.ep, c.etp);
 }
 
 void check_pins(const SearchPins& pin) {
@@ -57,7 +57,9 @@ void check_pins(const SearchPins& pin) {
                          {"pp", &pin.pp},
                          {"dp", &pin.dp},
                          {"micro_batch_size", &pin.micro_batch_size},
-                         {"virtual_stages", &pin.virtual_stages}})
+                         {"virtual_stages", &pin.virtual_stages},
+                         {"ep", &pin.ep},
+                         {"etp", &pin.etp}})
     for (std::int64_t v : p->values())
       if (v < 1) throw InputError("search", fmt::format("pinned {}: expected a positive integer, got {}", name, v));
 }
@@ -119,7 +121,35 @@ struct Outer {
   std::int64_t tp, cp, pp, dp;
   std::vector<std::int64_t> vpps;
   std::vector<bool> sps;
+  std::vector<std::pair<std::int64_t, std::int64_t>> experts;  // (ep, etp); (1, 1) for dense models
 };
+
+// Expert layouts a (tp, cp, dp) allows a MoE model: EP over the divisors of
+// the expert count with EP*ETP dividing TP*CP*DP (MoE parallel folding,
+// arXiv:2504.14960), ETP 1 or TP (Megatron-Core's default ETP is TP; the MoE
+// README prefers EP over ETP) and dividing the expert FFN width. Dense
+// models: (1, 1) only, unless pinned (then rejected by expert_reasons).
+std::vector<std::pair<std::int64_t, std::int64_t>> expert_layouts(const ModelSpec& model, const SearchPins& pin,
+                                                                  std::int64_t tp, std::int64_t cp,
+                                                                  std::int64_t dp) {
+  const auto first_or_1 = [](const Pin<std::int64_t>& p) { return p ? p.values().front() : std::int64_t{1}; };
+  if (!model.is_moe()) return {{first_or_1(pin.ep), first_or_1(pin.etp)}};
+  // A pin of one value is tried as given (expert_reasons rejects it if it does
+  // not fold); a list keeps its values that fold.
+  const std::vector<std::int64_t> etps =
+      pin.etp ? pin.etp.values() : (tp > 1 ? std::vector<std::int64_t>{1, tp} : std::vector<std::int64_t>{1});
+  const std::int64_t fold = tp * cp * dp;
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  for (std::int64_t etp : etps) {
+    if (!pin.etp.single() && (fold % etp != 0 || model.moe.expert_ffn_hidden_size % etp != 0)) continue;
+    const auto eps = pin.ep ? pin.ep.values() : divisors_up_to(model.moe.num_experts, fold / etp);
+    for (std::int64_t ep : eps)
+      if (pin.ep.single() || ((fold / etp) % ep == 0 && model.moe.num_experts % ep == 0)) out.emplace_back(ep, etp);
+  }
+  const bool one_each = (!pin.ep || pin.ep.single()) && (!pin.etp || pin.etp.single());
+  if (out.empty() && one_each) out.emplace_back(first_or_1(pin.ep), first_or_1(pin.etp));  // rejected by expert_reasons
+  return out;
+}
 
 struct Enumeration {
   std::vector<Outer> outers;
@@ -151,10 +181,14 @@ Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, co
                 pp,
                 dp,
                 pinned_or(pin.virtual_stages, vpp_all),
-                pinned_or(pin.sequence_parallel, tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false})};
-        if (o.vpps.empty() || o.sps.empty()) continue;  // a list pin with no valid value here
+                // MoE with TP > 1 needs SP (expert_reasons): SP off is not tried unless pinned.
+                pinned_or(pin.sequence_parallel, tp > 1 ? (model.is_moe() ? std::vector<bool>{true}
+                                                                          : std::vector<bool>{false, true})
+                                                        : std::vector<bool>{false}),
+                expert_layouts(model, pin, tp, cp, dp)};
+        if (o.vpps.empty() || o.sps.empty() || o.experts.empty()) continue;  // a list pin with no valid value here
         en.total += std::int64_t(ax.mbss.size() * o.sps.size() * ax.recs.size() * o.vpps.size() *
-                                 distinct_shardings(ax.shardings, dp * cp).size());
+                                 distinct_shardings(ax.shardings, dp * cp).size() * o.experts.size());
         en.outers.push_back(std::move(o));
       }
     }
@@ -359,12 +393,14 @@ SearchResult search(const ModelSpec& model, const HardwareProfile& hw, const Sea
   for (const Outer& o : en.outers)
     for (std::int64_t mbs : ax.mbss)
       for (bool sp : o.sps)
-        for (Recompute rec : ax.recs) {
-          ParallelConfig base;
-          base.tp = o.tp, base.cp = o.cp, base.pp = o.pp, base.dp = o.dp;
-          base.micro_batch_size = mbs, base.sequence_parallel = sp, base.recompute = rec;
-          price_group(model, hw, ts, base, o.vpps, ax.shardings, fw, tally, top);
-        }
+        for (Recompute rec : ax.recs)
+          for (const auto& [ep, etp] : o.experts) {
+            ParallelConfig base;
+            base.tp = o.tp, base.cp = o.cp, base.pp = o.pp, base.dp = o.dp;
+            base.micro_batch_size = mbs, base.sequence_parallel = sp, base.recompute = rec;
+            base.ep = ep, base.etp = etp;
+            price_group(model, hw, ts, base, o.vpps, ax.shardings, fw, tally, top);
+          }
   if (spec.progress) spec.progress(SearchProgress{res.considered, en.total});
   res.top = std::move(top).ranked();
   return res;

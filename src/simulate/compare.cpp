@@ -25,7 +25,8 @@ std::vector<ComparisonTerm> comparison_terms(const StepTimeBreakdown& t, const S
   // term is compared there.
   const double per_layer_contention = t.contention_s - t.contention_tail_s;
   return {{"compute + recompute + contention", t.compute_s + t.recompute_s + per_layer_contention, s.compute_s},
-          {"TP/CP exposed", t.tp_comm_s + t.cp_comm_s, s.tp_cp_s},
+          {t.ep_comm_total_s > 0 ? "TP/CP/EP exposed" : "TP/CP exposed", t.tp_comm_s + t.cp_comm_s + t.ep_comm_s,
+           s.tp_cp_s + s.ep_s},
           {"pipeline (bubble + send/recv)", t.pp_bubble_s + t.pp_p2p_s, s.pipeline_wait_s + s.send_blocked_s},
           {"DP / ZeRO exposed", t.dp_comm_s + t.zero3_comm_s, s.dp_wait_s + s.zero3_s},
           {"optimizer (+ DP tail contention)", t.optimizer_s + t.contention_tail_s, s.optimizer_s}};

@@ -24,6 +24,8 @@ const char* to_string(Stream s) {
       return "PP send";
     case Stream::dp:
       return "DP comm";
+    case Stream::ep:
+      return "EP all-to-all (exposed)";
   }
   return "?";
 }
@@ -52,6 +54,8 @@ const char* to_string(EventKind k) {
       return "ZeRO-3 gather";
     case EventKind::optimizer:
       return "optimizer";
+    case EventKind::ep_comm:
+      return "EP a2a";
   }
   return "?";
 }
@@ -80,7 +84,7 @@ void check_problem(const PipelineProblem& pr) {
   for (const ChunkCost& c : pr.chunks) {
     for (double x : {c.forward_s, c.recompute_s, c.backward_s, c.weight_grad_s, c.forward_tp_cp_s, c.backward_tp_cp_s,
                      c.recompute_tp_s, c.forward_zero3_s, c.backward_zero3_s, c.zero3_forward_total_s,
-                     c.zero3_backward_total_s, c.param_gather_s})
+                     c.zero3_backward_total_s, c.param_gather_s, c.forward_ep_s, c.backward_ep_s, c.recompute_ep_s})
       if (!ok(x)) bad("chunk costs: expected finite non-negative durations");
     for (double x : c.grad_buckets_s)
       if (!ok(x)) bad("gradient buckets: expected finite non-negative durations");

@@ -139,30 +139,38 @@ void Engine::op_done(std::int64_t s, double now) {
   const ChunkCost& c = pr_.cost(s, op.chunk);
   const double start = st.op_start;
   const double d = op_duration(c, op.kind);
-  double tp_cp = 0, zero3 = 0, zero3_total = 0;
+  double tp_cp = 0, zero3 = 0, zero3_total = 0, ep = 0;
   switch (op.kind) {
     case OpKind::forward:
       tp_cp = c.forward_tp_cp_s, zero3 = c.forward_zero3_s, zero3_total = c.zero3_forward_total_s;
+      ep = c.forward_ep_s;
       break;
     case OpKind::recompute:
-      tp_cp = c.recompute_tp_s;
+      tp_cp = c.recompute_tp_s, ep = c.recompute_ep_s;
       break;
     case OpKind::backward:
       tp_cp = c.backward_tp_cp_s, zero3 = c.backward_zero3_s, zero3_total = c.zero3_backward_total_s;
+      ep = c.backward_ep_s;
       break;
     case OpKind::weight_grad:
       break;
   }
   emit({start, now, std::int32_t(s), Stream::compute, EventKind(op.kind), op.micro_batch, op.chunk});
   emit({now - tp_cp, now, std::int32_t(s), Stream::tp_cp, EventKind::tp_cp_comm, op.micro_batch, op.chunk});
+  // The op's exposed expert all-to-alls (MoE), drawn on their own lane
+  // before its exposed TP/CP part (both are summed per op, not placed layer
+  // by layer).
+  if (ep > 0)
+    emit({now - tp_cp - ep, now - tp_cp, std::int32_t(s), Stream::ep, EventKind::ep_comm, op.micro_batch, op.chunk});
   if (zero3_total > 0) {
     const double zs = std::max(start, st.dp_free);
     st.dp_free = zs + zero3_total;
     emit({zs, st.dp_free, std::int32_t(s), Stream::dp, EventKind::zero3_gather, op.micro_batch, op.chunk});
   }
-  ss.compute_s += d - tp_cp - zero3;
-  if (op.kind == OpKind::recompute) ss.recompute_s += d - tp_cp;
+  ss.compute_s += d - tp_cp - zero3 - ep;
+  if (op.kind == OpKind::recompute) ss.recompute_s += d - tp_cp - ep;
   ss.tp_cp_s += tp_cp;
+  ss.ep_s += ep;
   ss.zero3_s += zero3;
 
   // Gradients of this chunk are complete: reduce its buckets (during the

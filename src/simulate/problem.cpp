@@ -80,8 +80,7 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
     const std::vector<ChunkPlan> chunks = plan.chunks(s);
     // The optimizer op also carries the contention of the stage's hidden DP
     // traffic, as the closed form's tail does (dp_tail_contention_s).
-    pr.optimizer_s[std::size_t(s)] =
-        optimizer_time_s(hw, pc, ts, plan.stage_params(s) / t) + dp_tail_contention_s(hw, pc, ts, plan, s);
+    pr.optimizer_s[std::size_t(s)] = stage_optimizer_s(hw, pc, ts, plan, s) + dp_tail_contention_s(hw, pc, ts, plan, s);
     pr.send_s[std::size_t(s)] = pr.stages > 1 ? collective_cost(hw, hop_placement(hw, pc, s), Collective::send_recv,
                                                                 pp_send_bytes(model, pc, ts))
                                                     .total_s()
@@ -103,6 +102,16 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
       cc.backward_tp_cp_s = nd * (lt.tp_comm_bwd_s + lt.cp_comm_bwd_s);
       cc.backward_s = nd * (lt.compute_bwd_s() + lt.contention_bwd_s) + cc.backward_tp_cp_s +
                       (embedding ? head.embedding_bwd_s : 0.0) + (output ? head.output_bwd_s : 0.0);
+      if (lt.ep_comm_total_s > 0) {
+        // MoE: the exposed expert all-to-alls (moe_cost.h) inside F and B,
+        // and under full recomputation the forward's again inside R (part of
+        // lt.recompute_s).
+        cc.forward_ep_s = nd * lt.ep_comm_fwd_s;
+        cc.backward_ep_s = nd * lt.ep_comm_bwd_s;
+        cc.recompute_ep_s = pc.recompute == Recompute::full ? nd * lt.ep_comm_fwd_s : 0.0;
+        cc.forward_s += cc.forward_ep_s;
+        cc.backward_s += cc.backward_ep_s;
+      }
       // dgrad and wgrad GEMMs have equal FLOPs: W is half the backward GEMMs
       // plus the gradient accumulation (Qi et al. 2023 §2 count T_B = T_W).
       cc.weight_grad_s = nd * (0.5 * lt.gemm_bwd_s + lt.grad_accumulate_s);
@@ -118,8 +127,10 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
         cc.forward_s += cc.forward_zero3_s + nd * z3.contention_fwd_s;
         cc.backward_s += cc.backward_zero3_s + nd * z3.contention_bwd_s;
       }
-      // Parameters of the chunk, per GPU.
-      const double params = chunk.params / t;
+      // Parameters of the chunk, per GPU; MoE: the routed experts' EP x ETP
+      // shard apart, reduced and gathered over the EDP group (moe_cost.h).
+      const double params = (chunk.params - chunk.expert_params) / t;
+      const double expert = chunk.expert_params / double(plan.expert_shards);
       if (plan.grads_reduced && params > 0) {
         // Megatron-LM DDP buckets of kGradBucketParams, the last one smaller
         // (at most 4096 buckets per chunk: larger ones for huge chunks).
@@ -130,9 +141,17 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
           cc.grad_buckets_s.push_back(collective_cost(hw, wg, red, b * reduce_bytes_per_param(ts)).total_s());
           left -= b;
         }
+        if (expert > 0)  // one bucket: as the closed form's tail prices the expert reduction
+          cc.grad_buckets_s.push_back(
+              collective_cost(hw, plan.expert_dp_group, red, expert * ts.grad_bytes_per_param).total_s());
       }
-      if (plan.params_gathered && params > 0)
+      if (plan.params_gathered && params > 0) {
         cc.param_gather_s = collective_cost(hw, wg, Collective::all_gather, params * ts.weight_bytes_per_param).total_s();
+        if (expert > 0)
+          cc.param_gather_s += collective_cost(hw, plan.expert_dp_group, Collective::all_gather,
+                                               expert * ts.weight_bytes_per_param)
+                                   .total_s();
+      }
     }
   }
   return pr;

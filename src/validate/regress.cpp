@@ -97,6 +97,11 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   ts.overlap_grad_reduce = r.boolean("overlap_grad_reduce", false, ts.overlap_grad_reduce);
   ts.overlap_p2p = r.boolean("overlap_p2p", false, ts.overlap_p2p);
   ts.tp_comm_overlap = r.boolean("tp_comm_overlap", false, ts.tp_comm_overlap);
+  // MoE (moe_cost.h): all-to-all backend, imbalance, capacity factor, a2a overlap.
+  ts.a2a = r.choice("a2a", kA2aBackendNames, A2aBackend::nccl, false);
+  ts.moe_imbalance = r.number("moe_imbalance", 1, 1e3, false, ts.moe_imbalance, false);
+  ts.capacity_factor = r.number("capacity_factor", 0, 1e3, false, ts.capacity_factor, false);
+  ts.overlap_a2a = r.boolean("overlap_a2a", false, ts.overlap_a2a);
 
   ParallelConfig& pc = c.config;
   pc.tp = r.integer_in("tp", 1, kMaxGpus, true, 1);
@@ -110,6 +115,8 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   pc.zero_stage = int(r.integer_in("zero", 0, kMaxZeroStage, false, 0));
   pc.reshard_after_forward = r.boolean("reshard_after_forward", false, true);
   pc.sequence_parallel = r.boolean("sp", false, pc.tp > 1);  // as `planner evaluate`: on when TP > 1
+  pc.ep = r.integer_in("ep", 1, kMaxGpus, false, 1);
+  pc.etp = r.integer_in("etp", 1, kMaxGpus, false, 1);
   pc.schedule = r.choice("schedule", kClosedFormSchedules, Schedule::one_f_one_b, false);
   if (ts.zero3_recompute_regather && (pc.zero_stage != 3 || pc.recompute != Recompute::full))
     r.problem("zero3_recompute_regather", "applies to ZeRO-3 with full recomputation (\"zero\": 3, \"recompute\": \"full\")");

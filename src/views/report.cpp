@@ -82,7 +82,7 @@ json memory_json(const MemoryBreakdown& m) {
           {"micro_batches_in_flight", round_to(m.micro_batches_in_flight, 3)}};
 }
 
-json time_json(const StepTimeBreakdown& t) {
+json time_json_dense(const StepTimeBreakdown& t) {
   return {{"compute_s", round_to(t.compute_s, 6)},
           {"recompute_s", round_to(t.recompute_s, 6)},
           {"tp_comm_s", round_to(t.tp_comm_s, 6)},
@@ -109,6 +109,15 @@ json time_json(const StepTimeBreakdown& t) {
           {"flop_convention", "megatron"}};
 }
 
+json time_json(const StepTimeBreakdown& t) {
+  json j = time_json_dense(t);
+  if (t.ep_comm_total_s > 0) {  // MoE only: dense outputs keep their keys
+    j["ep_comm_s"] = round_to(t.ep_comm_s, 6);
+    j["ep_comm_total_s"] = round_to(t.ep_comm_total_s, 6);
+  }
+  return j;
+}
+
 std::string stage_text(const StageLayout& l) {
   if (l.stages == 1) return fmt::format("1 stage, {} layers", l.first);
   if (l.stages == 2) return fmt::format("2 stages: first {} layers, last {}", l.first, l.last);
@@ -128,9 +137,7 @@ std::string layout_text(const Evaluation& ev) {
   return out;
 }
 
-}  // namespace
-
-json to_json(const ParallelConfig& c) {
+json config_json_dense(const ParallelConfig& c) {
   return {{"tp", c.tp},
           {"cp", c.cp},
           {"pp", c.pp},
@@ -143,6 +150,18 @@ json to_json(const ParallelConfig& c) {
           {"sequence_parallel", c.sequence_parallel},
           {"schedule", std::string(to_string(c.schedule))}};
 }
+
+}  // namespace
+
+json to_json(const ParallelConfig& c) {
+  json j = config_json_dense(c);
+  if (c.ep > 1 || c.etp > 1) {  // expert parallelism (MoE only): dense outputs keep their keys
+    j["ep"] = c.ep;
+    j["etp"] = c.etp;
+  }
+  return j;
+}
+
 
 json to_json(const Evaluation& ev) {
   json j;
@@ -258,12 +277,14 @@ std::string step_time_text(const StepTimeBreakdown& t, const RunContext& ctx) {
   row("PP bubble", t.pp_bubble_s);
   row("DP comm (exposed)", t.dp_comm_s);
   row("ZeRO-2/3 comm (exposed)", t.zero3_comm_s);
+  if (t.ep_comm_total_s > 0) row("EP all-to-all (exposed)", t.ep_comm_s);
   row("optimizer", t.optimizer_s);
   out += fmt::format("  {:<26}{:>10.4f} s\n", "step", t.step_s);
   out += fmt::format(
       "  DP comm before overlap {:.4f} s; ZeRO-2/3 comm before overlap {:.4f} s; DP and optimizer "
       "tail of stage {}\n",
       t.dp_comm_total_s, t.zero3_comm_total_s, t.dp_tail_stage);
+  if (t.ep_comm_total_s > 0) out += fmt::format("  EP all-to-all before overlap {:.4f} s\n", t.ep_comm_total_s);
   out += fmt::format("  one layer, one micro-batch: forward {:.3f} ms, backward {:.3f} ms (incl. recompute)\n",
                      1e3 * t.layer_fwd_s, 1e3 * t.layer_bwd_s);
   if (t.straggler_s > 0)
@@ -413,6 +434,9 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
   if (f == Format::csv) return search_csv(r, ctx);
   const bool cost = ctx.budget && ctx.budget->gpu_hour_cost_usd > 0;
   std::string out = context_line(ctx) + "\n\n";
+  // Expert parallelism (MoE) as a last column, only where a result uses it.
+  const bool ep_column =
+      std::any_of(r.top.begin(), r.top.end(), [](const Evaluation& ev) { return ev.config.ep > 1 || ev.config.etp > 1; });
   if (r.top.empty()) {
     out += "no feasible layout\n";
   } else {
@@ -423,6 +447,7 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
     if (ctx.budget) head += fmt::format(" {:>7}", "days");
     if (cost) head += fmt::format(" {:>11}", "cost $");
     out += head + "  dominant overhead   layers per stage\n";
+    if (ep_column) out.insert(out.size() - 1, "  | EP/ETP");
     int rank = 1;
     for (const auto& ev : r.top) {
       const auto& c = ev.config;
@@ -438,6 +463,7 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
         if (cost) row += fmt::format(" {:>11.0f}", t.cost_usd);
       }
       out += row + fmt::format("  {:<18}  {}\n", dominant_overhead(ev.time), split_label(ev.plan));
+      if (ep_column) out.insert(out.size() - 1, fmt::format("  | {}/{}", c.ep, c.etp));
     }
   }
   if (std::any_of(r.top.begin(), r.top.end(), [](const Evaluation& ev) { return zero_label(ev.config) == "3nr"; }))

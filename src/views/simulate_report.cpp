@@ -44,6 +44,7 @@ json stages_json(const SimResult& r, const Evaluation& ev) {
                       {"dp_wait_s", st.dp_wait_s},
                       {"optimizer_s", st.optimizer_s},
                       {"end_s", st.end_s}});
+    if (st.ep_s > 0) stages.back()["ep_s"] = st.ep_s;  // MoE only: dense outputs keep their keys
   }
   return stages;
 }
@@ -110,9 +111,10 @@ std::string summary_text(const SimResult& r, const SimComparison& cmp, const Eva
       "bubble         {:.2f}% of the step on stage {} (the last to finish); ideal-pipeline formula "
       "(p-1)/(v*m+p-1) = {:.2f}%\n",
       100.0 * r.critical_wait_fraction(), r.critical_stage, 100.0 * cmp.formula_bubble_fraction);
-  out += fmt::format("exposed comm   stage {}: TP/CP {:.4f} s, PP send {:.4f} s{}, DP {:.4f} s, ZeRO-3 {:.4f} s\n\n",
+  out += fmt::format("exposed comm   stage {}: TP/CP {:.4f} s, PP send {:.4f} s{}, DP {:.4f} s, ZeRO-3 {:.4f} s{}\n\n",
                      r.critical_stage, crit.tp_cp_s, crit.send_blocked_s,
-                     pr.overlap_p2p ? " (overlapped)" : " (blocking)", crit.dp_wait_s, crit.zero3_s);
+                     pr.overlap_p2p ? " (overlapped)" : " (blocking)", crit.dp_wait_s, crit.zero3_s,
+                     crit.ep_s > 0 ? fmt::format(", EP all-to-all {:.4f} s", crit.ep_s) : std::string());
   return out;
 }
 

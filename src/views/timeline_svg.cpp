@@ -1,5 +1,6 @@
 // SVG timeline writer (see timeline.h). Plain SVG 1.1, no scripts or external
 // resources, so any browser or image viewer shows it.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -36,6 +37,8 @@ const char* colour(EventKind k) {
       return "#e15759";
     case EventKind::optimizer:
       return "#222222";
+    case EventKind::ep_comm:
+      return "#76b7b2";
   }
   return "#000000";
 }
@@ -86,12 +89,20 @@ struct Geometry {
         return y0 + compute_h + 2 + (thin_h + 2);
       case Stream::dp:
         return y0 + compute_h + 2 + 2 * (thin_h + 2);
+      case Stream::ep:  // MoE only: a thinner row (kEpRowH) in the lane's last pixels
+        return y0 + compute_h + 2 + 3 * (thin_h + 2);
     }
     return y0;
   }
 };
 
-void draw_legend(std::string& out) {
+constexpr int kEpRowH = Geometry::stage_h - (Geometry::compute_h + 2 + 3 * (Geometry::thin_h + 2));
+
+bool has_ep_events(const SimResult& r) {
+  return std::any_of(r.events.begin(), r.events.end(), [](const SimEvent& e) { return e.stream == Stream::ep; });
+}
+
+void draw_legend(std::string& out, bool ep) {
   constexpr int width = Geometry::width;
   struct Item {
     EventKind k;
@@ -102,9 +113,10 @@ void draw_legend(std::string& out) {
                         {EventKind::optimizer, "optimizer"},       {EventKind::tp_cp_comm, "TP/CP exposed"},
                         {EventKind::send_activation, "send act."}, {EventKind::send_gradient, "send grad."},
                         {EventKind::grad_reduce, "grad reduce"},   {EventKind::param_gather, "param gather"},
-                        {EventKind::zero3_gather, "ZeRO-3 gather"}};
+                        {EventKind::zero3_gather, "ZeRO-3 gather"}, {EventKind::ep_comm, "EP all-to-all"}};
   int lx = 10, ly = 52;
   for (const Item& it : items) {
+    if (it.k == EventKind::ep_comm && !ep) continue;
     if (lx > width - 110) lx = 10, ly += 16;
     out += fmt::format(
         "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"10\" fill=\"{}\"/>"
@@ -136,7 +148,7 @@ void draw_events(std::string& out, const SimResult& r, const Geometry& g) {
   for (const SimEvent& e : r.events) {
     const double x0 = g.x_of(e.start_s), x1 = g.x_of(e.end_s);
     const double w = std::max(x1 - x0, 0.3);
-    const int h = e.stream == Stream::compute ? compute_h : thin_h;
+    const int h = e.stream == Stream::compute ? compute_h : e.stream == Stream::ep ? kEpRowH : thin_h;
     const int y = g.row_y(e.stage, e.stream);
     std::string tip = to_string(e.kind);
     if (e.micro_batch >= 0) tip += fmt::format(" micro-batch {}", e.micro_batch);
@@ -189,6 +201,7 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
   g.stages = int(r.stages.size());
   g.step_ms = std::max(r.step_s * 1e3, 1e-12);
   const int width = Geometry::width, height = g.height();
+  const bool ep = has_ep_events(r);
   std::string out;
   out.reserve(256 + r.events.size() * 160);
   out += fmt::format(
@@ -200,10 +213,10 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
   out += fmt::format("<text x=\"10\" y=\"18\" font-size=\"14\" font-weight=\"bold\">{}</text>\n", escape(labels.title));
   out += fmt::format(
       "<text x=\"10\" y=\"36\">step {:.2f} ms; bubble {:.1f}% of the step on stage {} (the last to finish); "
-      "rows per stage: compute, PP send, TP/CP exposed, DP; odd virtual chunks lighter; numbers: micro-batch</text>\n",
-      r.step_s * 1e3, 100.0 * r.critical_wait_fraction(), r.critical_stage);
+      "rows per stage: compute, PP send, TP/CP exposed, DP{}; odd virtual chunks lighter; numbers: micro-batch</text>\n",
+      r.step_s * 1e3, 100.0 * r.critical_wait_fraction(), r.critical_stage, ep ? ", EP all-to-all" : "");
 
-  draw_legend(out);
+  draw_legend(out, ep);
   draw_lanes(out, r, labels, g);
   draw_events(out, r, g);
   draw_time_axis(out, g);

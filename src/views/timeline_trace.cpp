@@ -1,4 +1,5 @@
 // Chrome Trace Event Format writer (see timeline.h).
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "planner/views/timeline.h"
@@ -38,6 +39,8 @@ const char* category(EventKind k) {
       return "zero3_gather";
     case EventKind::optimizer:
       return "optimizer";
+    case EventKind::ep_comm:
+      return "ep_a2a";
   }
   return "other";
 }
@@ -48,6 +51,8 @@ std::string render_chrome_trace(const SimResult& r, const TimelineLabels& labels
   using nlohmann::json;
   json events = json::array();
   const std::size_t stages = r.stages.size();
+  const bool ep =
+      std::any_of(r.events.begin(), r.events.end(), [](const SimEvent& e) { return e.stream == Stream::ep; });
   for (std::size_t s = 0; s < stages; ++s) {
     const std::string pname = s < labels.stage_names.size() ? labels.stage_names[s] : "stage " + std::to_string(s);
     const int pid = int(s);
@@ -66,6 +71,7 @@ std::string render_chrome_trace(const SimResult& r, const TimelineLabels& labels
                       {"tid", 0},
                       {"args", {{"sort_index", pid}}}});
     for (int k = 0; k < kNumStreams; ++k) {
+      if (Stream(k) == Stream::ep && !ep) continue;  // the expert all-to-all lane, MoE only
       events.push_back({{"name", "thread_name"},
                         {"ph", "M"},
                         {"ts", 0},

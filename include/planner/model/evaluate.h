@@ -31,6 +31,13 @@ enum class Reason : std::uint8_t {
   dtype_unsupported,      // no peak FLOP/s for this dtype on this chip
   crosses_single_domain,  // group leaves the only tier the profile describes
   out_of_memory,
+  // Expert parallelism (MoE parallel folding; moe_cost.h): Megatron-LM's checks (after
+  // out_of_memory, so that the bits stored in regress goldens keep their meaning).
+  ep_on_dense_model,             // ep or etp > 1 on a model without experts
+  ep_not_dividing_experts,       // num_experts % ep != 0
+  expert_grid_not_folding,       // (tp*cp*dp) % (ep*etp) != 0
+  etp_not_dividing_expert_ffn,   // expert FFN width % etp != 0
+  moe_tp_needs_sp,               // MoE with TP > 1 needs sequence parallelism
   count_
 };
 inline constexpr std::size_t kNumReasons = std::size_t(Reason::count_);
@@ -69,6 +76,11 @@ struct Evaluation {
 // Structural checks only (cheap; the search runs them before pricing).
 [[nodiscard]] std::uint32_t structural_reasons(const ModelSpec& model, const HardwareProfile& hw,
                                                const ParallelConfig& pc, const TrainingSpec& ts);
+
+// The expert-parallel checks alone (part of structural_reasons): a dense
+// model needs ep = etp = 1; a MoE model needs EP | experts, EP*ETP | TP*CP*DP
+// (MoE parallel folding), ETP | expert FFN width and SP when TP > 1.
+[[nodiscard]] std::uint32_t expert_reasons(const ModelSpec& model, const ParallelConfig& pc);
 
 // Name of the largest exposed overhead (what to attack next): the largest term
 // but compute, or "none" when it is under 1% of the step.

@@ -23,6 +23,10 @@ struct LayerTime {
   // Compute slowed by the hidden part of the CP exchange (contention.h); under
   // full recompute the recomputed forward's is part of recompute_s.
   double contention_fwd_s = 0, contention_bwd_s = 0;
+  // MoE (moe_cost.h): the expert all-to-alls (dispatch + combine, and the ETP
+  // gather / scatter of the routed tokens), exposed, and before overlap; zero
+  // for dense models. Per layer, the mean over the model's dense and MoE layers.
+  double ep_comm_fwd_s = 0, ep_comm_bwd_s = 0, ep_comm_total_s = 0;
   double straggler_s = 0;  // of the kernel times above: waiting for the slowest chip (straggler.h)
   double gemm_flops_fwd = 0;                                             // executed, per GPU
   double attention_flops_fwd = 0;                                        // executed, per GPU
@@ -31,9 +35,12 @@ struct LayerTime {
   [[nodiscard]] double compute_bwd_s() const {
     return gemm_bwd_s + attention_bwd_s + elementwise_bwd_s + grad_accumulate_s;
   }
-  [[nodiscard]] double fwd_s() const { return compute_fwd_s() + tp_comm_fwd_s + cp_comm_fwd_s + contention_fwd_s; }
+  [[nodiscard]] double fwd_s() const {
+    return compute_fwd_s() + tp_comm_fwd_s + cp_comm_fwd_s + contention_fwd_s + ep_comm_fwd_s;
+  }
   [[nodiscard]] double bwd_s() const {
-    return compute_bwd_s() + recompute_s + tp_comm_bwd_s + tp_comm_recompute_s + cp_comm_bwd_s + contention_bwd_s;
+    return compute_bwd_s() + recompute_s + tp_comm_bwd_s + tp_comm_recompute_s + cp_comm_bwd_s + contention_bwd_s +
+           ep_comm_bwd_s;
   }
   // Time of the forward / backward in HBM-bound kernels (element-wise work
   // and gradient accumulation): what an overlapped collective slows through

@@ -75,6 +75,7 @@ struct ChunkPlan {
   bool embedding = false;  // chunk 0 of stage 0
   bool output = false;     // chunk v-1 of stage p-1
   double params = 0;       // before TP / ZeRO sharding
+  double expert_params = 0;  // of params: routed experts (MoE), sharded over EP x ETP, reduced over EDP
 };
 
 struct PricedPlan {
@@ -100,6 +101,13 @@ struct PricedPlan {
   // layers alone (uniform); the heads are priced either way.
   bool heads_in_split = true;
   StageLayout layout;
+  // MoE (moe_cost.h; zero / size-1 groups for dense models): routed-expert
+  // parameters per layer (the mean over layers), sharded over EP x ETP, their
+  // gradients reduced and optimizer state sharded over the EDP group.
+  double expert_params_per_layer = 0;
+  double mtp_expert_params = 0;    // of the MTP modules (last stage): their routed experts
+  std::int64_t expert_shards = 1;  // EP * ETP
+  GroupPlacement expert_dp_group;  // EDP
 
   // Forward and backward of one micro-batch on `stage`: its layers at
   // layer_step_s plus the embedding / output layer it carries (Llama 3 paper
@@ -116,6 +124,19 @@ struct PricedPlan {
   [[nodiscard]] std::int64_t slowest_stage() const;
   // Parameters held by `stage`, before TP / ZeRO sharding.
   [[nodiscard]] double stage_params(std::int64_t stage) const;
+  // Of stage_params: the routed experts' (MoE; 0 for dense models).
+  [[nodiscard]] double stage_expert_params(std::int64_t stage) const {
+    return double(layout.layers_on(stage)) * expert_params_per_layer +
+           (stage == layout.stages - 1 ? mtp_expert_params : 0.0);
+  }
+  // Parameters one GPU of `stage` holds: the rest over TP, the routed experts
+  // over EP x ETP (Megatron-LM theoretical_memory_usage.py); stage_params / tp
+  // for dense models.
+  [[nodiscard]] double local_params(std::int64_t stage, std::int64_t tp) const {
+    const double e = stage_expert_params(stage);
+    if (e <= 0) return stage_params(stage) / double(tp);
+    return (stage_params(stage) - e) / double(tp) + e / double(expert_shards);
+  }
   // The v chunks of `stage`, in chunk order; their parameters sum to stage_params.
   [[nodiscard]] std::vector<ChunkPlan> chunks(std::int64_t stage) const;
 };

@@ -22,6 +22,7 @@ struct StepTimeBreakdown {
   double dp_comm_s = 0;     // exposed gradient reduction (+ ZeRO-1/2 parameter all-gather), stage dp_tail_stage
   double zero3_comm_s = 0;  // exposed ZeRO-2/3 per-layer all-gathers / gradient reduce-scatters
   double optimizer_s = 0;   // Adam update, memory bound, less the critical stage's lead over stage 0
+  double ep_comm_s = 0;     // exposed MoE expert all-to-alls (dispatch, combine; 0 for dense models)
   double step_s = 0;        // sum of the above
 
   // Context for reports.
@@ -30,6 +31,7 @@ struct StepTimeBreakdown {
   double dp_comm_total_s = 0;      // before overlap
   std::int64_t dp_tail_stage = 0;  // the stage whose reduction and optimizer end the step
   double zero3_comm_total_s = 0;
+  double ep_comm_total_s = 0;  // MoE all-to-alls before overlap
   double stage_time_per_micro_batch_s = 0;  // heaviest stage, fwd+bwd of one micro-batch
   double layer_fwd_s = 0, layer_bwd_s = 0;  // one layer, one micro-batch (bwd incl. recompute)
   std::int64_t micro_batches = 0;
@@ -50,6 +52,11 @@ inline constexpr double kGradBucketParams = 40e6;
 // MixedPrecisionOptimizer.step: grad norm, Adam, master-to-bf16 copy, zeroing).
 [[nodiscard]] double optimizer_time_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                                       double params_local);
+
+// The optimizer step of `stage` (optimizer_time_s of its local parameters);
+// MoE: the routed experts' part over their EP x ETP shard, ZeRO-sharded over EDP.
+[[nodiscard]] double stage_optimizer_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
+                                       const PricedPlan& plan, std::int64_t stage);
 
 // Compute that stage `stage`'s hidden DP traffic slows after its last
 // backward: the reduction hidden behind it and the weight all-gather hidden

@@ -1,5 +1,6 @@
 // Exhaustive search over TP x CP x PP x DP = N, micro-batch size, virtual
-// stages, recomputation, ZeRO stage and sequence parallelism: enumerate, prune
+// stages, recomputation, ZeRO stage and sequence parallelism, and for MoE
+// models expert parallelism (EP, ETP; MoE parallel folding): enumerate, prune
 // (structure first, then memory), rank by step time, keep the top K.
 #pragma once
 
@@ -57,7 +58,7 @@ struct SearchPins {
   Pin<int> zero_stage;
   Pin<bool> reshard_after_forward;  // ZeRO-3 only
   Pin<bool> sequence_parallel;
-  Pin<std::int64_t> ep, etp;  // expert parallelism (MoE); pinned_config only, not yet enumerated
+  Pin<std::int64_t> ep, etp;  // expert parallelism and expert TP (MoE models; searched when unpinned)
 };
 
 // The layout the pins give (each pin must hold one value), each knob not pinned at its default: degrees 1,

@@ -58,6 +58,7 @@ struct ChunkCost {
   double backward_s = 0;     // B: whole backward (input + weight gradient) when not split
   double weight_grad_s = 0;  // of backward_s: the weight-gradient part (W when split)
   double forward_tp_cp_s = 0, backward_tp_cp_s = 0, recompute_tp_s = 0;  // exposed, inside the ops
+  double forward_ep_s = 0, backward_ep_s = 0, recompute_ep_s = 0;  // exposed MoE all-to-alls, inside the ops
   double forward_zero3_s = 0, backward_zero3_s = 0;                      // exposed ZeRO-3 gathers inside the ops
   double zero3_forward_total_s = 0, zero3_backward_total_s = 0;          // before overlap (DP stream)
   std::int64_t layers = 0;             // transformer layers in the chunk (>= 1 for gather progress)
@@ -88,8 +89,9 @@ struct PipelineProblem {
   [[nodiscard]] std::int64_t heaviest_stage() const;
 };
 
-enum class Stream : std::uint8_t { compute, tp_cp, send, dp };
-inline constexpr int kNumStreams = 4;
+// ep: the exposed MoE expert all-to-alls (dispatch / combine), MoE models only.
+enum class Stream : std::uint8_t { compute, tp_cp, send, dp, ep };
+inline constexpr int kNumStreams = 5;
 [[nodiscard]] const char* to_string(Stream s);
 
 enum class EventKind : std::uint8_t {
@@ -103,7 +105,8 @@ enum class EventKind : std::uint8_t {
   grad_reduce,
   param_gather,
   zero3_gather,  // dp stream
-  optimizer      // compute stream
+  optimizer,     // compute stream
+  ep_comm        // exposed MoE all-to-all part of an op (ep stream)
 };
 [[nodiscard]] const char* to_string(EventKind k);
 
@@ -124,13 +127,14 @@ struct StageStats {
   double compute_s = 0;        // F/R/B/W kernels excluding their exposed comm
   double recompute_s = 0;      // of compute_s
   double tp_cp_s = 0;          // exposed TP/CP inside ops
+  double ep_s = 0;             // exposed MoE all-to-alls inside ops
   double zero3_s = 0;          // exposed ZeRO-3 inside ops
   double send_blocked_s = 0;   // compute stream held by blocking sends
   double pipeline_wait_s = 0;  // idle waiting for activations / gradients (the bubble)
   double dp_wait_s = 0;        // idle waiting for gradient buckets or parameter gathers
   double optimizer_s = 0;
   [[nodiscard]] double busy_fraction() const {
-    return end_s > 0 ? (compute_s + tp_cp_s + zero3_s + optimizer_s) / end_s : 0.0;
+    return end_s > 0 ? (compute_s + tp_cp_s + zero3_s + optimizer_s + ep_s) / end_s : 0.0;
   }
 };
 

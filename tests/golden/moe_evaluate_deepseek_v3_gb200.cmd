@@ -1,0 +1,1 @@
+evaluate -m deepseek-v3 --hardware gb200-nvl72 -n 256 --seq-len 4096 --global-batch 4096 --dtype fp8 --pp 4 --vpp 4 --ep 64 --recompute full --zero 1

@@ -1,0 +1,322 @@
+// MoE costs (moe_cost.h): the all-to-all volume, the EP group's placement on
+// the tiers, the expert-parallel rejection reasons, the tokens per expert
+// under imbalance and capacity, the memory sharding of expert parameters, and
+// the simulated step of a MoE layout against the closed form. Models are
+// built here (Mixtral 8x7B and a DeepSeek-V3-like shape with standard
+// attention; moe.md §2) so that the tests do not depend on model files.
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "planner/io/catalog.h"
+#include "planner/model/evaluate.h"
+#include "planner/model/moe_cost.h"
+#include "planner/search/search.h"
+#include "planner/simulate/compare.h"
+#include "planner/simulate/simulate.h"
+#include "test_support.h"
+
+using namespace planner;
+using planner::testing::training_run;
+
+namespace {
+
+const std::string kDir = PLANNER_SOURCE_DIR;
+
+// Mixtral 8x7B (moe.md §2: 32 layers, h 4096, GQA 32/8 x 128, 8 experts
+// top-2 of width 14336, vocab 32000).
+ModelSpec mixtral() {
+  ModelSpec m;
+  m.name = "mixtral-test";
+  m.num_layers = 32;
+  m.hidden_size = 4096;
+  m.ffn_hidden_size = 14336;
+  m.num_heads = 32;
+  m.num_kv_heads = 8;
+  m.head_dim = 128;
+  m.vocab_size = 32000;
+  m.default_seq_len = 4096;
+  m.default_global_batch_tokens = 4096 * 256;
+  m.moe.num_experts = 8;
+  m.moe.top_k = 2;
+  m.moe.expert_ffn_hidden_size = 14336;
+  return m;
+}
+
+// DeepSeek-V3's MoE shape (256 routed experts top-8 of width 2048, one shared
+// expert, the first 3 of 61 layers dense with FFN 18432) on standard attention.
+ModelSpec deepseek_like() {
+  ModelSpec m;
+  m.name = "deepseek-like";
+  m.num_layers = 61;
+  m.hidden_size = 7168;
+  m.ffn_hidden_size = 18432;
+  m.num_heads = 128;
+  m.num_kv_heads = 128;
+  m.head_dim = 128;
+  m.vocab_size = 129280;
+  m.default_seq_len = 4096;
+  m.default_global_batch_tokens = 4096 * 256;
+  m.moe.num_experts = 256;
+  m.moe.top_k = 8;
+  m.moe.expert_ffn_hidden_size = 2048;
+  m.moe.num_shared_experts = 1;
+  m.moe.first_dense_layers = 3;
+  return m;
+}
+
+ParallelConfig layout(std::int64_t tp, std::int64_t pp, std::int64_t dp, std::int64_t ep, std::int64_t etp = 1) {
+  ParallelConfig pc;
+  pc.tp = tp, pc.pp = pp, pc.dp = dp, pc.ep = ep, pc.etp = etp;
+  pc.sequence_parallel = tp > 1;
+  return pc;
+}
+
+bool has(std::uint32_t reasons, Reason r) { return (reasons >> unsigned(r)) & 1u; }
+
+}  // namespace
+
+TEST_CASE("all-to-all volume is rows*h*bytes*(EP-1)/EP", "[moe]") {
+  // 4096 tokens x top-2 rows of h = 4096 in bf16 over EP 8: 7/8 leave the GPU.
+  CHECK(a2a_volume_bytes(8192, 4096, 2, 8) == Approx(8192.0 * 4096 * 2 * 7 / 8).epsilon(1e-15));
+  CHECK(a2a_volume_bytes(8192, 4096, 2, 1) == 0.0);
+  CHECK(a2a_volume_bytes(8192, 4096, 1, 2) == Approx(8192.0 * 4096 / 2).epsilon(1e-15));
+}
+
+TEST_CASE("the EP group stays on NVLink up to a scale-up domain and crosses nodes beyond", "[moe]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  struct Row {
+    std::int64_t tp, dp, ep, etp, per_node, nodes;
+  };
+  // Expert ranks ETP innermost, then EP (Megatron-Core's expert RankGenerator):
+  // EP members ETP ranks apart, whatever TP is (folding).
+  const Row rows[] = {{1, 8, 8, 1, 8, 1},  {1, 16, 16, 1, 8, 2}, {2, 8, 8, 1, 8, 1},
+                      {2, 8, 8, 2, 4, 2},  {8, 8, 64, 1, 8, 8}, {1, 64, 4, 1, 4, 1}};
+  for (const Row& r : rows) {
+    INFO("tp " << r.tp << " dp " << r.dp << " ep " << r.ep << " etp " << r.etp);
+    const ExpertGroups g = expert_groups(hw, layout(r.tp, 1, r.dp, r.ep, r.etp));
+    CHECK(g.ep.size == r.ep);
+    CHECK(g.ep.members_per_domain == r.per_node);
+    CHECK(g.ep.domains == r.nodes);
+    CHECK(g.edp == r.tp * r.dp / (r.ep * r.etp));
+  }
+  // A 72-GPU NVLink domain (NVL72) holds an EP of 72.
+  HardwareProfile nvl72 = hw;
+  nvl72.tiers[0].size = 72;
+  const ExpertGroups g72 = expert_groups(nvl72, layout(1, 1, 144, 72));
+  CHECK(g72.ep.domains == 1);
+  CHECK(g72.ep.members_per_domain == 72);
+}
+
+TEST_CASE("dispatch crossing nodes costs more than inside one, at the same bytes", "[moe]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = mixtral();
+  const TrainingSpec ts = training_run(16, 64, 4096);
+  // EP 8 in one node vs EP 8 spread two per node (ETP 4 puts members 4 apart).
+  const MoeA2a inside = moe_a2a(m, hw, layout(1, 1, 16, 8, 1), ts);
+  const GroupPlacement ep8 = expert_groups(hw, layout(1, 1, 16, 8, 1)).ep;
+  REQUIRE(ep8.domains == 1);
+  CHECK(inside.dispatch_fwd_s ==
+        Approx(collective_cost(hw, ep8, Collective::all_to_all, inside.dispatch_bytes).total_s()).epsilon(1e-12));
+  // Bytes: b*s/(cp*tp) * k * h * 2 = 4096 * 2 * 4096 * 2.
+  CHECK(inside.dispatch_bytes == Approx(4096.0 * 2 * 4096 * 2).epsilon(1e-15));
+  GroupPlacement across = ep8;
+  across.members_per_domain = 4, across.domains = 2, across.stride = 2;
+  CHECK(collective_cost(hw, across, Collective::all_to_all, inside.dispatch_bytes).total_s() >
+        2.0 * inside.dispatch_fwd_s);
+  // Four all-to-alls per MoE layer per micro-batch: dispatch and combine, fwd and bwd, all bf16.
+  CHECK(inside.fwd_s() + inside.bwd_s() == Approx(4.0 * inside.dispatch_fwd_s).epsilon(1e-12));
+}
+
+TEST_CASE("DeepEP sends a token once per remote node and dispatches fp8 with --dtype fp8", "[moe]") {
+  HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const GroupPlacement g = placement(hw, 64, 1);  // 8 nodes of 8
+  REQUIRE(g.domains == 8);
+  const double bytes = 4096.0 * 8 * 7168 * 2;
+  const CollectiveCost c = deepep_cost(hw, g, bytes, 8);
+  // Remote share 56/64 of the rows; a token reaches 7*(1-(7/8)^8) remote
+  // nodes instead of 8*7/8 copies; per GPU one NIC.
+  const double dedup = 7.0 * (1.0 - std::pow(7.0 / 8.0, 8)) / 7.0;
+  const double nic = hw.tiers[1].bandwidth_achieved_bytes_per_s * double(hw.tiers[1].nics_per_node) /
+                     double(hw.tiers[1].gpus_per_node);
+  CHECK(c.bandwidth_s == Approx(bytes * 56.0 / 64.0 * dedup / nic).epsilon(1e-12));
+  CHECK(c.latency_s == hw.collective_base_latency_s);
+  // FP8 dispatch halves the dispatch bytes only with DeepEP.
+  ModelSpec m = deepseek_like();
+  TrainingSpec ts = training_run(64, 64, 4096);
+  ts.dtype = DType::fp8;
+  const ParallelConfig pc = layout(1, 1, 64, 64);
+  const double nccl_bytes = moe_a2a(m, hw, pc, ts).dispatch_bytes;
+  ts.a2a = A2aBackend::deepep;
+  CHECK(moe_a2a(m, hw, pc, ts).dispatch_bytes == Approx(nccl_bytes / 2).epsilon(1e-15));
+}
+
+TEST_CASE("expert-parallel layouts are checked as Megatron checks them", "[moe]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  ModelSpec dense = mixtral();
+  dense.moe = MoeSpec{};
+  const ModelSpec m = mixtral();
+  CHECK(has(expert_reasons(dense, layout(1, 1, 8, 2)), Reason::ep_on_dense_model));
+  CHECK(expert_reasons(dense, layout(1, 1, 8, 1)) == 0);
+  CHECK(has(expert_reasons(m, layout(1, 1, 12, 3)), Reason::ep_not_dividing_experts));
+  CHECK(has(expert_reasons(m, layout(1, 1, 4, 8)), Reason::expert_grid_not_folding));
+  CHECK(has(expert_reasons(m, layout(2, 1, 2, 2, 2)), Reason::expert_grid_not_folding) == false);
+  CHECK(has(expert_reasons(m, layout(3, 1, 8, 8, 3)), Reason::etp_not_dividing_expert_ffn));  // 14336 % 3
+  ParallelConfig no_sp = layout(2, 1, 4, 8);
+  no_sp.sequence_parallel = false;
+  CHECK(has(expert_reasons(m, no_sp), Reason::moe_tp_needs_sp));
+  // Folding: EP 8 with TP 2, DP 4 fits where EP <= DP would not (arXiv:2504.14960).
+  CHECK(expert_reasons(m, layout(2, 1, 4, 8)) == 0);
+  const Evaluation ev = evaluate(m, hw, layout(1, 1, 4, 8), training_run(4, 16, 4096));
+  CHECK(ev.has(Reason::expert_grid_not_folding));
+}
+
+TEST_CASE("tokens per expert scale with the imbalance; a capacity factor pads to capacity", "[moe]") {
+  const ModelSpec m = mixtral();
+  TrainingSpec ts = training_run(16, 64, 4096);
+  const ParallelConfig pc = layout(2, 1, 8, 4);
+  const MoeTokens even = moe_tokens(m, pc, ts);
+  // local = b*s/(cp*tp) = 2048; rows = local*k = 4096 over 8/4 = 2 local experts.
+  CHECK(even.local == 2048);
+  CHECK(even.rows_per_expert == Approx(2048.0 * 2 / 2).epsilon(1e-15));
+  ts.moe_imbalance = 1.5;
+  const MoeTokens hot = moe_tokens(m, pc, ts);
+  CHECK(hot.rows_per_expert == Approx(1.5 * even.rows_per_expert).epsilon(1e-15));
+  CHECK(hot.a2a_rows == Approx(1.5 * even.a2a_rows).epsilon(1e-15));
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  TrainingSpec balanced = ts;
+  balanced.moe_imbalance = 1.0;
+  CHECK(moe_layer_time(m, hw, pc, ts).total_s() > moe_layer_time(m, hw, pc, balanced).total_s());
+  // Capacity factor 1.25: ceil(2048*2/8*1.25) = 640 per source rank, from EP*ETP = 4 sources.
+  ts.moe_imbalance = 1.0;
+  ts.capacity_factor = 1.25;
+  const MoeTokens cap = moe_tokens(m, pc, ts);
+  CHECK(cap.rows_per_expert == 640.0 * 4);
+  CHECK(cap.load == 1.25);
+}
+
+TEST_CASE("expert parameters shard over EP x ETP and their optimizer state over EDP", "[moe]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = mixtral();
+  const TrainingSpec ts = training_run(16, 64, 4096);
+  ParallelConfig ep1 = layout(1, 1, 16, 1), ep8 = layout(1, 1, 16, 8);
+  ep1.zero_stage = ep8.zero_stage = 1;
+  const Evaluation a = evaluate(m, hw, ep1, ts), b = evaluate(m, hw, ep8, ts);
+  REQUIRE(a.plan.layout.feasible);
+  const double expert = a.plan.stage_expert_params(0);
+  CHECK(expert == Approx(routed_params_per_layer(m) * 32).epsilon(1e-12));
+  CHECK(expert == Approx(32.0 * 8 * 3 * 4096 * 14336).epsilon(1e-12));
+  // Weights (bf16): the experts' 7/8 moved off this GPU.
+  CHECK(a.memory.weights_bytes - b.memory.weights_bytes == Approx(expert * 2 * 7 / 8).epsilon(1e-9));
+  // Optimizer (ZeRO-1): experts over EDP = 16 (EP 1) and 2 (EP 8): expert/16 vs expert/8/2, equal.
+  CHECK(b.plan.expert_dp_group.size == 2);
+  CHECK(a.memory.optimizer_bytes == Approx(b.memory.optimizer_bytes).epsilon(1e-9));
+  // Routed activations: larger EP, same rows per GPU (balanced): unchanged.
+  CHECK(a.memory.activations_bytes == Approx(b.memory.activations_bytes).epsilon(1e-9));
+}
+
+TEST_CASE("a MoE model's layer is the mean of its dense and MoE layers", "[moe]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = deepseek_like();
+  const TrainingSpec ts = training_run(64, 64, 4096);
+  const ParallelConfig pc = layout(1, 1, 64, 64);
+  ModelSpec dense = m;
+  dense.moe = MoeSpec{};
+  const LayerTime d = layer_time(dense, hw, pc, ts);
+  const LayerTime e = moe_layer_time(m, hw, pc, ts);
+  const LayerTime mean = layer_time(m, hw, pc, ts);
+  CHECK(mean.total_s() == Approx((3.0 * d.total_s() + 58.0 * e.total_s()) / 61.0).epsilon(1e-12));
+  CHECK(e.ep_comm_total_s > 0);
+  CHECK(d.ep_comm_total_s == 0);
+  // The expert GEMMs (4096*8*64/256 = 1024 rows each at EP 64) run below the dense FFN's efficiency.
+  CHECK(e.gemm_flops_fwd / e.gemm_fwd_s < d.gemm_flops_fwd / d.gemm_fwd_s);
+}
+
+TEST_CASE("overlapping the all-to-alls hides them behind the other micro-batch's compute", "[moe]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = mixtral();
+  TrainingSpec ts = training_run(16, 64, 4096);
+  const ParallelConfig pc = layout(1, 1, 16, 8);
+  const LayerTime plain = moe_layer_time(m, hw, pc, ts);
+  ts.overlap_a2a = true;
+  const LayerTime hidden = moe_layer_time(m, hw, pc, ts);
+  CHECK(plain.ep_comm_fwd_s + plain.ep_comm_bwd_s == Approx(plain.ep_comm_total_s).epsilon(1e-12));
+  CHECK(hidden.ep_comm_fwd_s + hidden.ep_comm_bwd_s < plain.ep_comm_total_s);
+  CHECK(hidden.contention_fwd_s + hidden.contention_bwd_s > plain.contention_fwd_s + plain.contention_bwd_s);
+  CHECK(hidden.total_s() < plain.total_s());
+}
+
+TEST_CASE("the simulated step of MoE layouts agrees with the closed form", "[moe][simulate]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  struct Case {
+    std::int64_t gpus, gb, tp, pp, dp, ep, v;
+    bool overlap;
+  };
+  const Case cases[] = {{32, 128, 1, 4, 8, 8, 1, false}, {32, 128, 2, 2, 8, 8, 2, false}, {16, 64, 1, 2, 8, 8, 1, true}};
+  for (const Case& c : cases) {
+    const ModelSpec m = mixtral();
+    TrainingSpec ts = training_run(c.gpus, c.gb, 4096);
+    ts.overlap_a2a = c.overlap;
+    ParallelConfig pc = layout(c.tp, c.pp, c.dp, c.ep);
+    pc.virtual_stages = c.v;
+    pc.zero_stage = 1;
+    pc.recompute = Recompute::full;
+    const Evaluation ev = evaluate(m, hw, pc, ts);
+    INFO("TP" << c.tp << " PP" << c.pp << " DP" << c.dp << " EP" << c.ep);
+    REQUIRE((ev.reasons & ~(1u << unsigned(Reason::out_of_memory))) == 0);
+    REQUIRE(ev.time.ep_comm_total_s > 0);
+    const PipelineProblem pr = pipeline_problem(m, hw, pc, ts, ev, default_sim_schedule(ev.config));
+    const SimResult r = simulate(pr);
+    const SimComparison cmp = compare_with_closed_form(ev, pr, r);
+    CHECK(std::abs(cmp.relative_difference()) < 0.02);
+    if (c.overlap) continue;  // hidden all-to-alls may leave nothing exposed to draw
+    CHECK(r.critical().ep_s > 0);
+    bool lane = false;
+    for (const SimEvent& e : r.events) lane = lane || e.stream == Stream::ep;
+    CHECK(lane);
+  }
+}
+
+TEST_CASE("the search enumerates EP over the expert count's divisors that fold, and ETP 1 or TP", "[moe][search]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = mixtral();
+  SearchSpec spec;
+  spec.training = training_run(16, 64, 4096);
+  spec.pins.tp = 2, spec.pins.cp = 1, spec.pins.pp = 1, spec.pins.micro_batch_size = 1;
+  spec.pins.recompute = Recompute::full, spec.pins.zero_stage = 1, spec.pins.sequence_parallel = true;
+  spec.top_k = 100;
+  const SearchResult r = search(m, hw, spec);
+  // TP2 x DP8 = 16 ranks fold: ETP 1 with EP 1, 2, 4, 8; ETP 2 with EP 1, 2, 4, 8.
+  CHECK(r.considered == 8);
+  bool ep8 = false, etp2 = false;
+  for (const Evaluation& ev : r.top) {
+    CHECK(expert_reasons(m, ev.config) == 0);
+    ep8 = ep8 || ev.config.ep == 8;
+    etp2 = etp2 || ev.config.etp == 2;
+  }
+  CHECK(ep8);
+  CHECK(etp2);
+  // A dense model is searched as before: EP = ETP = 1 only.
+  ModelSpec dense = m;
+  dense.moe = MoeSpec{};
+  CHECK(search(dense, hw, spec).considered == 1);
+}
+
+TEST_CASE("without shared experts a MoE layer runs only the attention's TP collectives", "[moe]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = mixtral();
+  const TrainingSpec ts = training_run(16, 64, 4096);
+  const ParallelConfig pc = layout(2, 1, 8, 8);
+  ModelSpec dense = m;
+  dense.moe = MoeSpec{};
+  const LayerTime d = layer_time(dense, hw, pc, ts);
+  const LayerTime e = moe_layer_time(m, hw, pc, ts);
+  // The dense layer's two all-gather / reduce-scatter pairs are equal (same bytes): half remain.
+  CHECK(e.tp_comm_fwd_s == Approx(0.5 * d.tp_comm_fwd_s).epsilon(1e-12));
+  CHECK(e.tp_comm_bwd_s == Approx(0.5 * d.tp_comm_bwd_s).epsilon(1e-12));
+  ModelSpec shared = m;
+  shared.moe.num_shared_experts = 1;
+  CHECK(moe_layer_time(shared, hw, pc, ts).tp_comm_fwd_s == Approx(d.tp_comm_fwd_s).epsilon(1e-12));
+}
