@@ -69,11 +69,13 @@ std::string escape(const std::string& s) {
 }
 
 // The drawing's geometry: a lane per stage with four rows (compute, then
-// send, TP/CP, DP), time left to right over the whole step.
+// send, TP/CP, DP; a fifth, EP all-to-all, for MoE layouts), time left to
+// right over the whole step.
 struct Geometry {
   static constexpr int width = 1200, left = 150, right = 20;
-  static constexpr int compute_h = 16, thin_h = 5, stage_h = 42, top = 96;
+  static constexpr int compute_h = 16, thin_h = 5, dense_stage_h = 42, top = 96;
   static constexpr double plot_w = double(width - left - right);
+  int stage_h = dense_stage_h;  // + one thin row when the step has EP all-to-all events
   int stages = 0;
   double step_ms = 0;
   [[nodiscard]] int height() const { return top + stages * stage_h + 50; }
@@ -89,14 +91,13 @@ struct Geometry {
         return y0 + compute_h + 2 + (thin_h + 2);
       case Stream::dp:
         return y0 + compute_h + 2 + 2 * (thin_h + 2);
-      case Stream::ep:  // MoE only: a thinner row (kEpRowH) in the lane's last pixels
+      case Stream::ep:  // MoE only: a fifth row, the lane made taller for it
         return y0 + compute_h + 2 + 3 * (thin_h + 2);
     }
     return y0;
   }
 };
 
-constexpr int kEpRowH = Geometry::stage_h - (Geometry::compute_h + 2 + 3 * (Geometry::thin_h + 2));
 
 bool has_ep_events(const SimResult& r) {
   return std::any_of(r.events.begin(), r.events.end(), [](const SimEvent& e) { return e.stream == Stream::ep; });
@@ -148,7 +149,7 @@ void draw_events(std::string& out, const SimResult& r, const Geometry& g) {
   for (const SimEvent& e : r.events) {
     const double x0 = g.x_of(e.start_s), x1 = g.x_of(e.end_s);
     const double w = std::max(x1 - x0, 0.3);
-    const int h = e.stream == Stream::compute ? compute_h : e.stream == Stream::ep ? kEpRowH : thin_h;
+    const int h = e.stream == Stream::compute ? compute_h : thin_h;
     const int y = g.row_y(e.stage, e.stream);
     std::string tip = to_string(e.kind);
     if (e.micro_batch >= 0) tip += fmt::format(" micro-batch {}", e.micro_batch);
@@ -171,7 +172,8 @@ void draw_events(std::string& out, const SimResult& r, const Geometry& g) {
 
 // The time axis: about ten ticks, in ms (or s once the step is longer than 10 s).
 void draw_time_axis(std::string& out, const Geometry& g) {
-  constexpr int left = Geometry::left, top = Geometry::top, stage_h = Geometry::stage_h;
+  constexpr int left = Geometry::left, top = Geometry::top;
+  const int stage_h = g.stage_h;
   constexpr double plot_w = Geometry::plot_w;
   const int stages = g.stages;
   const double step_ms = g.step_ms;
@@ -200,8 +202,9 @@ std::string render_svg_timeline(const SimResult& r, const TimelineLabels& labels
   Geometry g;
   g.stages = int(r.stages.size());
   g.step_ms = std::max(r.step_s * 1e3, 1e-12);
-  const int width = Geometry::width, height = g.height();
   const bool ep = has_ep_events(r);
+  if (ep) g.stage_h += Geometry::thin_h + 2;
+  const int width = Geometry::width, height = g.height();
   std::string out;
   out.reserve(256 + r.events.size() * 160);
   out += fmt::format(
