@@ -39,13 +39,10 @@ int run(const ExportFlags& f) {
   TrainingSpec ts = training_from(f.common, model);
   apply_framework(f.common, fw, ts);
   check_dtype(ts, hw);
-  // The launch flags written today cover dense layouts only (no --num-experts,
-  // --expert-model-parallel-size, ...): a MoE model is refused rather than
-  // exported without its experts.
-  if (model.is_moe())
-    throw InputError("--model", fmt::format("export writes dense layouts only; {} is a MoE model (expert parallelism "
-                                            "is not exported yet)", model.name));
-  const ParallelConfig pc = framework_config(fw, model, ts, config_from(f.config, ts, "export"), f.config);
+  check_expert_flags(pins_from(f.config, false, "export"), model);
+  const ParallelConfig flagged = config_from(f.config, ts, "export");
+  check_a2a_applies(f.common, flagged);
+  const ParallelConfig pc = framework_config(fw, model, ts, flagged, f.config);
   const Evaluation ev = evaluate(model, hw, pc, ts);
   if (!ev.feasible())
     throw InputError("export", fmt::format("{} does not run: {} (planner evaluate shows the numbers)",

@@ -111,6 +111,26 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
   }
   if (pc.cp > 1) arg("--context-parallel-size", "model.context_parallel_size", std::to_string(pc.cp));
   if (pc.sequence_parallel) flag("--sequence-parallel", "model.sequence_parallel");
+  if (model.is_moe()) {
+    // Megatron-Core ModelParallelConfig / TransformerConfig fields (core_v0.19.0), which
+    // arguments.py turns into flags (ArgumentGroupFactory: '--' + name with '-' for '_').
+    // Grouped GEMMs are what moe_cost.cpp prices; the NCCL path is the alltoall
+    // dispatcher, DeepEP the flex dispatcher with its deepep backend.
+    arg("--expert-model-parallel-size", "model.expert_model_parallel_size", std::to_string(pc.ep));
+    arg("--expert-tensor-parallel-size", "model.expert_tensor_parallel_size", std::to_string(pc.etp));
+    flag("--moe-grouped-gemm", "model.moe_grouped_gemm");
+    if (ts.a2a == A2aBackend::deepep) {
+      arg("--moe-token-dispatcher-type", "model.moe_token_dispatcher_type", "flex");
+      arg("--moe-flex-dispatcher-backend", "model.moe_flex_dispatcher_backend", "deepep");
+    } else {
+      arg("--moe-token-dispatcher-type", "model.moe_token_dispatcher_type", "alltoall");
+    }
+    if (ts.overlap_a2a) flag("--overlap-moe-expert-parallel-comm", "model.overlap_moe_expert_parallel_comm");
+    if (ts.capacity_factor > 0) {
+      arg("--moe-expert-capacity-factor", "model.moe_expert_capacity_factor", fmt::format("{:g}", ts.capacity_factor));
+      flag("--moe-pad-expert-input-to-capacity", "model.moe_pad_expert_input_to_capacity");
+    }
+  }
   arg("--num-layers", "model.num_layers", std::to_string(model.num_layers));
   arg("--seq-length", "model.seq_length", std::to_string(ts.seq_len));
   if (bridge) out.push_back(fmt::format("dataset.seq_length={}", ts.seq_len));
@@ -313,6 +333,10 @@ LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProf
   if (ev.plan.layout.stages < 1 || ev.plan.virtual_stages < 1 || !ev.plan.layout.feasible)
     throw InputError("--framework", fmt::format("{}: the layout {} has no valid stage split to export",
                                                 to_string(f), config_label(pc, 'c')));
+  if (model.is_moe() && f != Framework::megatron && f != Framework::nemo)
+    throw InputError("--framework", fmt::format("{}: expert parallelism is exported for megatron and nemo only; {} is "
+                                                "a MoE model",
+                                                to_string(f), model.name));
   const Batch b{ts.global_batch_sequences, pc.micro_batch_size, ev.plan.micro_batches};
   switch (f) {
     case Framework::megatron:

@@ -1,0 +1,1 @@
+export --framework deepspeed -m mixtral-8x7b -n 64 --seq-len 4096 --global-batch 256 --ep 8 --recompute full --zero 1
