@@ -25,17 +25,8 @@ struct Skip {
   std::string message;
 };
 
-const json* field(const json& row, const char* key) {
-  const auto it = row.find(key);
-  if (it == row.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-std::string text(const json& row, const char* key) {
-  const json* v = field(row, key);
-  if (!v) return "";
-  return v->is_string() ? v->get<std::string>() : v->dump();
-}
+using row_text::field;
+using row_text::text;
 
 // An integral count: an integer, an integral float (the file writes vp/ep as
 // 8.0) or a string of digits ("256"); null is unknown.

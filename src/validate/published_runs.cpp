@@ -37,18 +37,8 @@ struct RowError {
 using row_text::contains;
 using row_text::lower;
 
-const json* field(const json& row, const char* key) {
-  const auto it = row.find(key);
-  if (it == row.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-std::string text(const json& row, const char* key) {
-  const json* v = field(row, key);
-  if (!v) return "";
-  if (v->is_string()) return v->get<std::string>();
-  return v->dump();
-}
+using row_text::field;
+using row_text::text;
 
 // An integer field: a JSON integer, an integral number, or a string that is
 // only digits. Text such as "unknown (likely interleaved)" counts as unknown.
