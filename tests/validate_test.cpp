@@ -171,6 +171,9 @@ TEST_CASE("Hardware is matched by chip family and memory size", "[validate]") {
   const auto stock = list_hardware();
   CHECK(match_hardware("H100-SXM5-80GB (DGX H100)", stock, {}) == "dgx-h100");
   CHECK(match_hardware("A100-SXM4-80GB (Selene)", stock, {}) == "dgx-a100-80gb");
+  // The row names its form factor first; "NVL" later in the text is a comparison, not the part.
+  CHECK(match_hardware("H100 SXM 95/96GB HBM2e, lower TDP (peak between SXM and NVL)", stock, {}) == "dgx-h100");
+  CHECK(match_hardware("H100 NVL 94GB", stock, {}) == "h100-nvl");
   CHECK(match_hardware("A100-SXM4-40GB", stock, {}) == "dgx-a100-40gb");
   CHECK(match_hardware("A100-SXM4-32GB", stock, {}).empty());  // memory differs from every A100 profile
   CHECK(match_hardware("TPU v5e (4 x v5e-256 slices)", stock, {}) == "tpu-v5e-256");

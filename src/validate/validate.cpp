@@ -180,24 +180,35 @@ std::string match_hardware(const std::string& gpu_type, const std::vector<Hardwa
   for (const auto& [pattern, profile] : opt.hardware_map)
     if (!pattern.empty() && g.find(squash(pattern)) != std::string::npos) return profile;
   // The longest family named wins ("GB200" is not a "B200"); among profiles of
-  // one family, one whose other words ("PCIe", "NVL", "SXM5") the row also names.
+  // one family, one whose other words ("PCIe", "NVL", "SXM5") the row also names,
+  // a word matching its letters alone too ("SXM" for "SXM5"); when several do,
+  // the one the row names first ("H100 SXM 96GB ... between SXM and NVL" is an SXM part).
   const auto row_gb = memory_gb(gpu_type);
   std::string best;
-  std::size_t best_score = 0;
+  std::size_t best_family = 0;
+  bool best_form = false;
+  std::size_t best_pos = std::string::npos;
   for (const auto& hw : stock) {
     const std::string family = squash(chip_family(hw.chip_name));
     if (family.empty() || g.find(family) == std::string::npos) continue;
     const auto hw_gb = memory_gb(hw.chip_name);
     if (row_gb && hw_gb && *row_gb != *hw_gb) continue;
-    bool form_factor = false;
+    std::size_t form_pos = std::string::npos;
     for (std::size_t pos = 0; pos < hw.chip_name.size();) {
       const std::size_t end = std::min(hw.chip_name.find(' ', pos), hw.chip_name.size());
       const std::string tok = squash(hw.chip_name.substr(pos, end - pos));
-      if (tok.size() >= 3 && tok != family && !memory_gb(tok) && g.find(tok) != std::string::npos) form_factor = true;
       pos = end + 1;
+      if (tok.size() < 3 || tok == family || memory_gb(tok)) continue;
+      std::string stem = tok;
+      while (!stem.empty() && std::isdigit(static_cast<unsigned char>(stem.back()))) stem.pop_back();
+      for (const std::string& word : {tok, stem})
+        if (word.size() >= 3) form_pos = std::min(form_pos, g.find(word));
     }
-    const std::size_t score = 2 * family.size() + (form_factor ? 1 : 0);
-    if (score > best_score) best_score = score, best = hw.name;
+    const bool form = form_pos != std::string::npos;
+    const bool better = family.size() != best_family ? family.size() > best_family
+                        : form != best_form           ? form
+                                                      : form && form_pos < best_pos;
+    if (best.empty() || better) best = hw.name, best_family = family.size(), best_form = form, best_pos = form_pos;
   }
   return best;
 }
