@@ -320,3 +320,25 @@ TEST_CASE("without shared experts a MoE layer runs only the attention's TP colle
   shared.moe.num_shared_experts = 1;
   CHECK(moe_layer_time(shared, hw, pc, ts).tp_comm_fwd_s == Approx(d.tp_comm_fwd_s).epsilon(1e-12));
 }
+
+TEST_CASE("a MoE layer keeps FC1's input and the expert intermediates, not the expert output", "[moe]") {
+  // Megatron-Core's TEGroupedMLP multiplies the routing probabilities into
+  // the activation and the combine unpermutes without them (Megatron-LM
+  // d98e8a6 moe/experts.py, moe/token_dispatcher.py): the expert output is
+  // not saved for the backward.
+  const ModelSpec m = mixtral();
+  ModelSpec attention_only = m;
+  attention_only.moe = MoeSpec{};
+  attention_only.ffn_hidden_size = 0;
+  const TrainingSpec ts = training_run(64, 64, 4096);
+  ParallelConfig pc = layout(1, 1, 64, 8);
+  pc.micro_batch_size = 1;
+  pc.recompute = Recompute::none;
+  const double routed =
+      layer_activations(m, pc, ts).stored_bytes - layer_activations(attention_only, pc, ts).stored_bytes;
+  const double rows = 4096.0 * 2;  // local tokens x top-2, balanced
+  const double expected = 2.0 * rows * 4096                  // permuted tokens (FC1 input), bf16
+                          + 2.0 * rows * 14336 * (2.0 + 1.0)  // FC1 output (gate, up) + activation output
+                          + 4.0 * 4096 * 8 + 4.0 * rows;      // fp32 router logits + row probabilities
+  CHECK(routed == Approx(expected).epsilon(1e-9));
+}

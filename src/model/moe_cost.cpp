@@ -344,12 +344,18 @@ LayerActivations mean_moe_model_layer_activations(const ModelSpec& model, const 
   const double h = double(model.hidden_size);
   const double f = double(model.moe.expert_ffn_hidden_size) / double(pc.etp);
   const double rows = tk.local_experts * tk.rows_per_expert;
-  // Megatron-LM theoretical_memory_usage.py: the dispatched tokens (permuted
-  // input and the expert output kept for the combine, 2 x 2 bytes per element
-  // of the k copies; replicated over ETP) and the experts' FC1 output and
-  // activation output (sharded over ETP x EP); plus the router's fp32 logits
-  // and the combine probabilities. On the busiest rank (load).
-  double routed = 2.0 * kAct * rows * h + kAct * rows * f * ((is_gated(model.ffn_kind) ? 2.0 : 1.0) + 1.0);
+  // What Megatron-Core keeps per MoE layer (its theoretical_memory_usage.py
+  // has no MoE term): the permuted tokens, FC1's input, saved for its weight
+  // gradient (2 bytes per element of the k copies; replicated over ETP), and
+  // the experts' FC1 output and activation output (sharded over ETP x EP);
+  // plus the router's fp32 logits and the per-row probabilities. Not the
+  // expert output: TEGroupedMLP multiplies the probabilities into the
+  // activation (bias_act_func, weighted_bias_swiglu_impl) and the combine
+  // unpermutes without them, so no input of the combine is saved
+  // (Megatron-LM d98e8a6 megatron/core/transformer/moe/experts.py
+  // TEGroupedMLP.forward, token_dispatcher.py MoEAlltoAllTokenDispatcher
+  // unpermute(..., routing_map) without probs). On the busiest rank (load).
+  double routed = kAct * rows * h + kAct * rows * f * ((is_gated(model.ffn_kind) ? 2.0 : 1.0) + 1.0);
   routed += 4.0 * tk.local * double(model.moe.num_experts) + 4.0 * tk.a2a_rows;
   moe.full_layer_bytes += routed;
   if (pc.recompute != Recompute::full) moe.stored_bytes += routed;
@@ -363,10 +369,11 @@ LayerActivations mean_moe_model_layer_activations(const ModelSpec& model, const 
   }
   if (ex)
     note_step(ex, "activations per layer per micro-batch (mean of dense and MoE layers)",
-              "MoE layer: attention + shared experts as a dense layer + 2*2*rows*h (dispatched tokens) + "
+              "MoE layer: attention + shared experts as a dense layer + 2*rows*h (permuted tokens, FC1 input) + "
               "2*rows*f*(gated 3 | 2) (expert intermediates) + 4*tokens*E (router logits), rows = "
               "b*s/(cp*tp)*k*etp*load",
-              "Megatron-LM megatron/training/theoretical_memory_usage.py (compute_activation_memory); moe.md §3.2",
+              "Megatron-LM d98e8a6 moe/experts.py TEGroupedMLP (probs applied in the activation), "
+              "token_dispatcher.py (unpermute without probs); moe.md §3.2",
               {{"routed_bytes", routed}, {"rows", rows}, {"moe_layer_bytes", moe.stored_bytes}}, out.stored_bytes,
               "bytes");
   return out;
