@@ -317,9 +317,10 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
 }
 
 LayerTime mean_moe_model_layer_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
-                                    const TrainingSpec& ts, Explain* ex) {
+                                    const TrainingSpec& ts, Explain* ex, LayerTime* moe_out) {
   const MoeLayerCounts c = moe_layer_counts(model);
   const LayerTime moe = moe_layer_time(model, hw, pc, ts, ex);
+  if (moe_out) *moe_out = moe;
   if (c.dense <= 0 || model.num_layers <= 0) return moe;
   const LayerTime dense = layer_time(dense_layer_model(model), hw, pc, ts);
   const double w = double(c.moe) / double(model.num_layers);
