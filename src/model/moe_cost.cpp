@@ -249,7 +249,17 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
   // Expert weight gradients accumulated per micro-batch, as add_grad_accumulate.
   const double expert_params = tk.local_experts * (is_gated(model.ffn_kind) ? 3.0 : 2.0) * h * f;
   const double accum_s = expert_params * (kAct + 2.0 * ts.grad_bytes_per_param) / hbm_bw(hw);
-  const double ew_fwd = ew_bytes / hbm_bw(hw), ew_bwd = 2.0 * ew_bytes / hbm_bw(hw);
+  // FP8 expert GEMMs, as layer_cost.cpp's elementwise_bytes: Transformer
+  // Engine casts every forward GEMM input (the permuted rows into FC1, the
+  // activation output into FC2) and every backward output gradient (FC2's
+  // rows x h, FC1's rows x f_in) with its transpose, reading 2 bytes and
+  // writing 1 + 1 (fp8_cast_transpose_fused; MXFP8 quantises rowwise and
+  // columnwise alike, its 1-in-32 block scales not counted); the weights once
+  // per step, not counted. DeepEP's fp8 dispatch casts before the all-to-all:
+  // the same bytes on the local tokens, approximated as here.
+  const double fp8_fwd = dt == DType::fp8 ? 4.0 * rows * (h + f) : 0.0;
+  const double fp8_bwd = dt == DType::fp8 ? 4.0 * rows * (h + f_in) : 0.0;
+  const double ew_fwd = (ew_bytes + fp8_fwd) / hbm_bw(hw), ew_bwd = (2.0 * ew_bytes + fp8_bwd) / hbm_bw(hw);
   const double routed_fwd = stretch * (gemm_fwd + ew_fwd);
   const double routed_bwd = stretch * (gemm_bwd + ew_bwd + accum_s);
   lt.gemm_fwd_s += stretch * gemm_fwd;
@@ -270,7 +280,9 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
                {"local_experts", tk.local_experts},
                {"load", tk.load},
                {"expert_ffn_local", f},
-               {"flops", expert_flops}},
+               {"flops", expert_flops},
+               {"fp8_cast_bytes_fwd", fp8_fwd},
+               {"fp8_cast_bytes_bwd", fp8_bwd}},
               stretch * gemm_fwd, "s");
 
   // The all-to-alls: exposed, or (--overlap-a2a) each micro-batch's hidden
