@@ -336,8 +336,8 @@ TEST_CASE("a MoE layer keeps FC1's input and the expert intermediates, not the e
   pc.recompute = Recompute::none;
   const double routed =
       layer_activations(m, pc, ts).stored_bytes - layer_activations(attention_only, pc, ts).stored_bytes;
-  const double rows = 4096.0 * 2;  // local tokens x top-2, balanced
-  const double expected = 2.0 * rows * 4096                  // permuted tokens (FC1 input), bf16
+  const double rows = 4096.0 * 2;                             // local tokens x top-2, balanced
+  const double expected = 2.0 * rows * 4096                   // permuted tokens (FC1 input), bf16
                           + 2.0 * rows * 14336 * (2.0 + 1.0)  // FC1 output (gate, up) + activation output
                           + 4.0 * 4096 * 8 + 4.0 * rows;      // fp32 router logits + row probabilities
   CHECK(routed == Approx(expected).epsilon(1e-9));

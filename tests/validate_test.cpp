@@ -316,7 +316,8 @@ TEST_CASE("The MoE runs file: rows map to model files, profiles and exactly the 
   }
 }
 
-TEST_CASE("SimuMax's B200 BF16 rows: within 12% with B200's training-shape GEMM and HBM efficiency", "[validate][moe]") {
+TEST_CASE("SimuMax's B200 BF16 rows: within 12% with B200's training-shape GEMM and HBM efficiency",
+          "[validate][moe]") {
   // dgx-b200's gemm_max.bf16 (0.488) and hbm_efficiency (0.666) are SimuMax's
   // kernel measurements on B200 (MooreThreads/SimuMax configs/system/
   // b200_bf16_ceperm.json at e691807), not fitted to these step times. With
