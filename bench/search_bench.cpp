@@ -1,6 +1,7 @@
 // Throughput of the cost model and the search: configurations priced per
-// second by planner::evaluate, and wall time of planner::search for the
-// flagship case (Llama 3.1 405B on 16384 H100s). Run with scripts/bench.sh.
+// second by planner::evaluate (dense and MoE), and wall time of planner::search
+// for the flagship case (Llama 3.1 405B on 16384 H100s) and DeepSeek-V3 on 2048
+// H800s. Run with scripts/bench.sh.
 #include <algorithm>
 #include <array>
 #include <cassert>
@@ -33,8 +34,8 @@ TrainingSpec default_training(const ModelSpec& m, std::int64_t gpus) {
   return ts;
 }
 
-Fixture load(const char* model, std::int64_t gpus) {
-  Fixture f{find_model(model, PLANNER_SOURCE_DIR), find_hardware("dgx-h100", PLANNER_SOURCE_DIR), {}};
+Fixture load(const char* model, std::int64_t gpus, const char* hardware = "dgx-h100") {
+  Fixture f{find_model(model, PLANNER_SOURCE_DIR), find_hardware(hardware, PLANNER_SOURCE_DIR), {}};
   f.training = default_training(f.model, gpus);
   return f;
 }
@@ -46,6 +47,12 @@ const Fixture& llama405b_16384() {
 
 const Fixture& llama70b_1024() {
   static const Fixture f = load("llama70b", 1024);
+  return f;
+}
+
+// DeepSeek-V3 on 2048 H800s (issue 15's search target).
+const Fixture& deepseek_v3_2048() {
+  static const Fixture f = load("deepseek-v3", 2048, "hgx-h800");
   return f;
 }
 
@@ -81,9 +88,39 @@ std::vector<ParallelConfig> config_mix(const Fixture& f) {
   return out;
 }
 
-void BM_EvaluateConfig(benchmark::State& state) {
-  const Fixture& f = llama405b_16384();
-  const std::vector<ParallelConfig> configs = config_mix(f);
+// Fifty MoE layouts of DeepSeek-V3: EP (and ETP) varied with the other knobs,
+// each passing the structural and expert checks, so the routed-expert costs,
+// the all-to-alls and the expert memory are priced for every one.
+std::vector<ParallelConfig> moe_config_mix(const Fixture& f) {
+  const std::int64_t gpus = f.training.num_gpus;
+  constexpr std::array<std::int64_t, 3> tps{1, 2, 4};
+  constexpr std::array<std::int64_t, 5> pps{16, 8, 4, 16, 2};
+  constexpr std::array<std::int64_t, 4> eps{64, 32, 8, 16};
+  constexpr std::array<std::int64_t, 2> mbss{1, 2};
+  constexpr std::array<std::int64_t, 3> vpps{1, 2, 4};
+  constexpr std::array<Recompute, 3> recs{Recompute::selective, Recompute::full, Recompute::none};
+  std::vector<ParallelConfig> out;
+  for (std::size_t i = 0; out.size() < 50 && i < 100'000; ++i) {
+    ParallelConfig pc;
+    pc.tp = tps[i % tps.size()];
+    pc.cp = 1;
+    pc.pp = pps[i % pps.size()];
+    pc.dp = gpus / (pc.tp * pc.pp);
+    pc.ep = eps[(i / 2) % eps.size()];
+    pc.etp = (i / 3) % 2 == 0 ? 1 : pc.tp;
+    pc.micro_batch_size = mbss[i % mbss.size()];
+    pc.virtual_stages = pc.pp > 1 ? vpps[(i / 5) % vpps.size()] : 1;
+    pc.recompute = recs[(i / 2) % recs.size()];
+    pc.zero_stage = int((i / 7) % 2);
+    pc.sequence_parallel = pc.tp > 1;
+    pc = normalized(pc);
+    if (structural_reasons(f.model, f.hw, pc, f.training) == 0) out.push_back(pc);
+  }
+  assert(out.size() == 50 && "the MoE knob tables no longer yield 50 valid layouts");
+  return out;
+}
+
+void evaluate_mix(benchmark::State& state, const Fixture& f, const std::vector<ParallelConfig>& configs) {
   std::size_t i = 0;
   std::int64_t feasible = 0;
   for (auto _ : state) {
@@ -96,7 +133,18 @@ void BM_EvaluateConfig(benchmark::State& state) {
   state.counters["feasible_frac"] =
       benchmark::Counter(double(feasible) / double(std::max<benchmark::IterationCount>(1, state.iterations())));
 }
+
+void BM_EvaluateConfig(benchmark::State& state) {
+  const Fixture& f = llama405b_16384();
+  evaluate_mix(state, f, config_mix(f));
+}
 BENCHMARK(BM_EvaluateConfig);
+
+void BM_EvaluateConfigMoe(benchmark::State& state) {
+  const Fixture& f = deepseek_v3_2048();
+  evaluate_mix(state, f, moe_config_mix(f));
+}
+BENCHMARK(BM_EvaluateConfigMoe);
 
 void run_search(benchmark::State& state, const Fixture& f) {
   SearchSpec spec;
@@ -121,6 +169,9 @@ BENCHMARK(BM_SearchLlama405b_16384)->Unit(benchmark::kMillisecond);
 
 void BM_SearchLlama70b_1024(benchmark::State& state) { run_search(state, llama70b_1024()); }
 BENCHMARK(BM_SearchLlama70b_1024)->Unit(benchmark::kMillisecond);
+
+void BM_SearchDeepseekV3_2048(benchmark::State& state) { run_search(state, deepseek_v3_2048()); }
+BENCHMARK(BM_SearchDeepseekV3_2048)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -320,3 +320,60 @@ TEST_CASE("without shared experts a MoE layer runs only the attention's TP colle
   shared.moe.num_shared_experts = 1;
   CHECK(moe_layer_time(shared, hw, pc, ts).tp_comm_fwd_s == Approx(d.tp_comm_fwd_s).epsilon(1e-12));
 }
+
+TEST_CASE("a MoE layer keeps FC1's input and the expert intermediates, not the expert output", "[moe]") {
+  // Megatron-Core's TEGroupedMLP multiplies the routing probabilities into
+  // the activation and the combine unpermutes without them (Megatron-LM
+  // d98e8a6 moe/experts.py, moe/token_dispatcher.py): the expert output is
+  // not saved for the backward.
+  const ModelSpec m = mixtral();
+  ModelSpec attention_only = m;
+  attention_only.moe = MoeSpec{};
+  attention_only.ffn_hidden_size = 0;
+  const TrainingSpec ts = training_run(64, 64, 4096);
+  ParallelConfig pc = layout(1, 1, 64, 8);
+  pc.micro_batch_size = 1;
+  pc.recompute = Recompute::none;
+  const double routed =
+      layer_activations(m, pc, ts).stored_bytes - layer_activations(attention_only, pc, ts).stored_bytes;
+  const double rows = 4096.0 * 2;                             // local tokens x top-2, balanced
+  const double expected = 2.0 * rows * 4096                   // permuted tokens (FC1 input), bf16
+                          + 2.0 * rows * 14336 * (2.0 + 1.0)  // FC1 output (gate, up) + activation output
+                          + 4.0 * 4096 * 8 + 4.0 * rows;      // fp32 router logits + row probabilities
+  CHECK(routed == Approx(expected).epsilon(1e-9));
+}
+
+TEST_CASE("FP8 expert GEMMs cast their inputs and output gradients with their transposes", "[moe]") {
+  // As the dense layer's (Transformer Engine fp8_cast_transpose_fused): read
+  // 2 bytes, write 1 + 1, for FC1's and FC2's inputs forward and their output
+  // gradients backward; nothing in bf16.
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = mixtral();
+  TrainingSpec ts = training_run(64, 64, 4096);
+  ParallelConfig pc = layout(1, 1, 64, 8);
+  pc.micro_batch_size = 1;
+  const auto cast_bytes = [&](DType dt) {
+    ts.dtype = dt;
+    Explain ex;
+    const LayerTime lt = moe_layer_time(m, hw, pc, ts, &ex);
+    for (const ExplainStep& s : ex.steps())
+      if (s.name.rfind("MoE router + expert GEMMs", 0) == 0) {
+        std::pair<double, double> b{-1, -1};
+        for (const auto& [k, v] : s.inputs) {
+          if (k == "fp8_cast_bytes_fwd") b.first = v;
+          if (k == "fp8_cast_bytes_bwd") b.second = v;
+        }
+        return std::make_pair(b, lt.elementwise_fwd_s);
+      }
+    FAIL("no expert GEMM step in the explain");
+    return std::make_pair(std::pair<double, double>{}, 0.0);
+  };
+  const auto [bf16, ew_bf16] = cast_bytes(DType::bf16);
+  const auto [fp8, ew_fp8] = cast_bytes(DType::fp8);
+  const double rows = 4096.0 * 2;  // local tokens x top-2, balanced over the EP ranks
+  CHECK(bf16.first == 0);
+  CHECK(bf16.second == 0);
+  CHECK(fp8.first == Approx(4.0 * rows * (4096 + 14336)).epsilon(1e-12));
+  CHECK(fp8.second == Approx(4.0 * rows * (4096 + 2 * 14336)).epsilon(1e-12));
+  CHECK(ew_fp8 > ew_bf16);
+}

@@ -1,6 +1,7 @@
 #include "planner/model/evaluate.h"
 
 #include "planner/model/layer_cost.h"
+#include "planner/model/moe_cost.h"
 #include "planner/model/priced_plan.h"
 #include "planner/spec/limits.h"
 
@@ -152,6 +153,13 @@ Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const Par
     ev.config = pc;
     ev.reasons = r;
     return ev;
+  }
+  // The MTP module's MoE layer is the one priced for the mean: price it once
+  // (--explain keeps the path below, and with it the order of its notes).
+  if (model.is_moe() && model.mtp_layers > 0 && ex == nullptr) {
+    LayerTime moe;
+    const LayerTime lt = mean_moe_model_layer_time(model, hw, pc, ts, ex, &moe);
+    return evaluate(model, hw, pc, ts, lt, head_time(model, hw, pc, ts, ex, &moe), ex);
   }
   return evaluate(model, hw, pc, ts, layer_time(model, hw, pc, ts, ex), head_time(model, hw, pc, ts, ex), ex);
 }

@@ -58,21 +58,22 @@ Dims dims(const ModelSpec& model, const ParallelConfig& pc, const TrainingSpec& 
   return d;
 }
 
-}  // namespace
-
-double wave_efficiency(const HardwareProfile& hw, double M, double N) {
+// Capacity (output elements) of the waves of tiles launched for an M x N
+// output, in the better of the two tile orientations; M * N without tile data.
+double wave_capacity(const HardwareProfile& hw, double M, double N) {
   const auto& e = hw.efficiency;
-  if (e.compute_units <= 0 || e.gemm_tile_m <= 0 || e.gemm_tile_n <= 0) return 1.0;
+  if (e.compute_units <= 0 || e.gemm_tile_m <= 0 || e.gemm_tile_n <= 0) return M * N;
   // NVIDIA, "Matrix Multiplication Background User's Guide", wave quantisation.
   // Useful work over the capacity of the waves launched: partially filled
   // tiles and the idle units of the last wave both count as lost.
-  auto eff = [&](double tm, double tn) {
-    const double tiles = std::ceil(M / tm) * std::ceil(N / tn);
-    const double units = double(e.compute_units);
-    return (M * N) / (std::ceil(tiles / units) * units * tm * tn);
-  };
-  return std::max(eff(double(e.gemm_tile_m), double(e.gemm_tile_n)), eff(double(e.gemm_tile_n), double(e.gemm_tile_m)));
+  const double units = double(e.compute_units), tm = double(e.gemm_tile_m), tn = double(e.gemm_tile_n);
+  auto cap = [&](double a, double b) { return std::ceil(std::ceil(M / a) * std::ceil(N / b) / units) * units * a * b; };
+  return std::min(cap(tm, tn), cap(tn, tm));
 }
+
+}  // namespace
+
+double wave_efficiency(const HardwareProfile& hw, double M, double N) { return (M * N) / wave_capacity(hw, M, N); }
 
 double gemm_time_s(const HardwareProfile& hw, DType dt, double M, double N, double K) {
   // Large-GEMM throughput gemm_max * peak (best-shape cuBLAS measurements),
@@ -80,10 +81,10 @@ double gemm_time_s(const HardwareProfile& hw, DType dt, double M, double N, doub
   // equivalent to gemm_half_flops; bounded below by the HBM roofline
   // (Williams et al. 2009). An approximation: docs/hardware_profiles.md.
   const double eff_peak = peak(hw, dt) * hw.efficiency.gemm_max[std::size_t(dt)];
-  const double flops = 2.0 * M * N * K;
   const double operand = dt == DType::fp8 ? 1.0 : 2.0;
   const double bytes = operand * (M * K + K * N) + kAct * M * N;
-  return std::max((flops / wave_efficiency(hw, M, N) + hw.efficiency.gemm_half_flops) / eff_peak, bytes / hbm_bw(hw));
+  // 2MNK FLOPs over the wave efficiency MN / capacity: 2K * capacity.
+  return std::max((2.0 * K * wave_capacity(hw, M, N) + hw.efficiency.gemm_half_flops) / eff_peak, bytes / hbm_bw(hw));
 }
 
 namespace {
@@ -354,11 +355,18 @@ namespace {
 // the model's last layer is) and the shared output layer and loss again.
 // Its norms are left out (memory-bound, small).
 void add_mtp(HeadTime& ht, const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
-             const TrainingSpec& ts, const Dims& d, Explain* ex) {
+             const TrainingSpec& ts, const Dims& d, Explain* ex, const LayerTime* priced) {
   const double m = double(model.mtp_layers);
-  ModelSpec dense = model;
-  dense.moe = MoeSpec{};
-  const LayerTime layer = model.is_moe() ? moe_layer_time(model, hw, pc, ts) : layer_time(dense, hw, pc, ts);
+  LayerTime layer;
+  if (priced) {
+    layer = *priced;
+  } else if (model.is_moe()) {
+    layer = moe_layer_time(model, hw, pc, ts);
+  } else {
+    ModelSpec dense = model;
+    dense.moe = MoeSpec{};
+    layer = layer_time(dense, hw, pc, ts);
+  }
   const double proj_fwd = gemm_time_s(hw, ts.dtype, d.n, d.h / d.t, 2.0 * d.h);
   const double proj_bwd = gemm_time_s(hw, ts.dtype, d.n, 2.0 * d.h, d.h / d.t) +
                           gemm_time_s(hw, ts.dtype, 2.0 * d.h, d.h / d.t, d.n);
@@ -375,7 +383,7 @@ void add_mtp(HeadTime& ht, const ModelSpec& model, const HardwareProfile& hw, co
 }  // namespace
 
 HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
-                   Explain* ex) {
+                   Explain* ex, const LayerTime* mtp_layer) {
   const Dims d = dims(model, pc, ts);
   HeadTime ht;
   const double V = double(model.vocab_size);
@@ -405,7 +413,7 @@ HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const Para
   ht.embedding_bwd_s = 2.0 * ht.embedding_fwd_s;
   const double k = 1.0 + straggler_slowdown(hw, ts.num_gpus);  // as stretch_for_slowest_chip
   for (double* x : {&ht.output_fwd_s, &ht.output_bwd_s, &ht.embedding_fwd_s, &ht.embedding_bwd_s}) *x *= k;
-  if (model.mtp_layers > 0) add_mtp(ht, model, hw, pc, ts, d, ex);
+  if (model.mtp_layers > 0) add_mtp(ht, model, hw, pc, ts, d, ex, mtp_layer);
   if (ex)
     note_step(ex, "output layer (fwd)", "(2*n*h*V/t + F_half)/(peak*gemm_max) + 38 bytes * n*V/t / HBM (bwd: 14 bytes)",
               "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron fp32 vocab-parallel cross-entropy, pass by pass",

@@ -249,7 +249,17 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
   // Expert weight gradients accumulated per micro-batch, as add_grad_accumulate.
   const double expert_params = tk.local_experts * (is_gated(model.ffn_kind) ? 3.0 : 2.0) * h * f;
   const double accum_s = expert_params * (kAct + 2.0 * ts.grad_bytes_per_param) / hbm_bw(hw);
-  const double ew_fwd = ew_bytes / hbm_bw(hw), ew_bwd = 2.0 * ew_bytes / hbm_bw(hw);
+  // FP8 expert GEMMs, as layer_cost.cpp's elementwise_bytes: Transformer
+  // Engine casts every forward GEMM input (the permuted rows into FC1, the
+  // activation output into FC2) and every backward output gradient (FC2's
+  // rows x h, FC1's rows x f_in) with its transpose, reading 2 bytes and
+  // writing 1 + 1 (fp8_cast_transpose_fused; MXFP8 quantises rowwise and
+  // columnwise alike, its 1-in-32 block scales not counted); the weights once
+  // per step, not counted. DeepEP's fp8 dispatch casts before the all-to-all:
+  // the same bytes on the local tokens, approximated as here.
+  const double fp8_fwd = dt == DType::fp8 ? 4.0 * rows * (h + f) : 0.0;
+  const double fp8_bwd = dt == DType::fp8 ? 4.0 * rows * (h + f_in) : 0.0;
+  const double ew_fwd = (ew_bytes + fp8_fwd) / hbm_bw(hw), ew_bwd = (2.0 * ew_bytes + fp8_bwd) / hbm_bw(hw);
   const double routed_fwd = stretch * (gemm_fwd + ew_fwd);
   const double routed_bwd = stretch * (gemm_bwd + ew_bwd + accum_s);
   lt.gemm_fwd_s += stretch * gemm_fwd;
@@ -270,7 +280,9 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
                {"local_experts", tk.local_experts},
                {"load", tk.load},
                {"expert_ffn_local", f},
-               {"flops", expert_flops}},
+               {"flops", expert_flops},
+               {"fp8_cast_bytes_fwd", fp8_fwd},
+               {"fp8_cast_bytes_bwd", fp8_bwd}},
               stretch * gemm_fwd, "s");
 
   // The all-to-alls: exposed, or (--overlap-a2a) each micro-batch's hidden
@@ -317,9 +329,10 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
 }
 
 LayerTime mean_moe_model_layer_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
-                                    const TrainingSpec& ts, Explain* ex) {
+                                    const TrainingSpec& ts, Explain* ex, LayerTime* moe_out) {
   const MoeLayerCounts c = moe_layer_counts(model);
   const LayerTime moe = moe_layer_time(model, hw, pc, ts, ex);
+  if (moe_out) *moe_out = moe;
   if (c.dense <= 0 || model.num_layers <= 0) return moe;
   const LayerTime dense = layer_time(dense_layer_model(model), hw, pc, ts);
   const double w = double(c.moe) / double(model.num_layers);
@@ -344,12 +357,18 @@ LayerActivations mean_moe_model_layer_activations(const ModelSpec& model, const 
   const double h = double(model.hidden_size);
   const double f = double(model.moe.expert_ffn_hidden_size) / double(pc.etp);
   const double rows = tk.local_experts * tk.rows_per_expert;
-  // Megatron-LM theoretical_memory_usage.py: the dispatched tokens (permuted
-  // input and the expert output kept for the combine, 2 x 2 bytes per element
-  // of the k copies; replicated over ETP) and the experts' FC1 output and
-  // activation output (sharded over ETP x EP); plus the router's fp32 logits
-  // and the combine probabilities. On the busiest rank (load).
-  double routed = 2.0 * kAct * rows * h + kAct * rows * f * ((is_gated(model.ffn_kind) ? 2.0 : 1.0) + 1.0);
+  // What Megatron-Core keeps per MoE layer (its theoretical_memory_usage.py
+  // has no MoE term): the permuted tokens, FC1's input, saved for its weight
+  // gradient (2 bytes per element of the k copies; replicated over ETP), and
+  // the experts' FC1 output and activation output (sharded over ETP x EP);
+  // plus the router's fp32 logits and the per-row probabilities. Not the
+  // expert output: TEGroupedMLP multiplies the probabilities into the
+  // activation (bias_act_func, weighted_bias_swiglu_impl) and the combine
+  // unpermutes without them, so no input of the combine is saved
+  // (Megatron-LM d98e8a6 megatron/core/transformer/moe/experts.py
+  // TEGroupedMLP.forward, token_dispatcher.py MoEAlltoAllTokenDispatcher
+  // unpermute(..., routing_map) without probs). On the busiest rank (load).
+  double routed = kAct * rows * h + kAct * rows * f * ((is_gated(model.ffn_kind) ? 2.0 : 1.0) + 1.0);
   routed += 4.0 * tk.local * double(model.moe.num_experts) + 4.0 * tk.a2a_rows;
   moe.full_layer_bytes += routed;
   if (pc.recompute != Recompute::full) moe.stored_bytes += routed;
@@ -363,10 +382,11 @@ LayerActivations mean_moe_model_layer_activations(const ModelSpec& model, const 
   }
   if (ex)
     note_step(ex, "activations per layer per micro-batch (mean of dense and MoE layers)",
-              "MoE layer: attention + shared experts as a dense layer + 2*2*rows*h (dispatched tokens) + "
+              "MoE layer: attention + shared experts as a dense layer + 2*rows*h (permuted tokens, FC1 input) + "
               "2*rows*f*(gated 3 | 2) (expert intermediates) + 4*tokens*E (router logits), rows = "
               "b*s/(cp*tp)*k*etp*load",
-              "Megatron-LM megatron/training/theoretical_memory_usage.py (compute_activation_memory); moe.md §3.2",
+              "Megatron-LM d98e8a6 moe/experts.py TEGroupedMLP (probs applied in the activation), "
+              "token_dispatcher.py (unpermute without probs); moe.md §3.2",
               {{"routed_bytes", routed}, {"rows", rows}, {"moe_layer_bytes", moe.stored_bytes}}, out.stored_bytes,
               "bytes");
   return out;

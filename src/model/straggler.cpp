@@ -33,8 +33,15 @@ double inverse_normal_cdf(double p) {
 
 double expected_max_standard_normal(std::int64_t n) {
   if (n <= 1) return 0.0;
+  // One evaluation prices it several times for the same GPU count (each layer
+  // kind, the head): remember the last one, per thread.
+  thread_local std::int64_t last_n = 0;
+  thread_local double last = 0.0;
+  if (n == last_n) return last;
   const double nd = double(n);
-  return inverse_normal_cdf((nd - 0.375) / (nd + 0.25));
+  last = inverse_normal_cdf((nd - 0.375) / (nd + 0.25));
+  last_n = n;
+  return last;
 }
 
 double straggler_slowdown(const HardwareProfile& hw, std::int64_t gpus) {

@@ -69,8 +69,11 @@ struct LayerActivations {
 
 [[nodiscard]] LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                    const TrainingSpec& ts, Explain* ex = nullptr);
+// mtp_layer: the MTP module's transformer layer when the caller has priced it
+// already (for a MoE model, the MoE layer mean_moe_model_layer_time returns
+// through moe_out); null prices it here.
 [[nodiscard]] HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
-                                 const TrainingSpec& ts, Explain* ex = nullptr);
+                                 const TrainingSpec& ts, Explain* ex = nullptr, const LayerTime* mtp_layer = nullptr);
 [[nodiscard]] LayerActivations layer_activations(const ModelSpec& model, const ParallelConfig& pc,
                                                  const TrainingSpec& ts, Explain* ex = nullptr);
 

@@ -86,13 +86,14 @@ struct MoeA2a {
 
 // What layer_time returns for a MoE model: the mean of one dense and one MoE
 // layer weighted by their counts (the pipeline prices equal layers: an
-// approximation, docs/cost_model.md Known gaps).
+// approximation, docs/cost_model.md Known gaps). moe_out, if given, receives
+// the MoE layer alone (what moe_layer_time returns), for head_time's MTP layer.
 [[nodiscard]] LayerTime mean_moe_model_layer_time(const ModelSpec& model, const HardwareProfile& hw,
                                                   const ParallelConfig& pc, const TrainingSpec& ts,
-                                                  Explain* ex = nullptr);
+                                                  Explain* ex = nullptr, LayerTime* moe_out = nullptr);
 
 // The same mean for the stored activations: a MoE layer keeps the k copies
-// of its routed tokens (permuted input, expert output for the combine), the
+// of its routed tokens (the permuted input, FC1's), the
 // experts' intermediates and the router's fp32 logits (Megatron-LM
 // theoretical_memory_usage.py, compute_activation_memory).
 [[nodiscard]] LayerActivations mean_moe_model_layer_activations(const ModelSpec& model, const ParallelConfig& pc,
