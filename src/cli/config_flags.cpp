@@ -11,6 +11,7 @@
 #include "planner/io/atomic_write.h"
 #include "planner/model/evaluate.h"
 #include "planner/model/labels.h"
+#include "planner/model/selective_policy.h"
 #include "planner/spec/input_error.h"
 #include "planner/spec/limits.h"
 #include "planner/spec/names.h"
@@ -153,22 +154,13 @@ void check_dtype(const TrainingSpec& ts, const HardwareProfile& hw) {
 // --selective-ac megatron | op | layer:N. torchtitan's op policy is priced
 // from a dense block's matmuls (selective_policy.h): refused for MoE and MLA.
 void parse_selective_ac(const std::string& text, const ModelSpec& model, TrainingSpec& ts) {
-  if (text == "megatron") {
-    ts.selective = SelectivePolicy::megatron_attention;
-  } else if (text == "op") {
-    if (model.is_moe() || model.is_mla())
-      throw InputError("--selective-ac", fmt::format("op is priced for dense attention blocks only; {} has {} (use "
-                                                     "layer:N or megatron)",
-                                                     model.name, model.is_moe() ? "experts" : "MLA"));
-    ts.selective = SelectivePolicy::torchtitan_op;
-  } else if (text.rfind("layer:", 0) == 0 && text.size() > 6 && text.size() <= 12 &&
-             text.find_first_not_of("0123456789", 6) == std::string::npos && std::stoll(text.substr(6)) >= 1) {
-    ts.selective = SelectivePolicy::torchtitan_every_nth_layer;
-    ts.selective_every_n_layers = std::stoll(text.substr(6));
-  } else {
+  if (!parse_selective_policy(text, ts))
     throw InputError("--selective-ac",
                      fmt::format("expected megatron, op or layer:N (N a positive integer), got '{}'", text));
-  }
+  if (ts.selective == SelectivePolicy::torchtitan_op && (model.is_moe() || model.is_mla()))
+    throw InputError("--selective-ac", fmt::format("op is priced for dense attention blocks only; {} has {} (use "
+                                                   "layer:N or megatron)",
+                                                   model.name, model.is_moe() ? "experts" : "MLA"));
 }
 
 TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {

@@ -134,6 +134,26 @@ double op_sac_stored_bytes(const ModelSpec& model, const ParallelConfig& pc, dou
   return bytes + kAct * tokens * double(model.num_heads) * double(model.head_dim) / t + attention_core_bytes;
 }
 
+bool parse_selective_policy(const std::string& text, TrainingSpec& ts) {
+  if (text == "megatron") {
+    ts.selective = SelectivePolicy::megatron_attention;
+    return true;
+  }
+  if (text == "op") {
+    ts.selective = SelectivePolicy::torchtitan_op;
+    return true;
+  }
+  // layer:N, N of at most 6 digits (a frequency above the layer count recomputes nothing)
+  if (text.rfind("layer:", 0) != 0 || text.size() <= 6 || text.size() > 12 ||
+      text.find_first_not_of("0123456789", 6) != std::string::npos)
+    return false;
+  const std::int64_t n = std::stoll(text.substr(6));
+  if (n < 1) return false;
+  ts.selective = SelectivePolicy::torchtitan_every_nth_layer;
+  ts.selective_every_n_layers = n;
+  return true;
+}
+
 std::string selective_policy_label(const TrainingSpec& ts) {
   switch (ts.selective) {
     case SelectivePolicy::megatron_attention:

@@ -58,6 +58,10 @@ void add_op_sac_recompute(LayerTime& lt, const ModelSpec& model, const HardwareP
 [[nodiscard]] LayerActivations every_nth_layer_activations(const ModelSpec& model, const ParallelConfig& pc,
                                                            const TrainingSpec& ts, Explain* ex);
 
+// Reads "megatron", "op" or "layer:N" (N >= 1) into ts.selective and
+// ts.selective_every_n_layers; false (ts unchanged) for anything else.
+[[nodiscard]] bool parse_selective_policy(const std::string& text, TrainingSpec& ts);
+
 // "megatron", "op", or "layer:N": the policy as --selective-ac spells it.
 [[nodiscard]] std::string selective_policy_label(const TrainingSpec& ts);
 
