@@ -212,6 +212,12 @@ TEST_CASE("suite errors name the file, the case and the field, verbatim", "[regr
        R"("recompute": "full"))"},
       {"negative reduce bytes", [](json& j) { j["cases"][0]["grad_reduce_bytes"] = -1; },
        "x.json: cases[0] (a).grad_reduce_bytes: expected a number >= 0 and <= 64, got -1"},
+      {"bad selective policy",
+       [](json& j) { j["cases"][0]["recompute"] = "selective", j["cases"][0]["selective_ac"] = "layer:0"; },
+       R"(x.json: cases[0] (a).selective_ac: expected "megatron", "op" or "layer:N" (N >= 1), got "layer:0")"},
+      {"selective policy without selective recompute",
+       [](json& j) { j["cases"][0]["recompute"] = "full", j["cases"][0]["selective_ac"] = "op"; },
+       R"(x.json: cases[0] (a).selective_ac: applies to selective recomputation ("recompute": "selective"))"},
   };
   for (const Row& r : rows) {
     SECTION(r.what) {

@@ -11,6 +11,7 @@
 #include "planner/io/atomic_write.h"
 #include "planner/model/evaluate.h"
 #include "planner/model/labels.h"
+#include "planner/model/selective_policy.h"
 #include "planner/spec/input_error.h"
 #include "planner/spec/limits.h"
 #include "planner/spec/names.h"
@@ -73,6 +74,9 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
                   "MoE: expert capacity factor (tokens above capacity dropped, inputs padded to it); 0 = dropless");
   app->add_option("--overlap-a2a", f.overlap_a2a,
                   "MoE: dispatch/combine all-to-alls overlapped with another micro-batch's compute (true/false)");
+  app->add_option("--selective-ac", f.selective_ac,
+                  "what --recompute selective recomputes: megatron (the attention core; default), op (torchtitan "
+                  "op-level SAC) or layer:N (torchtitan: every N-th layer in full); --framework torchtitan: layer:2");
   app->add_option("--format", f.format, "table, json or csv")->check(CLI::IsMember(name_list<Format>()));
   app->add_option("--html", f.html, "also write a self-contained HTML page (charts, breakdowns) to FILE");
 }
@@ -147,6 +151,18 @@ void check_dtype(const TrainingSpec& ts, const HardwareProfile& hw) {
   }
 }
 
+// --selective-ac megatron | op | layer:N. torchtitan's op policy is priced
+// from a dense block's matmuls (selective_policy.h): refused for MoE and MLA.
+void parse_selective_ac(const std::string& text, const ModelSpec& model, TrainingSpec& ts) {
+  if (!parse_selective_policy(text, ts))
+    throw InputError("--selective-ac",
+                     fmt::format("expected megatron, op or layer:N (N a positive integer), got '{}'", text));
+  if (ts.selective == SelectivePolicy::torchtitan_op && (model.is_moe() || model.is_mla()))
+    throw InputError("--selective-ac", fmt::format("op is priced for dense attention blocks only; {} has {} (use "
+                                                   "layer:N or megatron)",
+                                                   model.name, model.is_moe() ? "experts" : "MLA"));
+}
+
 TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
   if (f.gpus < 1) throw InputError("--gpus", fmt::format("expected a positive number of GPUs, got {}", f.gpus));
   if (f.gpus > kMaxGpus) throw InputError("--gpus", fmt::format("expected at most {} GPUs, got {}", kMaxGpus, f.gpus));
@@ -213,8 +229,10 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
                      "with --capacity-factor the experts' inputs are padded to capacity, so the imbalance does not "
                      "set the time; give one or the other");
   ts.overlap_a2a = f.overlap_a2a.value_or(false);
+  if (f.selective_ac) parse_selective_ac(*f.selective_ac, model, ts);
   return ts;
 }
+
 
 SearchPins pins_from(const ConfigFlags& c, bool lists, const char* command) {
   const PinParse parse{lists, command};
@@ -266,7 +284,8 @@ std::optional<Framework> framework_from(const LaunchOptions& o) {
 void apply_framework(const CommonFlags& f, std::optional<Framework> fw, TrainingSpec& ts) {
   if (!fw) return;
   apply_framework_defaults(framework_info(*fw), ts,
-                           {f.grad_bytes.has_value(), f.weight_bytes.has_value(), f.optimizer_bytes.has_value()});
+                           {f.grad_bytes.has_value(), f.weight_bytes.has_value(), f.optimizer_bytes.has_value(),
+                            f.selective_ac.has_value()});
 }
 
 std::optional<TrainingBudget> budget_from(const LaunchOptions& o) {
@@ -338,6 +357,20 @@ std::string pin_text(const Pin<T>& pin, Fmt fmt_one) {
   std::string out;
   for (const T& v : pin.values()) out += (out.empty() ? "" : ",") + fmt_one(v);
   return out;
+}
+
+void check_selective_ac(const CommonFlags& f, const TrainingSpec& ts, const SearchPins& pins, bool search) {
+  if (!f.selective_ac) return;
+  // Unpinned, evaluate runs none and the search visits selective unless it
+  // equals none (Megatron's policy with flash attention: search.cpp).
+  const bool searched = search && (ts.selective != SelectivePolicy::megatron_attention ||
+                                   ts.attention == AttentionKernel::unfused);
+  if (pins.recompute ? pins.recompute.allows(Recompute::selective) : searched) return;
+  const std::string given = pins.recompute ? pin_text(pins.recompute, [](Recompute r) { return std::string(to_string(r)); })
+                                           : std::string("none");
+  throw InputError("--selective-ac", fmt::format("chooses what selective recomputation recomputes, but --recompute is "
+                                                 "{} (give --recompute selective)",
+                                                 given));
 }
 
 void check_zero3_regather(const TrainingSpec& ts, const SearchPins& pins) {

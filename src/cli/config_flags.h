@@ -34,6 +34,8 @@ struct CommonFlags {
   std::optional<std::string> a2a;
   std::optional<double> moe_imbalance, capacity_factor;
   std::optional<bool> overlap_a2a;
+  // What --recompute selective means: megatron, op or layer:N (SelectivePolicy).
+  std::optional<std::string> selective_ac;
   std::string format = "table";
   std::optional<std::string> html;  // --html FILE: a self-contained page (views/html_report.h)
 };
@@ -107,6 +109,9 @@ void check_expert_flags(const SearchPins& pins, const ModelSpec& model);
 void check_a2a_applies(const CommonFlags& f, const ParallelConfig& pc);
 // --tp-overlap where it cannot apply (TP pinned to 1, SP pinned off) is an InputError.
 void check_tp_overlap(const TrainingSpec& ts, const SearchPins& pins);
+// --selective-ac needs a layout that recomputes selectively: --recompute
+// selective, or (search = true) a --recompute left open whose search visits it.
+void check_selective_ac(const CommonFlags& f, const TrainingSpec& ts, const SearchPins& pins, bool search);
 // --zero3-recompute-regather with a pinned ZeRO stage other than 3 or a
 // pinned recompute policy other than full: InputError.
 void check_zero3_regather(const TrainingSpec& ts, const SearchPins& pins);

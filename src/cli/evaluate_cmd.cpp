@@ -34,6 +34,7 @@ int run(const EvaluateFlags& f) {
   apply_framework(f.common, fw, ts);
   check_dtype(ts, hw);
   check_expert_flags(pins_from(f.config, false, "evaluate"), model);
+  check_selective_ac(f.common, ts, pins_from(f.config, false, "evaluate"), false);
   ParallelConfig pc = config_from(f.config, ts);
   check_a2a_applies(f.common, pc);
   if (fw) pc = framework_config(*fw, model, ts, pc, f.config);

@@ -40,6 +40,7 @@ int run(const ExportFlags& f) {
   apply_framework(f.common, fw, ts);
   check_dtype(ts, hw);
   check_expert_flags(pins_from(f.config, false, "export"), model);
+  check_selective_ac(f.common, ts, pins_from(f.config, false, "export"), false);
   const ParallelConfig flagged = config_from(f.config, ts, "export");
   check_a2a_applies(f.common, flagged);
   const ParallelConfig pc = framework_config(fw, model, ts, flagged, f.config);

@@ -60,6 +60,7 @@ int run(const SearchFlags& f) {
     check_a2a_applies(f.common, ep1);
   }
   check_tp_overlap(spec.training, spec.pins);
+  check_selective_ac(f.common, spec.training, spec.pins, true);
   check_zero3_regather(spec.training, spec.pins);
   check_html_path(f.common);
   spec.collect_points = f.common.html.has_value();

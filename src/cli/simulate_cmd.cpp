@@ -52,6 +52,7 @@ int run(const SimulateFlags& f) {
   const TrainingSpec ts = training_from(f.common, model);
   check_dtype(ts, hw);
   check_expert_flags(pins_from(f.config, false, "simulate"), model);
+  check_selective_ac(f.common, ts, pins_from(f.config, false, "simulate"), false);
   ParallelConfig pc = config_from(f.config, ts, "simulate");
   check_a2a_applies(f.common, pc);
   const std::optional<Schedule> requested =

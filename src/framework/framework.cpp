@@ -25,6 +25,10 @@ constexpr FrameworkRule kMegatronRules[] = {
      "megatron/training/arguments.py validate_args: '--use-torch-fsdp2 is not supported with pipeline parallelism'"},
     {RuleKind::no_gpipe, "no GPipe schedule (1F1B, or interleaved 1F1B with virtual stages)",
      "megatron/core/pipeline_parallel/schedules.py get_forward_backward_func"},
+    {RuleKind::selective_attention_only,
+     "--recompute-granularity selective recomputes the attention core (or the --recompute-modules), not "
+     "torchtitan's op or per-layer policies (give --selective-ac megatron)",
+     "megatron/training/arguments.py --recompute-granularity, --recompute-modules"},
 };
 
 constexpr FrameworkRule kNemoRules[] = {
@@ -33,9 +37,17 @@ constexpr FrameworkRule kNemoRules[] = {
      "Megatron-Core DistributedDataParallelConfig.data_parallel_sharding_strategy (Megatron-Bridge ddp.*)"},
     {RuleKind::no_gpipe, "no GPipe schedule (1F1B, or interleaved 1F1B with virtual stages)",
      "Megatron-Core pipeline_parallel/schedules.py get_forward_backward_func"},
+    {RuleKind::selective_attention_only,
+     "recompute_granularity selective recomputes the attention core, not torchtitan's op or per-layer policies "
+     "(give --selective-ac megatron)",
+     "Megatron-Core TransformerConfig.recompute_granularity"},
 };
 
 constexpr FrameworkRule kTorchtitanRules[] = {
+    {RuleKind::selective_torchtitan_only,
+     "selective_ac_option is 'op' or a layer frequency N; no attention-core-only policy (give --selective-ac op or "
+     "layer:N)",
+     "torchtitan/config/job_config.py ActivationCheckpoint.selective_ac_option"},
     {RuleKind::no_zero1, "no ZeRO-1: data parallelism is DDP (data_parallel_replicate_degree) or FSDP2",
      "torchtitan/config/job_config.py Parallelism"},
     {RuleKind::no_zero2, "no ZeRO-2: data parallelism is DDP (data_parallel_replicate_degree) or FSDP2",
@@ -132,6 +144,10 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
     case RuleKind::no_tp_with_pp: return pc.tp > 1 && pc.pp > 1;
     case RuleKind::no_tp_overlap: return ts.tp_comm_overlap;
     case RuleKind::no_selective_recompute: return pc.recompute == Recompute::selective;
+    case RuleKind::selective_attention_only:
+      return pc.recompute == Recompute::selective && ts.selective != SelectivePolicy::megatron_attention;
+    case RuleKind::selective_torchtitan_only:
+      return pc.recompute == Recompute::selective && ts.selective == SelectivePolicy::megatron_attention;
     case RuleKind::no_fp8: return ts.dtype == DType::fp8;
     case RuleKind::chunks_divide_layers: return model.num_layers % (pc.pp * pc.virtual_stages) != 0;
   }
@@ -172,6 +188,13 @@ void apply_framework_defaults(const FrameworkInfo& info, TrainingSpec& ts, Preci
   if (info.defaults.weight_bytes > 0 && !given.weight_bytes) ts.weight_bytes_per_param = info.defaults.weight_bytes;
   if (info.defaults.optimizer_bytes > 0 && !given.optimizer_bytes)
     ts.optimizer_bytes_per_param = info.defaults.optimizer_bytes;
+  // torchtitan's ActivationCheckpoint defaults: mode "selective",
+  // selective_ac_option "2" (torchtitan v0.2.2 torchtitan/config/job_config.py,
+  // commit 73a0e69): every second transformer block fully recomputed.
+  if (info.framework == Framework::torchtitan && !given.selective_policy) {
+    ts.selective = SelectivePolicy::torchtitan_every_nth_layer;
+    ts.selective_every_n_layers = 2;
+  }
 }
 
 }  // namespace planner

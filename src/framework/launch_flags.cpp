@@ -215,6 +215,10 @@ std::string torchtitan_toml(const TrainingSpec& ts, const Evaluation& ev, const 
     out += "]\n";
   }
   out += fmt::format("\n[activation_checkpoint]\nmode = \"{}\"\n", to_string(pc.recompute));
+  if (pc.recompute == Recompute::selective)  // job_config.py ActivationCheckpoint.selective_ac_option
+    out += fmt::format("selective_ac_option = \"{}\"\n", ts.selective == SelectivePolicy::torchtitan_op
+                                                              ? std::string("op")
+                                                              : std::to_string(ts.selective_every_n_layers));
   if (ts.tp_comm_overlap) out += "\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n";
   return out;
 }

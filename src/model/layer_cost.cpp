@@ -10,6 +10,7 @@
 #include "planner/model/straggler.h"
 #include "planner/model/model_math.h"
 #include "planner/model/moe_cost.h"
+#include "planner/model/selective_policy.h"
 #include "model/layer_parts.h"
 
 namespace planner {
@@ -305,9 +306,11 @@ void stretch_for_slowest_chip(LayerTime& lt, const HardwareProfile& hw, const Tr
 }
 
 // --- Recomputation: full re-runs the forward (and its CP traffic; its TP
-// traffic is tp_comm_recompute_s); selective re-runs the unfused attention
-// core only (Korthikanti et al. 2022 §5). Flash attention already recomputes
-// internally, so selective adds nothing. Needs the forward terms set.
+// traffic is tp_comm_recompute_s); Megatron's selective re-runs the unfused
+// attention core only (Korthikanti et al. 2022 §5). Flash attention already
+// recomputes internally, so Megatron's selective adds nothing. torchtitan's
+// policies: op_sac_recompute_s below; every N-th layer: every_nth_layer_time.
+// Needs the forward terms set.
 double recompute_s(const LayerTime& lt, Recompute recompute, AttentionKernel kernel) {
   if (recompute == Recompute::full) return lt.compute_fwd_s() + lt.cp_comm_fwd_s + lt.contention_fwd_s;
   if (recompute == Recompute::selective && kernel == AttentionKernel::unfused) return lt.attention_fwd_s;
@@ -318,6 +321,8 @@ double recompute_s(const LayerTime& lt, Recompute recompute, AttentionKernel ker
 
 LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                      const TrainingSpec& ts, Explain* ex) {
+  if (pc.recompute == Recompute::selective && ts.selective == SelectivePolicy::torchtitan_every_nth_layer)
+    return every_nth_layer_time(model, hw, pc, ts, ex);
   // MoE models: the mean of a dense and a MoE layer (moe_cost.h), each priced
   // below as a dense layer plus the routed experts.
   if (model.is_moe()) return mean_moe_model_layer_time(model, hw, pc, ts, ex);
@@ -343,6 +348,8 @@ LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const Pa
   if (pc.tp > 1) add_tp_comm(lt, d, hw, pc, ts, fwd_gemm, ex);
   if (pc.cp > 1) add_cp_exchange(lt, d, hw, pc, ex);
   lt.recompute_s = recompute_s(lt, pc.recompute, ts.attention);
+  if (pc.recompute == Recompute::selective && ts.selective == SelectivePolicy::torchtitan_op)
+    add_op_sac_recompute(lt, model, hw, pc, ts, d.n, ex);
   return lt;
 }
 
@@ -423,6 +430,8 @@ HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const Para
 
 LayerActivations layer_activations(const ModelSpec& model, const ParallelConfig& pc, const TrainingSpec& ts,
                                    Explain* ex) {
+  if (pc.recompute == Recompute::selective && ts.selective == SelectivePolicy::torchtitan_every_nth_layer)
+    return every_nth_layer_activations(model, pc, ts, ex);
   if (model.is_moe()) return mean_moe_model_layer_activations(model, pc, ts, ex);
   const Dims d = dims(model, pc, ts);
   LayerActivations a;
@@ -451,12 +460,24 @@ LayerActivations layer_activations(const ModelSpec& model, const ParallelConfig&
       a.stored_bytes = a.full_layer_bytes;
       break;
     case Recompute::selective:
-      a.stored_bytes = ts.attention == AttentionKernel::unfused ? bytes : a.full_layer_bytes;
+      if (ts.selective == SelectivePolicy::torchtitan_op) {
+        a.stored_bytes = std::min(a.full_layer_bytes, op_sac_stored_bytes(model, pc, d.n, a.attention_core_bytes));
+        if (ex)
+          note_step(ex, "activations kept by torchtitan op-level SAC (per layer per micro-batch)",
+                    "layer input + outputs of the saved matmuls (every other mm: wq, wv, w1, w2 for Llama) + "
+                    "attention output + attention kernel state",
+                    "pytorch/torchtitan v0.2.2 torchtitan/distributed/activation_checkpoint.py _apply_op_sac; "
+                    "models/llama3/infra/parallelize.py _op_sac_save_list",
+                    {{"full_layer_bytes", a.full_layer_bytes}}, a.stored_bytes, "bytes");
+      } else {
+        a.stored_bytes = ts.attention == AttentionKernel::unfused ? bytes : a.full_layer_bytes;
+      }
       break;
     case Recompute::full:
       a.stored_bytes = kAct * nh_sp;
       break;  // the layer input checkpoint only
   }
+  a.recompute_working_bytes = a.full_layer_bytes - a.stored_bytes;
   if (ex)
     ex->add({"activations per layer per micro-batch",
              "sum of stored tensors (norm inputs, QKV, attention out, FFN in/out, masks) + attention core",

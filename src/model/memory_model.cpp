@@ -55,8 +55,9 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
     // place, not copied (Megatron-LM's CheckpointFunction and
     // torch.utils.checkpoint detach the saved inputs, sharing their storage),
     // so the working layer adds what it keeps without recomputation less
-    // what it stores with it.
-    stage.transient_bytes += act.full_layer_bytes - act.stored_bytes;
+    // what it stores with it (torchtitan's per-layer policy: a wrapped
+    // layer's, layer_cost.h LayerActivations::recompute_working_bytes).
+    stage.transient_bytes += act.recompute_working_bytes;
     // Current + prefetched layer gathered (unless the weights were kept
     // whole, counted above), one layer of unsharded grads and the
     // reduce-scatter input they are copied into, in the reduce dtype (FSDP2

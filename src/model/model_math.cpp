@@ -1,5 +1,7 @@
 #include "planner/model/model_math.h"
 
+#include "planner/model/selective_policy.h"
+
 namespace planner {
 
 bool is_moe_layer(const ModelSpec& model, std::int64_t layer) {
@@ -87,7 +89,8 @@ ParamCounts count_params(const ModelSpec& model) {
   return p;
 }
 
-FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Recompute r, AttentionKernel attention) {
+FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Recompute r, AttentionKernel attention,
+                              SelectivePolicy selective, std::int64_t selective_every_n_layers) {
   const ParamCounts p = count_params(model);
   FlopsPerToken f;
   const double h = double(model.hidden_size), H = double(model.num_heads), KV = double(model.num_kv_heads),
@@ -134,7 +137,18 @@ FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Reco
   const double attention_fwd = (flash ? 1.0 : 2.0) * Lt * (qk + v) * T;  // QK^T and AV, causal half skipped by flash
   f.attention_executed = attention_fwd * (flash ? 3.5 : 3.0);
   if (r == Recompute::full) f.recompute = 2.0 * layers_w + attention_fwd;
-  if (r == Recompute::selective && !flash) f.recompute = attention_fwd;
+  if (r == Recompute::selective) {
+    if (selective == SelectivePolicy::megatron_attention && !flash) f.recompute = attention_fwd;
+    if (selective == SelectivePolicy::torchtitan_every_nth_layer) {
+      TrainingSpec ts;
+      ts.selective = selective;
+      ts.selective_every_n_layers = selective_every_n_layers;
+      f.recompute = recomputed_layer_fraction(model, ts) * (2.0 * layers_w + attention_fwd);
+    }
+    if (selective == SelectivePolicy::torchtitan_op)
+      for (const LayerMatmul& mm : op_sac_matmuls(model))
+        if (!mm.saved) f.recompute += 2.0 * Lt * mm.out_width * mm.in_width;
+  }
   f.router = 6.0 * moe_layers * router_w;
   f.hardware = 6.0 * f.gemm_weights + f.attention_executed + f.recompute + f.router;
   return f;

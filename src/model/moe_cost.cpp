@@ -372,6 +372,7 @@ LayerActivations mean_moe_model_layer_activations(const ModelSpec& model, const 
   routed += 4.0 * tk.local * double(model.moe.num_experts) + 4.0 * tk.a2a_rows;
   moe.full_layer_bytes += routed;
   if (pc.recompute != Recompute::full) moe.stored_bytes += routed;
+  moe.recompute_working_bytes = moe.full_layer_bytes - moe.stored_bytes;
   LayerActivations out = moe;
   if (c.dense > 0 && model.num_layers > 0) {
     const LayerActivations dense = layer_activations(dense_layer_model(model), pc, ts);
@@ -379,6 +380,7 @@ LayerActivations mean_moe_model_layer_activations(const ModelSpec& model, const 
     out.stored_bytes = dense.stored_bytes * (1.0 - w) + moe.stored_bytes * w;
     out.full_layer_bytes = dense.full_layer_bytes * (1.0 - w) + moe.full_layer_bytes * w;
     out.attention_core_bytes = dense.attention_core_bytes * (1.0 - w) + moe.attention_core_bytes * w;
+    out.recompute_working_bytes = out.full_layer_bytes - out.stored_bytes;
   }
   if (ex)
     note_step(ex, "activations per layer per micro-batch (mean of dense and MoE layers)",

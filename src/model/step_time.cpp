@@ -379,7 +379,8 @@ void add_rates(const ModelSpec& model, const HardwareProfile& hw, const Parallel
   st.bubble_fraction = st.step_s > 0 ? st.pp_bubble_s / st.step_s : 0.0;
   const double tokens = double(ts.global_batch_sequences) * double(ts.seq_len);
   st.tokens_per_s = tokens / st.step_s;
-  const FlopsPerToken f = flops_per_token(model, ts.seq_len, pc.recompute, ts.attention);
+  const FlopsPerToken f = flops_per_token(model, ts.seq_len, pc.recompute, ts.attention, ts.selective,
+                                            ts.selective_every_n_layers);
   st.model_flops_per_step = f.model * tokens;
   st.hardware_flops_per_step = f.hardware * tokens;
   const double peak_total = double(ts.num_gpus) * hw.peak_flops_per_s[std::size_t(ts.dtype)];

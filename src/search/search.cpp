@@ -94,10 +94,12 @@ Axes search_axes(const HardwareProfile& hw, const SearchSpec& spec) {
     if (b > spec.max_micro_batch_size / 2) break;  // the next doubling would pass the limit (or overflow)
   }
   ax.mbss = pinned_values_or(pin.micro_batch_size, mbs_all);
-  // With flash attention, selective recomputation equals none (the attention
-  // core stores nothing to drop), so the search skips it unless pinned.
+  // With flash attention, Megatron's selective recomputation equals none (the
+  // attention core stores nothing to drop), so the search skips it unless
+  // pinned; torchtitan's policies (TrainingSpec::selective) differ from none.
   ax.recs = pinned_values_or(pin.recompute,
-                             spec.training.attention == AttentionKernel::flash
+                             spec.training.attention == AttentionKernel::flash &&
+                                     spec.training.selective == SelectivePolicy::megatron_attention
                                  ? std::vector<Recompute>{Recompute::none, Recompute::full}
                                  : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
   for (int z : pinned_values_or(pin.zero_stage, {0, 1, 2, 3}))

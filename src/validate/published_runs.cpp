@@ -222,6 +222,23 @@ void map_training(const json& row, const std::string& scope_text, const std::str
     ts.grad_reduce_bytes_per_param = 4;
     r.assumptions.push_back("torchtitan FSDP2: gradients reduce-scattered in fp32 (mixed_precision_reduce)");
   }
+  // Selective recomputation as torchtitan runs it (SelectivePolicy): its rows'
+  // "selective (per-op)" is selective_ac_option "op", "selective (per-layer)"
+  // and a plain "selective" the default "2", every second block recomputed
+  // in full (torchtitan v0.2.2 config/job_config.py ActivationCheckpoint;
+  // distributed/activation_checkpoint.py). Other rows keep Megatron's.
+  const std::string recompute_text = lower(text(row, "activation_recompute"));
+  if (contains(lower(r.source), "torchtitan") && recompute_text.rfind("selective", 0) == 0) {
+    if (contains(recompute_text, "op")) {
+      ts.selective = SelectivePolicy::torchtitan_op;
+      r.assumptions.push_back("torchtitan selective AC per op: selective_ac_option \"op\"");
+    } else {
+      ts.selective = SelectivePolicy::torchtitan_every_nth_layer;
+      ts.selective_every_n_layers = 2;
+      r.assumptions.push_back(
+          "torchtitan selective AC per layer: selective_ac_option \"2\" (its default), every second block recomputed");
+    }
+  }
   if (contains(zero_text, "deepspeed") && contains(zero_text, "zero-3")) {
     ts.grad_reduce_bytes_per_param = 2;
     ts.zero3_recompute_regather = true;

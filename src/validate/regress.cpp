@@ -17,6 +17,7 @@
 #include "planner/io/catalog.h"
 #include "planner/io/json_io.h"
 #include "planner/model/evaluate.h"
+#include "planner/model/selective_policy.h"
 #include "planner/spec/input_error.h"
 #include "planner/spec/limits.h"
 #include "planner/spec/names.h"
@@ -102,6 +103,10 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   ts.moe_imbalance = r.number("moe_imbalance", 1, 1e3, false, ts.moe_imbalance, false);
   ts.capacity_factor = r.number("capacity_factor", 0, 1e3, false, ts.capacity_factor, false);
   ts.overlap_a2a = r.boolean("overlap_a2a", false, ts.overlap_a2a);
+  // What "recompute": "selective" recomputes (SelectivePolicy): megatron, op or layer:N.
+  const std::string selective = r.string("selective_ac", false);
+  if (!selective.empty() && !parse_selective_policy(selective, ts))
+    r.problem("selective_ac", fmt::format("expected \"megatron\", \"op\" or \"layer:N\" (N >= 1), got \"{}\"", selective));
 
   ParallelConfig& pc = c.config;
   pc.tp = r.integer_in("tp", 1, kMaxGpus, true, 1);
@@ -118,6 +123,8 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   pc.ep = r.integer_in("ep", 1, kMaxGpus, false, 1);
   pc.etp = r.integer_in("etp", 1, kMaxGpus, false, 1);
   pc.schedule = r.choice("schedule", kClosedFormSchedules, Schedule::one_f_one_b, false);
+  if (!selective.empty() && pc.recompute != Recompute::selective)
+    r.problem("selective_ac", "applies to selective recomputation (\"recompute\": \"selective\")");
   if (ts.zero3_recompute_regather && (pc.zero_stage != 3 || pc.recompute != Recompute::full))
     r.problem("zero3_recompute_regather", "applies to ZeRO-3 with full recomputation (\"zero\": 3, \"recompute\": \"full\")");
   else if (ts.zero3_recompute_regather && !pc.reshard_after_forward)

@@ -10,6 +10,7 @@
 #include "planner/model/collectives.h"
 #include "planner/model/labels.h"
 #include "planner/model/model_math.h"
+#include "planner/model/selective_policy.h"
 
 namespace planner {
 
@@ -41,6 +42,8 @@ std::string context_line(const RunContext& ctx) {
       "model {} | hardware {} | {} {}s | seq {} | global batch {} seqs ({} tokens) | {} | attention {}", ctx.model.name,
       ctx.hardware.name, t.num_gpus, device_word(ctx.hardware), t.seq_len, t.global_batch_sequences,
       t.global_batch_sequences * t.seq_len, to_string(t.dtype), to_string(t.attention));
+  if (t.selective != SelectivePolicy::megatron_attention)  // what --recompute selective means (SelectivePolicy)
+    line += fmt::format(" | selective ac {}", selective_policy_label(t));
   if (ctx.framework)
     line += fmt::format(" | framework {} {} ({:g} bytes/param before sharding)", to_string(ctx.framework->framework),
                         ctx.framework->release,

@@ -44,6 +44,8 @@ enum class RuleKind {
   no_tp_with_pp,               // TP > 1 and PP > 1 together
   no_tp_overlap,               // --tp-overlap
   no_selective_recompute,      // selective recomputation
+  selective_attention_only,    // selective recomputation other than the attention core (SelectivePolicy)
+  selective_torchtitan_only,   // selective recomputation as Megatron's attention core
   no_fp8,                      // --dtype fp8
   chunks_divide_layers,        // PP x virtual stages must divide the layers
 };
@@ -96,9 +98,10 @@ struct RuleContext {
 // Which precision flags the user gave (those keep their values).
 struct PrecisionGiven {
   bool grad_bytes = false, weight_bytes = false, optimizer_bytes = false;
+  bool selective_policy = false;  // --selective-ac given: the framework's default does not apply
 };
 
-// The framework's pipeline split and precision defaults, on `ts`.
+// The framework's pipeline split, precision and selective-recompute defaults, on `ts`.
 void apply_framework_defaults(const FrameworkInfo& info, TrainingSpec& ts, PrecisionGiven given);
 
 }  // namespace planner

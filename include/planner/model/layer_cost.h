@@ -65,6 +65,10 @@ struct LayerActivations {
   double stored_bytes = 0;          // kept per layer per micro-batch in flight
   double full_layer_bytes = 0;      // what the layer would keep without recompute
   double attention_core_bytes = 0;  // the part selective recompute drops
+  // What the layer being recomputed rebuilds and holds while its gradient is
+  // computed (full_layer_bytes - stored_bytes, except torchtitan's per-layer
+  // policy: a wrapped layer rebuilds everything but its input).
+  double recompute_working_bytes = 0;
 };
 
 [[nodiscard]] LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,

@@ -90,7 +90,12 @@ struct FlopsPerToken {
 // attention computes the full s x s scores (fwd 4*H*Q*T, bwd 2x). Full
 // recompute re-runs each layer's forward (2*gemm_layer_weights + the
 // attention forward); selective re-runs the unfused attention core only and
-// nothing with flash attention (Korthikanti et al. 2022 §5).
+// nothing with flash attention (Korthikanti et al. 2022 §5). torchtitan's
+// selective policies (`selective`, SelectivePolicy): "op" re-runs the
+// matmuls whose outputs it does not save (every second one: for Llama wk,
+// wo, w3; 2*weights FLOPs per token each) and never the attention kernel;
+// "layer:N" re-runs floor(L/N) of the L layers in full (torchtitan v0.2.2
+// torchtitan/distributed/activation_checkpoint.py; selective_policy.h).
 // MoE, MLA and MTP follow num_floating_point_operations as of Megatron-LM
 // d98e8a6 (2026-08; moe.md §3.1): dense layers count ffn_hidden_size, MoE
 // layers top_k routed experts plus the shared ones (all experts run only for
@@ -101,6 +106,8 @@ struct FlopsPerToken {
 // Not modelled: Megatron's vocabulary padding to a multiple of 128*TP, token
 // dropping's padded expert inputs (capacity factor), the latent-MoE term.
 [[nodiscard]] FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Recompute r,
-                                            AttentionKernel attention = AttentionKernel::flash);
+                                            AttentionKernel attention = AttentionKernel::flash,
+                                            SelectivePolicy selective = SelectivePolicy::megatron_attention,
+                                            std::int64_t selective_every_n_layers = 2);
 
 }  // namespace planner

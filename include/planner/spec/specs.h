@@ -174,6 +174,17 @@ struct HardwareProfile {
 };
 
 enum class Recompute { none, selective, full };
+// What Recompute::selective recomputes (TrainingSpec::selective).
+// megatron_attention: the attention core only (Megatron-LM
+// --recompute-granularity selective; Korthikanti et al. 2022 §5).
+// torchtitan_op: torchtitan's selective_ac_option "op" (op-level SAC) saves
+// the outputs of every second matmul of a layer (the 1st, 3rd, ...), of the
+// attention kernel and of its reduce-scatters, and recomputes the rest.
+// torchtitan_every_nth_layer: selective_ac_option "<N>" wraps every N-th
+// transformer block in full activation checkpointing and leaves the others
+// whole (pytorch/torchtitan v0.2.2, torchtitan/distributed/activation_checkpoint.py
+// _apply_op_sac / _apply_layer_sac).
+enum class SelectivePolicy { megatron_attention, torchtitan_op, torchtitan_every_nth_layer };
 // Pipeline schedules. The closed form prices gpipe, 1f1b and interleaved
 // (interleaved iff virtual_stages > 1) and prices zb_h1 as 1f1b; the simulator
 // runs all four (simulate.h cites each).
@@ -252,6 +263,10 @@ struct TrainingSpec {
   double capacity_factor = 0.0;
   bool overlap_a2a = false;
   PipelineSplit pipeline_split = PipelineSplit::balanced;
+  // What --recompute selective means (SelectivePolicy above); N of
+  // torchtitan_every_nth_layer (torchtitan's default selective_ac_option "2").
+  SelectivePolicy selective = SelectivePolicy::megatron_attention;
+  std::int64_t selective_every_n_layers = 2;
   bool operator==(const TrainingSpec&) const = default;
 };
 

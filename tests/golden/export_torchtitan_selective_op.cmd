@@ -1,0 +1,1 @@
+export --framework torchtitan -m llama8b -n 64 --zero 3 --recompute selective --selective-ac op

@@ -1,0 +1,1 @@
+search -m llama8b -n 64 --recompute none,full --selective-ac layer:2
