@@ -265,6 +265,7 @@ const CollectiveCurve& detail::cached_curve(const HardwareProfile& hw, const Gro
     slot.force = f;
     slot.curve.emplace(hw, g, c, force);
   }
+  slot.curve->rebind(hw);  // the profile it was built from may have been freed since; `hw` equals it
   return *slot.curve;
 }
 

@@ -88,6 +88,11 @@ class CollectiveCurve {
   CollectiveCurve(const HardwareProfile& hw, const GroupPlacement& g, Collective c,
                   std::optional<Algorithm> force = std::nullopt);
   [[nodiscard]] CollectiveCost at(double bytes) const;
+  // Points the curve at `hw`, a profile equal to the one it was built from in
+  // every field it reads: the per-thread memo (nccl_curve.cpp cached_curve)
+  // hands a curve built for one profile object to a caller holding an equal
+  // one, and the first may be gone by then.
+  void rebind(const HardwareProfile& hw) { hw_ = &hw; }
 
  private:
   struct Candidate {  // filled by build_nccl before use; no default initialisation (priced per call)
