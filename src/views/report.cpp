@@ -11,6 +11,8 @@
 #include "planner/model/labels.h"
 #include "planner/model/model_math.h"
 #include "planner/model/selective_policy.h"
+#include "views/format.h"
+#include "views/time_to_train_view.h"
 
 namespace planner {
 
@@ -19,12 +21,6 @@ using nlohmann::json;
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-// Fixed precision everywhere, so outputs are stable across platforms.
-double round_to(double x, int digits) {
-  const double s = std::pow(10.0, digits);
-  return std::round(x * s) / s;
-}
 
 // A reason of many configurations, worded for the profile: TPU chips, not
 // GPUs, and no Megatron-LM citation for a layout Megatron-LM does not run.
@@ -49,25 +45,6 @@ std::string context_line(const RunContext& ctx) {
                         ctx.framework->release,
                         t.weight_bytes_per_param + t.grad_bytes_per_param + t.optimizer_bytes_per_param);
   return line;
-}
-
-json train_json(const TimeToTrain& t, const TrainingBudget& b) {
-  json j = {{"tokens", b.tokens},
-            {"days", round_to(t.days, 3)},
-            {"gpu_hours", round_to(t.gpu_hours, 0)}};
-  if (b.gpu_hour_cost_usd > 0) {
-    j["gpu_hour_cost_usd"] = b.gpu_hour_cost_usd;
-    j["cost_usd"] = round_to(t.cost_usd, 0);
-  }
-  return j;
-}
-
-std::string train_text(const TimeToTrain& t, const TrainingBudget& b) {
-  std::string out = fmt::format("time to train {:.4g} tokens: {:.1f} days | {:.0f} GPU-hours", b.tokens, t.days,
-                                t.gpu_hours);
-  if (b.gpu_hour_cost_usd > 0)
-    out += fmt::format(" | ${:.0f} at ${:g} per GPU-hour", t.cost_usd, b.gpu_hour_cost_usd);
-  return out + "\n  (every step at the priced step time: no restarts, evaluation or checkpoint stalls)\n";
 }
 
 json memory_json(const MemoryBreakdown& m) {
