@@ -367,6 +367,28 @@ TEST_CASE("CP pays Transformer Engine's fp32 merge of its ring steps: (10cp + 6)
   }
 }
 
+TEST_CASE("eager PyTorch element-wise ops: RoPE in fp32 complex, the output copy, SiLU and multiply apart",
+          "[layer_cost]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  HardwareProfile hw = find_hardware("dgx-a100-80gb", kDir);
+  hw.efficiency.chip_speed_sigma = 0;
+  const double bw = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  TrainingSpec eager = training(8192, AttentionKernel::flash);
+  eager.eager_elementwise = true;
+  // Hand-derived for Llama 3.1 8B (H 32, KV 8, hd 128, F 14336), 8192 tokens, TP t: per token
+  // +16 bytes per Q/K element, +4 per attention-output element, +4 per FFN element.
+  for (std::int64_t tp : {1, 2}) {
+    INFO("tp " << tp);
+    const ParallelConfig pc = config(tp, false, Recompute::none, 1);
+    const LayerTime fused = layer_time(m, hw, pc, training(8192, AttentionKernel::flash));
+    const LayerTime unfused = layer_time(m, hw, pc, eager);
+    const double t = double(tp), extra = 8192.0 * (16.0 * 40 * 128 + 4.0 * 32 * 128 + 4.0 * 14336) / t;
+    CHECK(unfused.elementwise_fwd_s - fused.elementwise_fwd_s == Approx(extra / bw).epsilon(1e-9));
+    CHECK(unfused.elementwise_bwd_s - fused.elementwise_bwd_s == Approx(2.0 * extra / bw).epsilon(1e-9));
+    CHECK(unfused.gemm_fwd_s == fused.gemm_fwd_s);
+  }
+}
+
 TEST_CASE("TP inside a TPU torus overlaps the GEMMs as XLA's collective matmul does", "[layer_cost]") {
   const ModelSpec m = find_model("llama70b", kDir);
   HardwareProfile tpu = find_hardware("tpu-v5e-256", kDir);

@@ -86,6 +86,63 @@ TEST_CASE("A row maps onto specs by its own fields", "[validate]") {
   CHECK(r.training.attention == AttentionKernel::flash);  // 2024 source: modern stack
 }
 
+TEST_CASE("torchtitan rows run eager PyTorch unless the row says torch_compile", "[validate]") {
+  json j = llama8b_row();
+  j["source"] = "pytorch/torchtitan docs/performance.md";
+  const RunRow eager = map_published_run(j, 0);
+  REQUIRE(eager.run);
+  CHECK(eager.run->training.eager_elementwise);
+  CHECK_THAT(eager.run->assumptions.back(), Catch::Contains("eager PyTorch, no torch.compile"));
+  j["torch_compile"] = true;
+  const RunRow compiled = map_published_run(j, 0);
+  REQUIRE(compiled.run);
+  CHECK_FALSE(compiled.run->training.eager_elementwise);
+  CHECK_FALSE(map_published_run(llama8b_row(), 0).run->training.eager_elementwise);  // not torchtitan: fused
+  j["torch_compile"] = "yes";
+  const RunRow bad = map_published_run(j, 0);
+  CHECK_FALSE(bad.run);
+  CHECK(bad.skip_reason == "torch_compile: expected true or false, got \"yes\"");
+}
+
+TEST_CASE("DeepSpeed pipelines are not interleaved: an unstated virtual-stage count is 1, not chosen", "[validate]") {
+  json j = llama8b_row();
+  j["tp"] = 1;
+  j["cp"] = 1;
+  j["pp"] = 2;
+  j["dp"] = 4;
+  j["virtual_pipeline_stages"] = "not stated";
+  const RunRow megatron = map_published_run(j, 0);
+  REQUIRE(megatron.run);
+  CHECK_FALSE(megatron.run->pins.virtual_stages.has_value());
+  CHECK(megatron.run->chosen == std::vector<std::string>{"interleaving"});
+  j["notes"] = "Megatron-DeepSpeed, ZeRO-1";
+  const RunRow ds = map_published_run(j, 0);
+  REQUIRE(ds.run);
+  CHECK(*ds.run->pins.virtual_stages == 1);
+  CHECK(ds.run->chosen.empty());
+  CHECK(ds.run->assumptions.back() == "DeepSpeed pipeline engine: 1F1B without virtual stages (TrainSchedule)");
+}
+
+TEST_CASE("MaxText rows with TP shard their activations over the tensor axis: priced as SP", "[validate]") {
+  json j = llama8b_row();
+  j["source"] = "Google MaxText README";
+  j["gpu_type"] = "TPU v5e";
+  j["num_gpus"] = 256;
+  j["global_batch_size"] = 256;
+  j["tp"] = 16;
+  j["cp"] = 1;
+  j["dp"] = 16;
+  j["sequence_parallel"] = false;
+  const RunRow maxtext = map_published_run(j, 0);
+  REQUIRE(maxtext.run);
+  CHECK(*maxtext.run->pins.sequence_parallel);
+  CHECK_THAT(maxtext.run->assumptions.back(), Catch::Contains("activation_embed"));
+  j["source"] = "Test 2024, synthetic";
+  const RunRow other = map_published_run(j, 0);
+  REQUIRE(other.run);
+  CHECK_FALSE(*other.run->pins.sequence_parallel);  // the row's own false stands elsewhere
+}
+
 TEST_CASE("Unknown knobs are chosen by the planner and named", "[validate]") {
   json j = llama8b_row();
   j["micro_batch_size"] = nullptr;

@@ -96,6 +96,10 @@ constexpr FrameworkRule kMaxtextRules[] = {
      "src/maxtext/configs/types.py RematPolicy"},
     {RuleKind::no_tp_overlap, "planner knows no MaxText setting for overlapped TP communication",
      "src/maxtext/configs/base.yml"},
+    {RuleKind::sp_with_tp,
+     "TP shards the activations between layers over the tensor axis (activation_embed -> tensor), so norms and "
+     "element-wise work split as under sequence parallelism",
+     "src/maxtext/configs/base.yml logical_axis_rules"},
 };
 
 constexpr FrameworkInfo kFrameworks[] = {
@@ -191,6 +195,9 @@ void apply_framework_defaults(const FrameworkInfo& info, TrainingSpec& ts, Preci
   // torchtitan's ActivationCheckpoint defaults: mode "selective",
   // selective_ac_option "2" (torchtitan v0.2.2 torchtitan/config/job_config.py,
   // commit 73a0e69): every second transformer block fully recomputed.
+  // torchtitan runs eager PyTorch unless compile.enable is set (v0.2.2
+  // config/job_config.py Compile.enable = False): unfused element-wise ops.
+  if (info.framework == Framework::torchtitan) ts.eager_elementwise = true;
   if (info.framework == Framework::torchtitan && !given.selective_policy) {
     ts.selective = SelectivePolicy::torchtitan_every_nth_layer;
     ts.selective_every_n_layers = 2;

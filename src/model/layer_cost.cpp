@@ -200,24 +200,42 @@ void add_attention_core(LayerTime& lt, const Dims& d, const HardwareProfile& hw,
 
 // HBM bytes of the layer's memory-bound kernels per micro-batch.
 struct ElementwiseBytes {
-  double kernels = 0;  // norms, residual/dropout, activation, RoPE (forward)
+  double kernels = 0;  // norms, residual/dropout, activation, RoPE (forward; incl. eager below)
+  double eager = 0;    // of which: eager PyTorch's extra passes (TrainingSpec::eager_elementwise)
   double fp8_fwd = 0;  // fp8 cast/transpose of the forward GEMM inputs
   double fp8_bwd = 0;  // fp8 cast/transpose of the backward output gradients
 };
+
+// --- Eager PyTorch (torchtitan without torch.compile): forward bytes beyond
+// the fused kernels below, from torchtitan's Llama code (models/llama3/model/
+// model.py at v0.2.2; models/llama/model.py at 504e7641d, April 2024): RoPE
+// via xq.float(), a complex multiply and type_as (20 bytes per Q/K element
+// where a fused kernel moves 4: +16); the attention output's .contiguous()
+// copy (+4); SiLU and the gate multiply as two kernels (10 bytes per FFN
+// element, fused 6: +4). Backward 2x. Not counted: norms, repeat_kv (2024),
+// kernel launch time (docs/cost_model.md, Known gaps).
+double eager_extra_bytes(const Dims& d) {
+  double extra = 0;
+  if (d.rope) extra += 16.0 * d.n * (d.H + d.KV) * d.hd / d.t;
+  extra += 4.0 * d.n * d.H * d.hd / d.t;
+  if (d.gated) extra += 4.0 * d.n * d.F / d.t;
+  return extra;
+}
 
 // --- Element-wise kernels (memory bound): bytes read + written per element.
 // Two norms (read+write), two residual adds (read 2, write 1; fused bias-
 // dropout-add also writes a 1-byte mask), the FFN activation (gated: read 2F
 // write F), RoPE on Q and K. Backward assumed 2x forward bytes (reads the
 // saved input and the incoming gradient, writes a gradient): an approximation.
-ElementwiseBytes elementwise_bytes(const Dims& d, const GemmWidths& w, DType dt) {
+ElementwiseBytes elementwise_bytes(const Dims& d, const GemmWidths& w, DType dt, bool eager) {
   ElementwiseBytes eb;
   const double nh_local = d.n * d.h / d.sp_div;
   double ew_bytes = 2.0 * 2.0 * kAct * nh_local;
   ew_bytes += 2.0 * (3.0 * kAct + (d.dropout ? 1.0 : 0.0)) * nh_local;
   ew_bytes += kAct * d.n * d.F / d.t * (d.gated ? 3.0 : 2.0);
   if (d.rope) ew_bytes += 2.0 * kAct * d.n * (d.H + d.KV) * d.hd / d.t;
-  eb.kernels = ew_bytes;
+  eb.eager = eager ? eager_extra_bytes(d) : 0.0;
+  eb.kernels = ew_bytes + eb.eager;
   // FP8 GEMMs (Transformer Engine, delayed scaling): every GEMM input of the
   // forward pass and every output gradient of the backward pass goes through a
   // fused cast + transpose + amax kernel (fp8_cast_transpose_fused): read the
@@ -257,11 +275,13 @@ CpCorrectionBytes cp_correction_bytes(const Dims& d) {
 
 void note_elementwise(Explain* ex, const ElementwiseBytes& eb, const HardwareProfile& hw, double elementwise_fwd_s) {
   note_step(ex, "element-wise kernels (fwd)",
-            "bytes(norms, residual/dropout, activation, RoPE [+ fp8 cast/transpose of GEMM inputs]) / (HBM bw * "
-            "hbm_efficiency); bwd 2x [+ fp8 cast/transpose of output gradients]",
+            "bytes(norms, residual/dropout, activation, RoPE [+ eager PyTorch: RoPE in fp32 complex +16, output "
+            "copy +4, SiLU and multiply apart +4 bytes per element] [+ fp8 cast/transpose of GEMM inputs]) / (HBM bw "
+            "* hbm_efficiency); bwd 2x [+ fp8 cast/transpose of output gradients]",
             "roofline (Williams et al. 2009); tensor sizes from Korthikanti et al. 2022 §4; Transformer Engine "
-            "fp8_cast_transpose_fused",
+            "fp8_cast_transpose_fused; torchtitan v0.2.2 models/llama3/model/model.py (eager)",
             {{"bytes", eb.kernels},
+             {"eager_pytorch_extra_bytes", eb.eager},
              {"fp8_cast_bytes_fwd", eb.fp8_fwd},
              {"fp8_cast_bytes_bwd", eb.fp8_bwd},
              {"hbm_bytes_per_s", hbm_bw(hw)}},
@@ -332,7 +352,7 @@ LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const Pa
   GemmTimes fwd_gemm{};
   add_gemms(lt, d, w, hw, ts.dtype, fwd_gemm, ex);
   add_attention_core(lt, d, hw, ts.attention, ex);
-  const ElementwiseBytes eb = elementwise_bytes(d, w, ts.dtype);
+  const ElementwiseBytes eb = elementwise_bytes(d, w, ts.dtype, ts.eager_elementwise);
   const CpCorrectionBytes cpc = cp_correction_bytes(d);
   lt.elementwise_fwd_s = (eb.kernels + eb.fp8_fwd + cpc.fwd) / hbm_bw(hw);
   lt.elementwise_bwd_s = (2.0 * eb.kernels + eb.fp8_bwd + cpc.bwd) / hbm_bw(hw);

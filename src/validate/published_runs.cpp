@@ -239,6 +239,14 @@ void map_training(const json& row, const std::string& scope_text, const std::str
           "torchtitan selective AC per layer: selective_ac_option \"2\" (its default), every second block recomputed");
     }
   }
+  // torchtitan's rows ran eager PyTorch: compile = false in the configs of
+  // their date (train_configs/llama3_8b.toml @504e7641d; Compile.enable False
+  // in v0.2.2 config/job_config.py); the 405B row lists no optimizations. The
+  // optional row field torch_compile overrides.
+  if (contains(lower(r.source), "torchtitan")) {
+    ts.eager_elementwise = true;
+    r.assumptions.push_back("torchtitan: eager PyTorch, no torch.compile (its default), element-wise ops unfused");
+  }
   if (contains(zero_text, "deepspeed") && contains(zero_text, "zero-3")) {
     ts.grad_reduce_bytes_per_param = 2;
     ts.zero3_recompute_regather = true;
@@ -250,6 +258,10 @@ void map_training(const json& row, const std::string& scope_text, const std::str
     if (!v->is_boolean())
       throw RowError{fmt::format("zero3_recompute_regather: expected true or false, got {}", v->dump())};
     ts.zero3_recompute_regather = v->get<bool>();
+  }
+  if (const json* v = field(row, "torch_compile")) {
+    if (!v->is_boolean()) throw RowError{fmt::format("torch_compile: expected true or false, got {}", v->dump())};
+    ts.eager_elementwise = !v->get<bool>();
   }
   if (contains(scope_text, "not overlapped")) ts.overlap_grad_reduce = false;
   if (contains(notes, "overlap_p2p")) ts.overlap_p2p = true;
@@ -311,10 +323,22 @@ void map_layout(const json& row, MeasuredRun& r) {
       throw RowError{fmt::format("virtual_pipeline_stages: expected an integer from 1 to num_layers {}, got {}",
                                  r.model.num_layers, *v)};
     p.virtual_stages = *v;
+  } else if (contains(lower(r.source + " " + text(row, "zero_or_fsdp") + " " + text(row, "notes")), "deepspeed")) {
+    // DeepSpeed's pipeline engine (Megatron-DeepSpeed included) runs one
+    // chunk per stage: deepspeed/runtime/pipe/schedule.py TrainSchedule.
+    p.virtual_stages = 1;
+    r.assumptions.push_back("DeepSpeed pipeline engine: 1F1B without virtual stages (TrainSchedule)");
   } else {
     r.chosen.push_back("interleaving");
   }
-  if (const auto sp = boolean(row, "sequence_parallel"))
+  if (*p.tp > 1 && contains(lower(r.source), "maxtext")) {
+    // MaxText shards the activations between layers over the tensor axis
+    // (base.yml logical_axis_rules: activation_embed -> tensor; the same rule
+    // in the 2024 MaxText/configs/base.yml): split element-wise work and an
+    // all-gather / reduce-scatter per matmul pair, what SP prices.
+    p.sequence_parallel = true;
+    r.assumptions.push_back("MaxText TP: activations sharded over the tensor axis (activation_embed), priced as SP");
+  } else if (const auto sp = boolean(row, "sequence_parallel"))
     p.sequence_parallel = *sp && *p.tp > 1;
   else if (*p.tp == 1)
     p.sequence_parallel = false;

@@ -247,6 +247,13 @@ struct TrainingSpec {
   // backward's gather serves the recomputation too (FSDP2 unshards in the
   // pre-backward hook, before the checkpointed forward reruns).
   bool zero3_recompute_regather = false;
+  // Element-wise work run as eager PyTorch issues it, one kernel per op, as
+  // torchtitan does without torch.compile (its default: Compile.enable False,
+  // v0.2.2 config/job_config.py; compile = false in the 2024 train_configs):
+  // RoPE through fp32 complex tensors, the attention output copied to
+  // contiguous, SiLU and the gate multiply as two kernels (layer_cost.cpp
+  // eager_extra_bytes). false: fused kernels (Megatron-LM / Transformer Engine).
+  bool eager_elementwise = false;
   double optimizer_bytes_per_param = 12;  // fp32 master + Adam m, v (ZeRO paper)
   bool overlap_grad_reduce = true;        // DP reduction in buckets during backward
   bool overlap_p2p = false;               // PP send/recv hidden behind compute
