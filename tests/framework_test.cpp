@@ -107,6 +107,19 @@ TEST_CASE("defaults: Megatron's fp32 main grads give 18 bytes per parameter; fla
   CHECK(ds.grad_bytes_per_param == 2);
 }
 
+TEST_CASE("defaults: torchtitan runs eager PyTorch unless async TP (which needs torch.compile)", "[framework]") {
+  TrainingSpec tt;
+  apply_framework_defaults(framework_info(Framework::torchtitan), tt, {});
+  CHECK(tt.eager_elementwise);
+  TrainingSpec async_tp;
+  async_tp.tp_comm_overlap = true;
+  apply_framework_defaults(framework_info(Framework::torchtitan), async_tp, {});
+  CHECK_FALSE(async_tp.eager_elementwise);
+  TrainingSpec megatron;
+  apply_framework_defaults(framework_info(Framework::megatron), megatron, {});
+  CHECK_FALSE(megatron.eager_elementwise);
+}
+
 TEST_CASE("search --framework keeps only expressible layouts and counts the rest by rule", "[framework][search]") {
   const ModelSpec m = find_model("llama70b", kDir);
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);

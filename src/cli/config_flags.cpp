@@ -64,6 +64,9 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
   app->add_option("--weight-bytes", f.weight_bytes, "bytes per weight (2: bf16)");
   app->add_flag("--no-overlap-grad-reduce", f.no_overlap_grad_reduce, "DP gradient reduction after the backward pass");
   app->add_flag("--overlap-p2p", f.overlap_p2p, "pipeline send/recv overlapped with compute");
+  app->add_flag("--torch-compile", f.torch_compile,
+                "torchtitan with torch.compile (compile.enable): element-wise ops fused; needs --framework torchtitan "
+                "(default there: eager)");
   app->add_flag("--tp-overlap", f.tp_overlap,
                 "TP all-gather / reduce-scatter overlapped with the GEMMs (Megatron --tp-comm-overlap; needs SP)");
   app->add_option("--a2a", f.a2a, "MoE all-to-all backend: nccl or deepep (DeepEP kernels)")
@@ -282,10 +285,15 @@ std::optional<Framework> framework_from(const LaunchOptions& o) {
 }
 
 void apply_framework(const CommonFlags& f, std::optional<Framework> fw, TrainingSpec& ts) {
+  if (f.torch_compile && fw != Framework::torchtitan)
+    throw InputError("--torch-compile",
+                     "applies to --framework torchtitan, which runs eager PyTorch unless compile.enable is set; the "
+                     "other stacks' element-wise kernels are priced fused already");
   if (!fw) return;
   apply_framework_defaults(framework_info(*fw), ts,
                            {f.grad_bytes.has_value(), f.weight_bytes.has_value(), f.optimizer_bytes.has_value(),
                             f.selective_ac.has_value()});
+  if (f.torch_compile) ts.eager_elementwise = false;
 }
 
 std::optional<TrainingBudget> budget_from(const LaunchOptions& o) {

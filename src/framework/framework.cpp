@@ -197,7 +197,8 @@ void apply_framework_defaults(const FrameworkInfo& info, TrainingSpec& ts, Preci
   // commit 73a0e69): every second transformer block fully recomputed.
   // torchtitan runs eager PyTorch unless compile.enable is set (v0.2.2
   // config/job_config.py Compile.enable = False): unfused element-wise ops.
-  if (info.framework == Framework::torchtitan) ts.eager_elementwise = true;
+  // Async TP requires compile (distributed/tensor_parallel.py).
+  if (info.framework == Framework::torchtitan) ts.eager_elementwise = !ts.tp_comm_overlap;
   if (info.framework == Framework::torchtitan && !given.selective_policy) {
     ts.selective = SelectivePolicy::torchtitan_every_nth_layer;
     ts.selective_every_n_layers = 2;

@@ -219,7 +219,9 @@ std::string torchtitan_toml(const TrainingSpec& ts, const Evaluation& ev, const 
     out += fmt::format("selective_ac_option = \"{}\"\n", ts.selective == SelectivePolicy::torchtitan_op
                                                               ? std::string("op")
                                                               : std::to_string(ts.selective_every_n_layers));
-  if (ts.tp_comm_overlap) out += "\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n";
+  // compile.enable: async TP needs it (distributed/tensor_parallel.py); --torch-compile asks for it.
+  if (ts.tp_comm_overlap || !ts.eager_elementwise)
+    out += "\n[compile]\nenable = true\ncomponents = [\"model\", \"loss\"]\n";
   return out;
 }
 
