@@ -317,3 +317,41 @@ TEST_CASE("the DP and optimizer tail is the latest over the stages, each less it
     CHECK(st.dp_comm_s >= 0);
   }
 }
+
+TEST_CASE("Megatron-Core's DP buckets: max(40M, 1M x DP x CP) parameters, the input embedding whole in the last",
+          "[evaluate]") {
+  // core_v0.19.0 distributed_data_parallel_config.py (bucket_size default) and
+  // distrib_optimizer.py (parameters in backward order, a bucket closes after
+  // a whole parameter): hand-derived sizes.
+  CHECK(grad_bucket_params(16) == 40e6);
+  CHECK(grad_bucket_params(64) == 64e6);
+  CHECK(grad_bucket_params(128) == 128e6);
+  CHECK(last_grad_bucket_params(1e9, 0, 64) == 64e6);
+  CHECK(last_grad_bucket_params(1e9, 5.25e8, 64) == 5.25e8);  // Llama 3 8B's 128256 x 4096 embedding
+  CHECK(last_grad_bucket_params(3e7, 0, 8) == 3e7);           // a chunk smaller than one bucket
+
+  // One stage, gradients reduced during a backward far longer than the
+  // reduction: the exposed DP time is the last bucket's reduce-scatter, the
+  // embedding's (V*h = 525M parameters), plus the weight all-gather beyond the
+  // first forward (none here).
+  const ModelSpec m = find_model("llama8b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  TrainingSpec ts = training_for(m, 64);
+  ts.global_batch_sequences = 64 * 16;
+  ParallelConfig pc = layout(1, 1, 1, 64);
+  pc.zero_stage = 1;
+  const Evaluation e = evaluate(m, hw, pc, ts);  // priced whether or not it fits in memory
+  const GroupPlacement dp_group = weight_sharing_group(hw, pc);
+  const double embedding = double(m.vocab_size) * double(m.hidden_size);
+  const double last =
+      collective_cost(hw, dp_group, Collective::reduce_scatter, embedding * reduce_bytes_per_param(ts)).total_s();
+  const double gather =
+      collective_cost(hw, dp_group, Collective::all_gather, e.plan.stage_params(0) * ts.weight_bytes_per_param)
+          .total_s();
+  REQUIRE(gather < double(m.num_layers) * e.plan.layer.fwd_s());
+  CHECK(e.time.dp_comm_s == Approx(last).epsilon(1e-9));
+  // The 40M-parameter bucket it replaces would be exposed for a fraction of that.
+  const double old_bucket =
+      collective_cost(hw, dp_group, Collective::reduce_scatter, 40e6 * reduce_bytes_per_param(ts)).total_s();
+  CHECK(e.time.dp_comm_s > 2.0 * old_bucket);
+}

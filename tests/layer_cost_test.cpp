@@ -347,7 +347,8 @@ TEST_CASE("flash attention efficiency follows the key/value length per kernel ca
   CHECK(flat.attention_fwd_s == Approx(flat.attention_flops_fwd / rate_max).epsilon(kRel));
 }
 
-TEST_CASE("CP pays Transformer Engine's fp32 merge of its ring steps: (10cp + 6) bytes per output element",
+TEST_CASE("CP pays Transformer Engine's fp32 merge of its ring steps, (10cp + 6) bytes per output element, and "
+          "its K/V copy into the send buffer, 4 bytes per K/V element each way",
           "[layer_cost]") {
   const ModelSpec m = find_model("llama8b", kDir);
   HardwareProfile hw = find_hardware("dgx-h100", kDir);
@@ -361,9 +362,9 @@ TEST_CASE("CP pays Transformer Engine's fp32 merge of its ring steps: (10cp + 6)
     const LayerTime one = layer_time(m, hw, config(1, false, Recompute::none, 1, 1), ts);
     const LayerTime k = layer_time(m, hw, config(1, false, Recompute::none, cp, cp), ts);
     const double n = 8192, out = n * 32 * 128, kv = 2.0 * n * 8 * 128, c = double(cp);
-    CHECK(k.elementwise_fwd_s - one.elementwise_fwd_s == Approx((10.0 * c + 6.0) * out / bw).epsilon(1e-9));
+    CHECK(k.elementwise_fwd_s - one.elementwise_fwd_s == Approx(((10.0 * c + 6.0) * out + 4.0 * kv) / bw).epsilon(1e-9));
     CHECK(k.elementwise_bwd_s - one.elementwise_bwd_s ==
-          Approx(((10.0 * c + 6.0) * out + 10.0 * c * kv) / bw).epsilon(1e-9));
+          Approx(((10.0 * c + 6.0) * out + 10.0 * c * kv + 4.0 * kv) / bw).epsilon(1e-9));
   }
 }
 
@@ -408,4 +409,28 @@ TEST_CASE("TP inside a TPU torus overlaps the GEMMs as XLA's collective matmul d
   CHECK(xla.tp_comm_fwd_s >= 2.0 * (ag + rs) / 16.0 - 1e-15);  // at least the first of 16 chunks of each
   CHECK(xla.tp_comm_bwd_s < exposed.tp_comm_bwd_s);
   CHECK(xla.contention_fwd_s == 0);  // ICI DMA engines take no compute units
+}
+
+TEST_CASE("CP K/V exchange: the forward's cp-1 transfers hide behind cp-1 of the cp ring steps, the backward's "
+          "behind all of them",
+          "[layer_cost]") {
+  // Transformer Engine AttnFuncWithCPAndKVP2P (v2.8 context_parallel.py):
+  // step i+1's K/V arrive during step i's kernel, the last step has no
+  // transfer beside it; the backward sends K/V and dK/dV beside every step.
+  // Inter-node links 100x slower, CP across nodes (TP 8 x CP 2): exposed.
+  const ModelSpec m = find_model("llama8b", kDir);
+  HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  hw.efficiency.chip_speed_sigma = 0;
+  REQUIRE(hw.tiers.size() == 2);
+  hw.tiers[1].bandwidth_nominal_bytes_per_s /= 100;
+  hw.tiers[1].bandwidth_achieved_bytes_per_s /= 100;
+  const TrainingSpec ts = training(65536, AttentionKernel::flash);
+  for (std::int64_t cp : {2, 4}) {
+    INFO("cp " << cp);
+    const LayerTime lt = layer_time(m, hw, config(8, true, Recompute::none, 1, cp), ts);
+    const double sends = lt.cp_comm_total_s / 3.0, c = double(cp);
+    REQUIRE(sends > lt.attention_fwd_s);
+    CHECK(lt.cp_comm_fwd_s == Approx(sends - lt.attention_fwd_s * (c - 1.0) / c).epsilon(1e-12));
+    CHECK(lt.cp_comm_bwd_s == Approx(2.0 * sends - lt.attention_bwd_s).epsilon(1e-12));
+  }
 }

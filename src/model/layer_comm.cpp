@@ -129,7 +129,12 @@ void add_tp_comm(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const 
 // around the CP ring (cp-1 steps), overlapped with the attention of the block
 // in hand; backward moves K, V and their gradients (2x). Only the part longer
 // than the attention compute is exposed (Liu et al. 2023, Ring Attention;
-// Megatron-Core context parallelism). Needs the attention times set.
+// Megatron-Core context parallelism). Forward, Transformer Engine
+// (AttnFuncWithCPAndKVP2P, v2.8 context_parallel.py) issues step i+1's K/V
+// receive as step i's kernel starts and waits for it before step i+1: the
+// cp-1 transfers hide behind the first cp-1 of the cp steps, (cp-1)/cp of the
+// attention. Backward, each step sends K/V and the dK/dV so far beside its own
+// kernel, the last step included: all of it. Needs the attention times set.
 void add_cp_exchange(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const ParallelConfig& pc, Explain* ex) {
   const GroupPlacement g = placement(hw, pc.cp, pc.tp);
   const double kv_bytes = 2.0 * kAct * d.n * d.KV * d.hd / d.t;
@@ -139,17 +144,21 @@ void add_cp_exchange(LayerTime& lt, const Dims& d, const HardwareProfile& hw, co
   const CollectiveCost one = collective_cost(hw, pair, Collective::send_recv, kv_bytes);
   const double fwd = double(pc.cp - 1) * one.total_s();
   lt.cp_comm_total_s = 3.0 * fwd;
-  lt.cp_comm_fwd_s = std::max(0.0, fwd - lt.attention_fwd_s);
+  const double fwd_window_s = lt.attention_fwd_s * (d.cp - 1.0) / d.cp;
+  lt.cp_comm_fwd_s = std::max(0.0, fwd - fwd_window_s);
   lt.cp_comm_bwd_s = std::max(0.0, 2.0 * fwd - lt.attention_bwd_s);
   // The hidden part runs beside the attention kernels (compute-bound) and
   // slows them (contention.h).
   lt.contention_fwd_s +=
-      contention_s(hw, pair, Collective::send_recv, one, fwd - lt.cp_comm_fwd_s, lt.attention_fwd_s, 0.0);
+      contention_s(hw, pair, Collective::send_recv, one, fwd - lt.cp_comm_fwd_s, fwd_window_s, 0.0);
   lt.contention_bwd_s +=
       contention_s(hw, pair, Collective::send_recv, one, 2.0 * fwd - lt.cp_comm_bwd_s, lt.attention_bwd_s, 0.0);
   if (ex)
-    note_step(ex, "CP K/V ring exchange (fwd)", "max(0, (cp-1) * send(2*b*s/cp*KV*hd/t*2 bytes) - attention_fwd)",
-              "Liu et al. 2023 (Ring Attention)",
+    note_step(ex, "CP K/V ring exchange (fwd)",
+              "max(0, (cp-1) * send(2*b*s/cp*KV*hd/t*2 bytes) - attention_fwd*(cp-1)/cp); bwd max(0, 2x the sends - "
+              "attention_bwd)",
+              "Liu et al. 2023 (Ring Attention); Transformer Engine v2.8 context_parallel.py AttnFuncWithCPAndKVP2P "
+              "(step i+1's K/V received during step i)",
               {{"kv_bytes", kv_bytes}, {"cp", d.cp}, {"attention_fwd_s", lt.attention_fwd_s}}, lt.cp_comm_fwd_s, "s");
   explain_p2p_channels(ex, "CP K/V send/recv bandwidth", one, kv_bytes);
 }

@@ -250,8 +250,7 @@ ElementwiseBytes elementwise_bytes(const Dims& d, const GemmWidths& w, DType dt,
 }
 
 // --- Context parallelism's own memory-bound passes (cp > 1). Transformer
-// Engine's ring attention (transformer_engine/pytorch/attention/
-// dot_product_attention/context_parallel.py, AttnFuncWithCPAndKVP2P) runs one
+// Engine's ring attention (context_parallel.py, AttnFuncWithCPAndKVP2P) runs one
 // attention kernel per ring step and merges their partial outputs: "fwd output
 // correction: out in torch.float32", each step's bf16 output read (2 bytes)
 // into an fp32 accumulator read and written (4 + 4), then cast back to bf16
@@ -260,6 +259,9 @@ ElementwiseBytes elementwise_bytes(const Dims& d, const GemmWidths& w, DType dt,
 // of the accumulated tensor; the log-sum-exp rows are negligible. An
 // approximation (docs/cost_model.md, Known gaps); the per-step kernels' shorter
 // blocks are priced in add_attention_core.
+// The ring's send buffer is a copy of K and V (fwd torch.cat, bwd copy_ into
+// p2p_comm_buffers; TE v2.8), 2 + 2 bytes per element; the off-diagonal steps'
+// half-chunk .contiguous() copies are no-ops in Megatron's sbhd layout.
 struct CpCorrectionBytes {
   double fwd = 0, bwd = 0;
 };
@@ -267,9 +269,10 @@ CpCorrectionBytes cp_correction_bytes(const Dims& d) {
   CpCorrectionBytes c;
   if (d.cp <= 1) return c;
   const double out = d.n * d.H * d.hd / d.t;       // attention output (and dQ) elements per GPU
-  const double kv = 2.0 * d.n * d.KV * d.hd / d.t;  // dK + dV elements
-  c.fwd = (10.0 * d.cp + 6.0) * out;
-  c.bwd = (10.0 * d.cp + 6.0) * out + 10.0 * d.cp * kv;
+  const double kv = 2.0 * d.n * d.KV * d.hd / d.t;  // K + V (and dK + dV) elements
+  const double send_buffer = 2.0 * kAct * kv;      // the K/V copy into the ring's send buffer
+  c.fwd = (10.0 * d.cp + 6.0) * out + send_buffer;
+  c.bwd = (10.0 * d.cp + 6.0) * out + 10.0 * d.cp * kv + send_buffer;
   return c;
 }
 
@@ -358,9 +361,9 @@ LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const Pa
   lt.elementwise_bwd_s = (2.0 * eb.kernels + eb.fp8_bwd + cpc.bwd) / hbm_bw(hw);
   if (ex && cpc.fwd > 0)
     note_step(ex, "CP output correction (fwd)",
-              "(10*cp + 6) bytes * b*s/cp*H*hd/t (fp32 merge of each ring step's output, cast back); bwd the same for "
-              "dQ + 10*cp bytes * dK/dV elements",
-              "Transformer Engine context_parallel.py AttnFuncWithCPAndKVP2P (fwd output correction in fp32)",
+              "(10cp + 6) B * b*s/cp*H*hd/t (fp32 merge of the ring steps' outputs) + 4 B * K/V elements (send "
+              "buffer copy); bwd the same for dQ + 10cp B * dK/dV elements",
+              "Transformer Engine v2.8 context_parallel.py AttnFuncWithCPAndKVP2P (out in fp32, p2p_comm_buffers)",
               {{"fwd_bytes", cpc.fwd}, {"bwd_bytes", cpc.bwd}, {"cp", d.cp}}, cpc.fwd / hbm_bw(hw), "s");
   add_grad_accumulate(lt, model, d, hw, ts, ex);
   if (ex) note_elementwise(ex, eb, hw, lt.elementwise_fwd_s);  // after accumulation: the --explain order

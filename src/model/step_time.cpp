@@ -173,10 +173,10 @@ struct StageTail {
 // backward. ZeRO-0: all-reduce; ZeRO-1 (Megatron distributed optimizer):
 // reduce-scatter the accumulated gradients once; ZeRO-2 reduce-scatters every
 // micro-batch instead (zero3_terms). ZeRO-1/2 then all-gather the updated
-// bf16 weights. Buckets
-// of 40M parameters (Megatron-LM DDP default, Li et al. 2020): the last
-// bucket's reduction starts only when the backward ends, so it is always
-// exposed; the rest hides behind the last micro-batch's backward.
+// bf16 weights. Buckets of max(40M, 1M x DP x CP) parameters (Megatron-Core's
+// default, step_time.h; Li et al. 2020): the last bucket, which on stage 0
+// holds the input embedding, starts reducing only when the backward ends, so
+// it is always exposed; the rest hides behind the last micro-batch's backward.
 // The weight group's reduction and gather as functions of size, built once
 // per step for every stage's tail (collectives.h, CollectiveCurve).
 struct TailCurves {
@@ -209,7 +209,9 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
     if (expert_local > 0)
       tl.reduce_s += collective_cost(hw, plan.expert_dp_group, red, expert_local * ts.grad_bytes_per_param).total_s();
     tl.reduce_cost = reduce;
-    const double bucket = std::min(grad_bytes, kGradBucketParams * reduce_bytes_per_param(ts));
+    const double embedding_local = r == 0 ? double(plan.params.embedding) / double(pc.tp) : 0.0;
+    const double bucket =
+        last_grad_bucket_params(params_local, embedding_local, wg.size) * reduce_bytes_per_param(ts);
     const double t_bucket = curves.reduce.at(bucket).total_s();
     tl.dp_exposed_s = ts.overlap_grad_reduce ? std::max(tl.reduce_s - bwd_window, t_bucket) : tl.reduce_s;
     tl.contention_s +=
@@ -296,9 +298,12 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
   if (ex && (plan.grads_reduced || plan.params_gathered))
     note_step(
         ex, "DP gradient reduction (exposed)",
-        "max over stages r of [max(reduce(grads_r) - backward of last micro-batch, last 40M-param bucket) "
+        "max over stages r of [max(reduce(grads_r) - backward of last micro-batch, last bucket: max(40M, 1M*DP*CP) "
+        "params, stage 0: at least the input embedding) "
         "(+ ZeRO-1/2 weight all-gather) + Adam_r - lead_r], lead_r = (sum_{j<r} bwd_j)/v; less the optimizer line",
-        ("Li et al. 2020 (PyTorch DDP buckets); Megatron-LM distributed optimizer; drain lead: approximation, checked "
+        ("Li et al. 2020 (PyTorch DDP buckets); Megatron-LM distributed optimizer; bucket size and order: Megatron-Core "
+         "core_v0.19.0 distributed_data_parallel_config.py bucket_size, distrib_optimizer.py (params in backward "
+         "order); drain lead: approximation, checked "
          "by planner simulate; reduction as NCCL runs it (NVIDIA/nccl src/graph/tuning.cc, src/enqueue.cc; NVLS "
          "tree at medium sizes: docs/cost_model.md Known gaps): " +
          describe(tail.reduce_cost) +

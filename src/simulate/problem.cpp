@@ -133,15 +133,21 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
       const double params = (chunk.params - chunk.expert_params) / t;
       const double expert = chunk.expert_params / double(plan.expert_shards);
       if (plan.grads_reduced && params > 0) {
-        // Megatron-LM DDP buckets of kGradBucketParams, the last one smaller
-        // (at most 4096 buckets per chunk: larger ones for huge chunks).
-        const double bucket = std::max(kGradBucketParams, params / 4096.0);
-        double left = params;
+        // Megatron-Core DDP buckets of grad_bucket_params(DP x CP) in backward
+        // order (at most 4096 per chunk: larger ones for huge chunks); the
+        // input embedding, the backward's last gradient, ends the first chunk
+        // of stage 0 in a bucket of its own (step_time.h, as the closed form).
+        const double bucket = std::max(grad_bucket_params(wg.size), params / 4096.0);
+        const double embedding_params = chunk.embedding ? std::min(params, double(plan.params.embedding) / t) : 0.0;
+        const double last = embedding_params >= bucket ? embedding_params : 0.0;
+        double left = params - last;
         while (left > 0) {
           const double b = std::min(left, bucket);
           cc.grad_buckets_s.push_back(collective_cost(hw, wg, red, b * reduce_bytes_per_param(ts)).total_s());
           left -= b;
         }
+        if (last > 0)
+          cc.grad_buckets_s.push_back(collective_cost(hw, wg, red, last * reduce_bytes_per_param(ts)).total_s());
         if (expert > 0)  // one bucket: as the closed form's tail prices the expert reduction
           cc.grad_buckets_s.push_back(
               collective_cost(hw, plan.expert_dp_group, red, expert * ts.grad_bytes_per_param).total_s());

@@ -3,6 +3,7 @@
 // communication, the pipeline bubble and the optimizer step.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "planner/model/explain.h"
@@ -43,9 +44,24 @@ struct StepTimeBreakdown {
   double tflops_per_gpu = 0;  // model FLOPs per GPU per second / 1e12, as Megatron-LM logs it
 };
 
-// Megatron-LM DDP gradient bucket size (parameters), the default of
-// --ddp-bucket-size; the last bucket's reduction is always exposed.
+// Megatron-LM DDP gradient buckets (parameters). Without --ddp-bucket-size,
+// Megatron-Core sizes them max(40M, 1M x DP x CP) ("larger DP sizes need
+// larger buckets to ensure collectives do not become latency-bound":
+// core_v0.19.0 megatron/core/distributed/distributed_data_parallel_config.py,
+// megatron/training/training.py; the same rule since core_v0.8.0). Parameters
+// are laid out in backward order and a bucket closes once it holds bucket
+// parameters, never splitting one (distrib_optimizer.py, param_and_grad_buffer.py),
+// so the input embedding, whose gradient is the backward's last, ends the last
+// bucket: its reduction starts when the backward ends and is always exposed.
 inline constexpr double kGradBucketParams = 40e6;
+[[nodiscard]] inline double grad_bucket_params(std::int64_t dp_cp) {
+  return std::max(kGradBucketParams, 1e6 * double(dp_cp));
+}
+// Parameters in the last bucket (reduced after the backward ends) of a chunk of
+// `params` local parameters of which `embedding` (0: none) are the input embedding's.
+[[nodiscard]] inline double last_grad_bucket_params(double params, double embedding, std::int64_t dp_cp) {
+  return std::min(params, std::max(grad_bucket_params(dp_cp), embedding));
+}
 
 // Adam step over `params_local` parameters (per GPU before ZeRO sharding),
 // memory bound: (3g + 28 + w) bytes per local parameter (Megatron-LM
