@@ -370,7 +370,7 @@ void add_mtp(HeadTime& ht, const ModelSpec& model, const HardwareProfile& hw, co
   } else if (model.is_moe()) {
     layer = moe_layer_time(model, hw, pc, ts);
   } else {
-    ModelSpec dense = model;
+    ModelSpec dense = architecture_of(model);
     dense.moe = MoeSpec{};
     layer = layer_time(dense, hw, pc, ts);
   }
