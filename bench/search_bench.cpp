@@ -56,6 +56,13 @@ const Fixture& deepseek_v3_2048() {
   return f;
 }
 
+// Qwen3-30B-A3B (128 experts, top-8, every layer MoE) on 256 H100s: many small
+// experts, the grouped-GEMM regime DeepSeek-V3's mix does not reach.
+const Fixture& qwen3_30b_256() {
+  static const Fixture f = load("qwen3-30b-a3b", 256);
+  return f;
+}
+
 // Fifty structurally valid layouts of the fixture's GPUs, varied in every knob
 // so the benchmark does not exercise one cached path: the knobs advance at
 // different rates so they do not move in lockstep, and candidates that fail the
@@ -88,14 +95,13 @@ std::vector<ParallelConfig> config_mix(const Fixture& f) {
   return out;
 }
 
-// Fifty MoE layouts of DeepSeek-V3: EP (and ETP) varied with the other knobs,
-// each passing the structural and expert checks, so the routed-expert costs,
-// the all-to-alls and the expert memory are priced for every one.
-std::vector<ParallelConfig> moe_config_mix(const Fixture& f) {
+// Fifty MoE layouts: EP (and ETP) varied with the other knobs, each passing the
+// structural and expert checks, so the routed-expert costs, the all-to-alls and
+// the expert memory are priced for every one. `eps` lists the EP sizes to cycle.
+std::vector<ParallelConfig> moe_config_mix(const Fixture& f, const std::array<std::int64_t, 4>& eps) {
   const std::int64_t gpus = f.training.num_gpus;
   constexpr std::array<std::int64_t, 3> tps{1, 2, 4};
   constexpr std::array<std::int64_t, 5> pps{16, 8, 4, 16, 2};
-  constexpr std::array<std::int64_t, 4> eps{64, 32, 8, 16};
   constexpr std::array<std::int64_t, 2> mbss{1, 2};
   constexpr std::array<std::int64_t, 3> vpps{1, 2, 4};
   constexpr std::array<Recompute, 3> recs{Recompute::selective, Recompute::full, Recompute::none};
@@ -142,9 +148,15 @@ BENCHMARK(BM_EvaluateConfig);
 
 void BM_EvaluateConfigMoe(benchmark::State& state) {
   const Fixture& f = deepseek_v3_2048();
-  evaluate_mix(state, f, moe_config_mix(f));
+  evaluate_mix(state, f, moe_config_mix(f, {64, 32, 8, 16}));
 }
 BENCHMARK(BM_EvaluateConfigMoe);
+
+void BM_EvaluateConfigMoeQwen3(benchmark::State& state) {
+  const Fixture& f = qwen3_30b_256();
+  evaluate_mix(state, f, moe_config_mix(f, {8, 16, 4, 32}));
+}
+BENCHMARK(BM_EvaluateConfigMoeQwen3);
 
 void run_search(benchmark::State& state, const Fixture& f) {
   SearchSpec spec;

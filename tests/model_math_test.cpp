@@ -326,3 +326,53 @@ TEST_CASE("MoE FLOPs of the other models against moe.md §1.3", "[model_math][mo
   // 6N's N counts the same top-k experts (plus the norms and router, which Megatron's GEMM count leaves out).
   CHECK(f.matmul_params == 32 * (per_layer + 2 * 4096.0 + 4096.0 * 8) + 32000.0 * 4096);
 }
+
+TEST_CASE("architecture_of keeps every field but the names and source", "[model_math]") {
+  // Every field away from its default, so a field architecture_of forgets shows here.
+  ModelSpec m;
+  m.name = "a-model-name-longer-than-small-string-storage";
+  m.aliases = {"alias-one", "alias-two"};
+  m.display_name = "A Model";
+  m.source = "a citation";
+  m.num_layers = 7;
+  m.hidden_size = 11;
+  m.ffn_hidden_size = 13;
+  m.ffn_kind = FfnKind::gelu;
+  m.num_heads = 17;
+  m.num_kv_heads = 19;
+  m.head_dim = 23;
+  m.vocab_size = 29;
+  m.tied_embeddings = true;
+  m.norm = NormKind::layernorm;
+  m.bias = true;
+  m.dropout = true;
+  m.position = PositionKind::learned;
+  m.max_position_embeddings = 31;
+  m.default_seq_len = 37;
+  m.default_global_batch_tokens = 41;
+  m.expected_params = 43;
+  m.qkv_bias = true;
+  m.qk_norm = true;
+  m.moe = MoeSpec{47, 53, 59, 61, 67, 71, 73, RouterScore::sigmoid, true};
+  m.mla = MlaSpec{79, 83, 89, 97, 101};
+  m.mtp_layers = 103;
+  m.expected_active_params = 107;
+  const ModelSpec a = architecture_of(m);
+  CHECK(a.name.empty());
+  CHECK(a.aliases.empty());
+  CHECK(a.display_name.empty());
+  CHECK(a.source.empty());
+  ModelSpec named = a;
+  named.name = m.name;
+  named.aliases = m.aliases;
+  named.display_name = m.display_name;
+  named.source = m.source;
+  CHECK(named == m);
+  const ModelSpec v3 = find_model("deepseek-v3", kDir);
+  ModelSpec v3_named = architecture_of(v3);
+  v3_named.name = v3.name;
+  v3_named.aliases = v3.aliases;
+  v3_named.display_name = v3.display_name;
+  v3_named.source = v3.source;
+  CHECK(v3_named == v3);
+}

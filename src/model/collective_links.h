@@ -34,5 +34,8 @@ namespace planner::detail {
 // The NCCL curve of `c` over `g` from the calling thread's memo (built on a miss).
 [[nodiscard]] const CollectiveCurve& cached_curve(const HardwareProfile& hw, const GroupPlacement& g, Collective c,
                                                   std::optional<Algorithm> force);
+// The curve of `c` over `g` as collective_cost prices it, by value: copied
+// from the memo where NCCL's tables price it, built otherwise (cheap then).
+[[nodiscard]] CollectiveCurve collective_curve(const HardwareProfile& hw, const GroupPlacement& g, Collective c);
 
 }  // namespace planner::detail

@@ -399,6 +399,11 @@ CollectiveCost CollectiveCurve::at(double bytes) const {
   return alpha_beta_cost(*hw_, g_, c_, bytes, force_);
 }
 
+CollectiveCurve detail::collective_curve(const HardwareProfile& hw, const GroupPlacement& g, Collective c) {
+  if (g.size > 1 && priced_by_nccl(hw, c)) return cached_curve(hw, g, c, std::nullopt);
+  return CollectiveCurve(hw, g, c);
+}
+
 CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c, double bytes,
                                std::optional<Algorithm> force) {
   if (g.size <= 1 || bytes <= 0) return {};

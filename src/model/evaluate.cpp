@@ -145,8 +145,10 @@ ParallelConfig normalized(ParallelConfig pc) {
 
 Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc_in,
                     const TrainingSpec& ts, Explain* ex) {
-  check_sizes(model, "model " + model.name);
-  check_sizes(ts, "training run");
+  // The error's origin is spelled out only when a field is out of range:
+  // building "model <name>" for every configuration was a heap allocation each.
+  if (!size_problems(model).empty()) check_sizes(model, "model " + model.name);
+  if (!size_problems(ts).empty()) check_sizes(ts, "training run");
   const ParallelConfig pc = normalized(pc_in);
   if (std::uint32_t r = structural_reasons(model, hw, pc, ts)) {
     Evaluation ev;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -61,15 +62,39 @@ Dims dims(const ModelSpec& model, const ParallelConfig& pc, const TrainingSpec& 
 
 // Capacity (output elements) of the waves of tiles launched for an M x N
 // output, in the better of the two tile orientations; M * N without tile data.
-double wave_capacity(const HardwareProfile& hw, double M, double N) {
-  const auto& e = hw.efficiency;
-  if (e.compute_units <= 0 || e.gemm_tile_m <= 0 || e.gemm_tile_n <= 0) return M * N;
+double wave_capacity_of(double M, double N, std::int64_t compute_units, std::int64_t tile_m, std::int64_t tile_n) {
   // NVIDIA, "Matrix Multiplication Background User's Guide", wave quantisation.
   // Useful work over the capacity of the waves launched: partially filled
   // tiles and the idle units of the last wave both count as lost.
-  const double units = double(e.compute_units), tm = double(e.gemm_tile_m), tn = double(e.gemm_tile_n);
+  const double units = double(compute_units), tm = double(tile_m), tn = double(tile_n);
   auto cap = [&](double a, double b) { return std::ceil(std::ceil(M / a) * std::ceil(N / b) / units) * units * a * b; };
   return std::min(cap(tm, tn), cap(tn, tm));
+}
+
+// The capacities last computed, by output shape and the profile fields they
+// read (values, not the profile's address): a layer's GEMMs repeat a few
+// shapes (n x h for four of a dense layer's twelve), and the six divisions
+// above were a fifth of evaluate()'s time. A memo: results are identical
+// with or without it.
+struct WaveSlot {
+  double M = -1, N = -1;
+  std::int64_t units = 0, tile_m = 0, tile_n = 0;
+  double capacity = 0;
+};
+
+double wave_capacity(const HardwareProfile& hw, double M, double N) {
+  const auto& e = hw.efficiency;
+  if (e.compute_units <= 0 || e.gemm_tile_m <= 0 || e.gemm_tile_n <= 0) return M * N;
+  constexpr std::size_t kSlots = 256;
+  thread_local std::array<WaveSlot, kSlots> memo;
+  const std::uint64_t h =
+      std::bit_cast<std::uint64_t>(M) * 0x9E3779B97F4A7C15ull ^ std::bit_cast<std::uint64_t>(N) * 0xC2B2AE3D27D4EB4Full;
+  WaveSlot& slot = memo[std::size_t(h >> 56)];
+  if (slot.M != M || slot.N != N || slot.units != e.compute_units || slot.tile_m != e.gemm_tile_m ||
+      slot.tile_n != e.gemm_tile_n)
+    slot = {M, N, e.compute_units, e.gemm_tile_m, e.gemm_tile_n,
+            wave_capacity_of(M, N, e.compute_units, e.gemm_tile_m, e.gemm_tile_n)};
+  return slot.capacity;
 }
 
 }  // namespace
@@ -109,9 +134,15 @@ void add_gemms(LayerTime& lt, const Dims& d, const GemmWidths& w, const Hardware
     double M, N, K;
     std::size_t slot;  // which of the QKV, O, FFN-in, FFN-out times it adds to
   };
-  std::vector<Gemm> gemms;
+  // At most 7 (MLA's five projections and the FFN's two), kept on the stack:
+  // evaluate() prices a layer per configuration, a heap list each time showed
+  // in its profile.
+  std::array<Gemm, 7> gemms{};
+  std::size_t count = 0;
+  auto push = [&](const Gemm& g) { gemms[count++] = g; };
   if (!d.mla) {
-    gemms = {{d.n, w.q_out + w.kv_out, d.h, 0}, {d.n, d.h, d.H * d.hd / d.t, 1}};
+    push({d.n, w.q_out + w.kv_out, d.h, 0});
+    push({d.n, d.h, d.H * d.hd / d.t, 1});
   } else {
     // Multi-head latent attention (DeepSeek-V2 §2.1, arXiv:2405.04434;
     // Megatron-Core multi_latent_attention.py): the down-projections to the
@@ -119,17 +150,18 @@ void add_gemms(LayerTime& lt, const Dims& d, const GemmWidths& w, const Hardware
     // the up-projections to H heads and the output projection are.
     const double qk = d.qk_hd + d.rope_hd;
     if (d.q_lora > 0)
-      gemms.push_back({d.n, d.q_lora, d.h, 0}), gemms.push_back({d.n, d.H * qk / d.t, d.q_lora, 0});
+      push({d.n, d.q_lora, d.h, 0}), push({d.n, d.H * qk / d.t, d.q_lora, 0});
     else
-      gemms.push_back({d.n, d.H * qk / d.t, d.h, 0});
-    gemms.push_back({d.n, d.kv_lora + d.rope_hd, d.h, 0});
-    gemms.push_back({d.n, d.H * (d.qk_hd + d.v_hd) / d.t, d.kv_lora, 0});
-    gemms.push_back({d.n, d.h, d.H * d.v_hd / d.t, 1});
+      push({d.n, d.H * qk / d.t, d.h, 0});
+    push({d.n, d.kv_lora + d.rope_hd, d.h, 0});
+    push({d.n, d.H * (d.qk_hd + d.v_hd) / d.t, d.kv_lora, 0});
+    push({d.n, d.h, d.H * d.v_hd / d.t, 1});
   }
-  gemms.push_back({d.n, w.ffn_in, d.h, 2});
-  gemms.push_back({d.n, d.h, d.F / d.t, 3});
+  push({d.n, w.ffn_in, d.h, 2});
+  push({d.n, d.h, d.F / d.t, 3});
   fwd_times = {};
-  for (const Gemm& g : gemms) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const Gemm& g = gemms[i];
     if (g.N <= 0 || g.K <= 0) continue;  // a MoE layer without shared experts has no dense FFN (moe_cost.cpp)
     lt.gemm_flops_fwd += 2.0 * g.M * g.N * g.K;
     const double t = gemm_time_s(hw, dt, g.M, g.N, g.K);
@@ -393,7 +425,7 @@ void add_mtp(HeadTime& ht, const ModelSpec& model, const HardwareProfile& hw, co
   } else if (model.is_moe()) {
     layer = moe_layer_time(model, hw, pc, ts);
   } else {
-    ModelSpec dense = model;
+    ModelSpec dense = architecture_of(model);
     dense.moe = MoeSpec{};
     layer = layer_time(dense, hw, pc, ts);
   }

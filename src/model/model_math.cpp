@@ -89,6 +89,34 @@ ParamCounts count_params(const ModelSpec& model) {
   return p;
 }
 
+ModelSpec architecture_of(const ModelSpec& model) {
+  ModelSpec m;
+  m.num_layers = model.num_layers;
+  m.hidden_size = model.hidden_size;
+  m.ffn_hidden_size = model.ffn_hidden_size;
+  m.ffn_kind = model.ffn_kind;
+  m.num_heads = model.num_heads;
+  m.num_kv_heads = model.num_kv_heads;
+  m.head_dim = model.head_dim;
+  m.vocab_size = model.vocab_size;
+  m.tied_embeddings = model.tied_embeddings;
+  m.norm = model.norm;
+  m.bias = model.bias;
+  m.dropout = model.dropout;
+  m.position = model.position;
+  m.max_position_embeddings = model.max_position_embeddings;
+  m.default_seq_len = model.default_seq_len;
+  m.default_global_batch_tokens = model.default_global_batch_tokens;
+  m.expected_params = model.expected_params;
+  m.qkv_bias = model.qkv_bias;
+  m.qk_norm = model.qk_norm;
+  m.moe = model.moe;
+  m.mla = model.mla;
+  m.mtp_layers = model.mtp_layers;
+  m.expected_active_params = model.expected_active_params;
+  return m;
+}
+
 FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Recompute r, AttentionKernel attention,
                               SelectivePolicy selective, std::int64_t selective_every_n_layers) {
   const ParamCounts p = count_params(model);

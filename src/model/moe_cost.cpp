@@ -20,7 +20,7 @@ double hbm_bw(const HardwareProfile& hw) { return hw.hbm_bandwidth_bytes_per_s *
 // the shared experts as one TP-sharded dense FFN of their summed width
 // (Megatron-Core SharedExpertMLP is a TP-sharded MLP).
 ModelSpec without_routed_experts(const ModelSpec& model) {
-  ModelSpec m = model;
+  ModelSpec m = architecture_of(model);
   const MoeSpec& e = model.moe;
   const std::int64_t shared_f = e.shared_expert_ffn_hidden_size > 0 ? e.shared_expert_ffn_hidden_size
                                                                     : e.expert_ffn_hidden_size;
@@ -32,7 +32,7 @@ ModelSpec without_routed_experts(const ModelSpec& model) {
 bool is_torus_tier0(const HardwareProfile& hw) { return !hw.tiers.empty() && hw.tiers[0].topology == Topology::torus; }
 
 ModelSpec dense_layer_model(const ModelSpec& model) {
-  ModelSpec m = model;
+  ModelSpec m = architecture_of(model);
   m.moe = MoeSpec{};
   return m;
 }
@@ -55,10 +55,11 @@ MoeLayerCounts moe_layer_counts(const ModelSpec& model) {
     c.dense = model.num_layers;
     return c;
   }
-  const ParamCounts p = count_params(model);
-  if (p.moe_layers > 0) {
-    c.moe = p.moe_layers;
-    c.dense = model.num_layers - p.moe_layers;
+  // ParamCounts::moe_layers, without the rest of count_params (evaluate()
+  // asks for these counts several times per configuration).
+  if (const std::int64_t moe_layers = count_moe_layers(model); moe_layers > 0) {
+    c.moe = moe_layers;
+    c.dense = model.num_layers - moe_layers;
     return c;
   }
   // Layers first_dense_layers .. L-1, one in layer_freq of them MoE.
@@ -70,7 +71,11 @@ MoeLayerCounts moe_layer_counts(const ModelSpec& model) {
 
 double routed_params_per_layer(const ModelSpec& model) {
   if (!model.is_moe() || model.num_layers <= 0) return 0.0;
-  const ParamCounts p = count_params(model);
+  return routed_params_per_layer(model, count_params(model));
+}
+
+double routed_params_per_layer(const ModelSpec& model, const ParamCounts& p) {
+  if (!model.is_moe() || model.num_layers <= 0) return 0.0;
   double routed = double(p.routed_experts_per_moe_layer);
   if (routed <= 0) {  // the routed experts' matrices: E * (3 gated | 2) * h * F_e
     const double h = double(model.hidden_size), f = double(model.moe.expert_ffn_hidden_size);

@@ -36,13 +36,15 @@ double reduce_bytes_per_param(const TrainingSpec& ts) {
 // deepspeedai/DeepSpeed@edaa7221).
 constexpr double kDeepSpeedMaxReuseDistanceParams = 1e9;
 
-double recompute_regathered_params(const ModelSpec& model, const ParallelConfig& pc) {
+namespace {
+
+double regathered_params(const ModelSpec& model, const ParallelConfig& pc, const ParamCounts& counts) {
   // One layer's weight-holding submodules in forward order, per TP rank:
   // attention input (Q, K, V) and output projections, then the FFN's input
   // matrices (gate and up, or fc1) and its output matrix, the rest of the
   // layer's parameters split among them.
   const double t = double(pc.tp);
-  const double per_layer = double(count_params(model).per_layer) / t;
+  const double per_layer = double(counts.per_layer) / t;
   const double h = double(model.hidden_size);
   const double hd = model.head_dim > 0 ? double(model.head_dim) : h / double(std::max<std::int64_t>(1, model.num_heads));
   const double attn_in = std::min(per_layer, h * double(model.num_heads + 2 * model.num_kv_heads) * hd / t);
@@ -63,8 +65,20 @@ double recompute_regathered_params(const ModelSpec& model, const ParallelConfig&
   return regathered;
 }
 
+}  // namespace
+
+double recompute_regathered_params(const ModelSpec& model, const ParallelConfig& pc) {
+  return regathered_params(model, pc, count_params(model));
+}
+
 Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                 const TrainingSpec& ts, const LayerTime& lt, const GroupPlacement& weight_group) {
+  return zero3_layer_comm(model, hw, pc, ts, lt, weight_group, count_params(model));
+}
+
+Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
+                                const TrainingSpec& ts, const LayerTime& lt, const GroupPlacement& weight_group,
+                                const ParamCounts& counts) {
   Zero3LayerComm z;
   if (pc.zero_stage < 2 || weight_group.size <= 1) return z;
   // ZeRO-3 / FSDP: all-gather each layer's weights before its forward (and
@@ -79,8 +93,8 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
   // behind the backward, not each on its own.
   // MoE: the routed experts' shard (over EP x ETP) is gathered and reduced
   // over the EDP group, the rest over DP x CP (moe_cost.h).
-  const double expert = routed_params_per_layer(model);
-  const double layer_params = (double(count_params(model).per_layer) - expert) / double(pc.tp);
+  const double expert = routed_params_per_layer(model, counts);
+  const double layer_params = (double(counts.per_layer) - expert) / double(pc.tp);
   const GroupPlacement edp = expert > 0 ? expert_groups(hw, pc).edp_group : GroupPlacement{};
   const double expert_local = expert / double(pc.ep * pc.etp);
   const double w = ts.weight_bytes_per_param, g = ts.grad_bytes_per_param, r = reduce_bytes_per_param(ts);
@@ -97,7 +111,7 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
     // Weights kept whole from the forward (reshard_after_forward false) are
     // never released, so nothing is gathered again.
     if (ts.zero3_recompute_regather && pc.recompute == Recompute::full && pc.reshard_after_forward) {
-      z.regathered_params = recompute_regathered_params(model, pc);
+      z.regathered_params = regathered_params(model, pc, counts);
       rag = collective_cost(hw, weight_group, Collective::all_gather, z.regathered_params * w);
       z.recompute_all_gather_s = rag.total_s();
     }
@@ -157,6 +171,8 @@ namespace {
 PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                        const TrainingSpec& ts, const LayerTime& lt, const HeadTime& head) {
   PricedPlan plan;
+  // Counted once here: the ZeRO traffic and the MoE shares below read them too.
+  plan.params = count_params(model);
   plan.layer = lt;
   plan.head = head;
   plan.weight_group = weight_sharing_group(hw, pc);
@@ -165,7 +181,7 @@ PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const 
   plan.zero3_gathers = sharded && pc.zero_stage >= 3;
   plan.per_layer_sharding = sharded && pc.zero_stage >= 2;
   plan.params_gathered = sharded && (pc.zero_stage == 1 || pc.zero_stage == 2);
-  plan.zero3 = zero3_layer_comm(model, hw, pc, ts, lt, plan.weight_group);
+  plan.zero3 = zero3_layer_comm(model, hw, pc, ts, lt, plan.weight_group, plan.params);
   // A layer costs its compute and TP/CP traffic plus its exposed ZeRO-3
   // traffic: with ZeRO-3 a stage with more layers can be the slowest even
   // where one with fewer layers and the output layer computes longer.
@@ -177,17 +193,15 @@ PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const 
   plan.extra_last = plan.head_last_s / plan.layer_unit_s;
   plan.micro_batches = ts.global_batch_sequences / std::max<std::int64_t>(1, pc.dp * pc.micro_batch_size);
   plan.virtual_stages = pc.virtual_stages;
-  plan.params = count_params(model);
   plan.tied_embeddings = model.tied_embeddings;
   plan.heads_in_split = ts.pipeline_split == PipelineSplit::balanced;
   if (model.is_moe()) {
-    plan.expert_params_per_layer = routed_params_per_layer(model);
+    plan.expert_params_per_layer = routed_params_per_layer(model, plan.params);
     plan.expert_shards = pc.ep * pc.etp;
     plan.expert_dp_group = expert_groups(hw, pc).edp_group;
     // MTP modules repeat the model's last layer (MoE when it is: Megatron-LM
     // training.py counts them as MoE layers then).
-    const ParamCounts counts = count_params(model);
-    plan.mtp_expert_params = double(model.mtp_layers) * double(counts.routed_experts_per_moe_layer);
+    plan.mtp_expert_params = double(model.mtp_layers) * double(plan.params.routed_experts_per_moe_layer);
   }
   return plan;
 }

@@ -5,6 +5,7 @@
 #include "planner/model/collectives.h"
 #include "planner/model/contention.h"
 #include "planner/model/model_math.h"
+#include "model/collective_links.h"
 
 namespace planner {
 
@@ -177,15 +178,17 @@ struct StageTail {
 // default, step_time.h; Li et al. 2020): the last bucket, which on stage 0
 // holds the input embedding, starts reducing only when the backward ends, so
 // it is always exposed; the rest hides behind the last micro-batch's backward.
-// The weight group's reduction and gather as functions of size, built once
-// per step for every stage's tail (collectives.h, CollectiveCurve).
+// The weight group's reduction and gather as functions of size, once per step
+// for every stage's tail (collectives.h, CollectiveCurve): copies of the
+// per-thread memo's curves (collective_links.h collective_curve; the next
+// collective_cost may replace the memo's), not built again every step.
 struct TailCurves {
   Collective red;
   CollectiveCurve reduce, gather;
   TailCurves(const HardwareProfile& hw, const ParallelConfig& pc, const PricedPlan& plan)
       : red(pc.zero_stage == 0 ? Collective::all_reduce : Collective::reduce_scatter),
-        reduce(hw, plan.weight_group, red),
-        gather(hw, plan.weight_group, Collective::all_gather) {}
+        reduce(detail::collective_curve(hw, plan.weight_group, red)),
+        gather(detail::collective_curve(hw, plan.weight_group, Collective::all_gather)) {}
 };
 
 StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,

@@ -66,6 +66,13 @@ struct ParamCounts {
 // norm; its embedding and output head are the main model's.
 [[nodiscard]] ParamCounts count_params(const ModelSpec& model);
 
+// `model` without its name, aliases, display name and source: every field the
+// cost functions read, none of the strings. The layer models moe_cost.cpp
+// derives for every configuration start from it (copying the strings was a
+// heap allocation each, in evaluate()'s profile). A field added to ModelSpec
+// must be copied here; model_math_test.cpp sets every field to check.
+[[nodiscard]] ModelSpec architecture_of(const ModelSpec& model);
+
 struct FlopsPerToken {
   double matmul_params = 0;  // N (PaLM): layer parameters + output projection
   double dense = 0;          // 6N

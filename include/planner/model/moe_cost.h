@@ -11,6 +11,7 @@
 #include "planner/model/collectives.h"
 #include "planner/model/explain.h"
 #include "planner/model/layer_cost.h"
+#include "planner/model/model_math.h"
 #include "planner/spec/specs.h"
 
 namespace planner {
@@ -38,6 +39,8 @@ struct MoeLayerCounts {
 // Routed-expert parameters per layer, the mean over all layers (what a stage
 // of n layers holds n times, before EP x ETP sharding); 0 for dense models.
 [[nodiscard]] double routed_params_per_layer(const ModelSpec& model);
+// The same from the model's counts (count_params(model)), already at hand.
+[[nodiscard]] double routed_params_per_layer(const ModelSpec& model, const ParamCounts& counts);
 
 // Tokens of one MoE layer on one GPU for one micro-batch. Megatron's
 // alltoall dispatcher sends each of its local tokens (b*s/(cp*tp), the

@@ -61,6 +61,10 @@ struct Zero3LayerComm {
 [[nodiscard]] Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& hw,
                                               const ParallelConfig& pc, const TrainingSpec& ts, const LayerTime& lt,
                                               const GroupPlacement& weight_group);
+// The same from the model's counts (count_params(model)), as price_plan has them.
+[[nodiscard]] Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& hw,
+                                              const ParallelConfig& pc, const TrainingSpec& ts, const LayerTime& lt,
+                                              const GroupPlacement& weight_group, const ParamCounts& counts);
 
 // Time of one layer for one micro-batch on the critical path: forward and
 // backward (LayerTime::total_s) plus its exposed ZeRO-2/3 traffic and the
