@@ -232,7 +232,7 @@ namespace {
 // curves it built, keyed by the group, the collective and every profile field
 // build_nccl reads (not by the profile's address alone, which a new profile
 // can reuse). A memo: results are identical with or without it.
-using ProfileFields = std::array<double, 12>;
+using ProfileFields = std::array<double, 13>;
 
 ProfileFields profile_fields(const HardwareProfile& hw) {
   const InterconnectTier& t0 = hw.tiers[0];
@@ -240,7 +240,8 @@ ProfileFields profile_fields(const HardwareProfile& hw) {
   return {double(hw.nccl_generation), double(hw.host_cpu), double(hw.tiers.size()), double(t0.topology),
           t0.bandwidth_achieved_bytes_per_s, double(t0.collective_channels), t0.nvls_bus_bandwidth_bytes_per_s,
           t1 ? double(t1->collective_channels) : 0.0, t1 ? t1->bandwidth_achieved_bytes_per_s : 0.0,
-          t1 ? double(t1->nics_per_node) : 0.0, t1 ? double(t1->gpus_per_node) : 0.0, t1 ? double(t1->collnet) : 0.0};
+          t1 ? double(t1->nics_per_node) : 0.0, t1 ? double(t1->gpus_per_node) : 0.0, t1 ? double(t1->collnet) : 0.0,
+          t1 ? t1->bandwidth_nominal_bytes_per_s : 0.0};  // ring_channels: NCCL's ring speed from the NIC's
 }
 
 struct CurveSlot {
