@@ -2,6 +2,7 @@
 // Every expected number is the formula evaluated with the loaded
 // profile's alpha and bandwidth values, so retuning a profile does not break
 // these tests; only a change of formula does.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -92,11 +93,24 @@ TEST_CASE("ring bandwidth across nodes: the slower of NVLink and the group's NIC
     CHECK(dp.members_per_domain == 1);
     CHECK(ring_bandwidth_bytes_per_s(hw, dp) == Approx(ib.bandwidth_achieved_bytes_per_s).epsilon(kRel));
   }
-  SECTION("eight GPUs per node use eight NICs, capped by NVLink") {
-    const GroupPlacement g = placement(hw, 16, 1);
+  SECTION("eight GPUs per node use eight NICs, capped by NVLink (no NCCL tuning)") {
+    const HardwareProfile ab = alpha_beta(hw);
+    const GroupPlacement g = placement(ab, 16, 1);
     CHECK(g.members_per_domain == 8);
-    const double expected = std::min(nv.bandwidth_achieved_bytes_per_s, 8.0 * nic_share(hw));
-    CHECK(ring_bandwidth_bytes_per_s(hw, g) == Approx(expected).epsilon(kRel));
+    const double expected = std::min(nv.bandwidth_achieved_bytes_per_s, 8.0 * nic_share(ab));
+    CHECK(ring_bandwidth_bytes_per_s(ab, g) == Approx(expected).epsilon(kRel));
+  }
+  SECTION("eight GPUs per node: two NCCL CTAs per NIC move 2 x 20.6 GB/s, less than the NIC") {
+    // NCCL 2.29.2: one ring per 400G NIC at 48 GB/s (sm90SpeedArrayInter), not
+    // duplicated on Hopper (48 < 50 GB/s, 8 rings > 4: ncclTopoDupChannels),
+    // two CTAs per ring (ncclTopoPostset), not doubled again (16 CTAs): 2 a NIC,
+    // each one NVLink's worth (SM90_NVLINK_BW 20.6): min(370, 8 x 41.2) = 329.6 GB/s.
+    CHECK(ring_bandwidth_bytes_per_s(hw, placement(hw, 16, 1)) == Approx(8 * 2 * 20.6e9).epsilon(kRel));
+    const CollectiveCost c = collective_cost(hw, placement(hw, 16, 1), Collective::all_gather, double(1 << 30));
+    CHECK(c.ctas_per_nic == 2);
+    CHECK(describe(c).find("2 CTAs a NIC") != std::string::npos);
+    // Two GPUs a node: 4 CTAs a NIC, the NIC limits, nothing said.
+    CHECK(collective_cost(hw, placement(hw, 4, 4), Collective::all_gather, double(1 << 30)).ctas_per_nic == 0);
   }
   SECTION("two GPUs per node use two NICs") {
     const GroupPlacement g = placement(hw, 4, 4);
@@ -106,6 +120,23 @@ TEST_CASE("ring bandwidth across nodes: the slower of NVLink and the group's NIC
   SECTION("inside one node: NVLink") {
     CHECK(ring_bandwidth_bytes_per_s(hw, placement(hw, 8, 1)) == nv.bandwidth_achieved_bytes_per_s);
   }
+}
+
+TEST_CASE("ring bandwidth across nodes: NCCL's CTAs per NIC by generation and NIC speed", "[collectives][nccl]") {
+  // Fewer than 5 NICs a node: NCCL doubles the rings (2 NICs: 4 rings at 24 GB/s,
+  // 8 CTAs, 4 a NIC = 82.4 GB/s > 47), so the NICs limit, as before.
+  const HardwareProfile h100 = find_hardware("dgx-h100", kDir);
+  CHECK(ring_bandwidth_bytes_per_s(h100, placement(h100, 4, 4)) == Approx(2 * nic_share(h100)).epsilon(kRel));
+  CHECK(ring_bandwidth_bytes_per_s(h100, placement(h100, 8, 8)) == Approx(nic_share(h100)).epsilon(kRel));
+  // B200, 400G NICs: 2 CTAs a NIC as on H100, but SM100_NVLINK_BW 40.1 x 2 = 80.2 GB/s > 47: the NICs limit.
+  const HardwareProfile b200 = find_hardware("dgx-b200", kDir);
+  REQUIRE(b200.tiers.at(1).bandwidth_nominal_bytes_per_s == 50e9);
+  CHECK(ring_bandwidth_bytes_per_s(b200, placement(b200, 16, 1)) ==
+        Approx(std::min(b200.tiers[0].bandwidth_achieved_bytes_per_s, 8 * nic_share(b200))).epsilon(kRel));
+  // A100, 200G NICs: rings at 24 GB/s (speedArrayInter), 2 CTAs a NIC x 20 GB/s = 40 > 24: the NICs limit.
+  const HardwareProfile a100 = find_hardware("dgx-a100-80gb", kDir);
+  CHECK(ring_bandwidth_bytes_per_s(a100, placement(a100, 16, 1)) ==
+        Approx(std::min(a100.tiers[0].bandwidth_achieved_bytes_per_s, 8 * nic_share(a100))).epsilon(kRel));
 }
 
 TEST_CASE("all-reduce across nodes: the cheaper of ring and double binary tree", "[collectives]") {
@@ -337,18 +368,41 @@ TEST_CASE("NCCL tuner: algorithm and protocol on 16 x 8 H100", "[collectives][nc
   CHECK(c.protocol == Protocol::ll);
   CHECK(c.latency_s == Approx(55.2e-6).epsilon(1e-9));
   // 1 MiB: tree LL128, 14 + 2 x (7 x 1.25 + 4 x 8.5) = 99.5 us, bandwidth
-  // min(370 x 0.92 x 120/128, 16 x 29.0) x 0.5 x 0.6 (size correction) = 95.7 GB/s.
+  // min(329.6 x 0.92 x 120/128, 16 x 29.0) x 0.5 x 0.6 (size correction) = 85.3 GB/s,
+  // where 329.6 = 8 NICs x 2 CTAs x 20.6 GB/s (the CTA cap, ring_channels).
   c = collective_cost(hw, g, Collective::all_reduce, 1 << 20);
   CHECK(c.algorithm == Algorithm::tree);
   CHECK(c.protocol == Protocol::ll128);
   CHECK(c.latency_s == Approx(99.5e-6).epsilon(1e-9));
-  CHECK(c.bandwidth_s == Approx(double(1 << 20) / (370e9 * 0.92 * 120.0 / 128.0 * 0.5 * 0.6)).epsilon(1e-9));
+  CHECK(c.bandwidth_s == Approx(double(1 << 20) / (329.6e9 * 0.92 * 120.0 / 128.0 * 0.5 * 0.6)).epsilon(1e-9));
   // 1 GiB: NVLS tree, 25 + 2 x 4 x 20.9 = 192.2 us, bus bandwidth
-  // min(480, 8 NICs x 47, 16 x 45.5) = 376 GB/s, x 128/254.
+  // min(480, 8 NICs x 2 CTAs x 20.6, 16 x 45.5) = 329.6 GB/s, x 128/254.
   c = collective_cost(hw, g, Collective::all_reduce, double(1 << 30));
   CHECK(c.algorithm == Algorithm::nvls_tree);
   CHECK(c.protocol == Protocol::simple);
-  CHECK(c.total_s() == Approx(192.2e-6 + double(1 << 30) / (376e9 * 128.0 / 254.0)).epsilon(1e-9));
+  CHECK(c.total_s() == Approx(192.2e-6 + double(1 << 30) / (329.6e9 * 128.0 / 254.0)).epsilon(1e-9));
+}
+
+TEST_CASE("NCCL tuner: 10 x 8 H100 all-gather, LL128 capped by the ring graph's 8 channels", "[collectives][nccl]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const GroupPlacement g = placement(hw, 80, 1);
+  REQUIRE(g.domains == 10);
+  // Latencies (tuning.cc, 79 steps, 9 across nodes): LL128 14 + 70 x 1.9 + 9 x 4.0 = 183 us;
+  // Simple 8.4 + 70 x max(3.4, 3 x 1.0) + 9 x 14 = 372.4 us.
+  // Bus bandwidths: Simple 8 NICs x 2 CTAs x 20.6 = 329.6 GB/s; LL128 min(0.92 x 329.6, 8 rings x 36.7) = 293.6
+  // (tuning.cc multiplies perChMaxRingLL128Bw by the ring graph's 8 searched channels, not the 16 CTAs,
+  // which would give 303.2).
+  // 128 MiB: LL128 183 + B / (293.6 x 80/79) = 634 us < Simple 372.4 + B / (329.6 x 80/79) = 774 us.
+  const double m = 128.0 * (1 << 20);
+  CollectiveCost c = collective_cost(hw, g, Collective::all_gather, m);
+  CHECK(c.algorithm == Algorithm::ring);
+  CHECK(c.protocol == Protocol::ll128);
+  CHECK(c.total_s() == Approx(183e-6 + m / (293.6e9 * 80.0 / 79.0)).epsilon(1e-9));
+  // 1 GiB: Simple 372.4 + B / (329.6 x 80/79) = 3589 us < LL128 3794 us.
+  const double b = double(1 << 30);
+  c = collective_cost(hw, g, Collective::all_gather, b);
+  CHECK(c.protocol == Protocol::simple);
+  CHECK(c.total_s() == Approx(372.4e-6 + b / (329.6e9 * 80.0 / 79.0)).epsilon(1e-9));
 }
 
 TEST_CASE("NCCL tuner: NVLS tree at medium sizes takes NCCL's tree correction", "[collectives][nccl]") {

@@ -22,6 +22,23 @@ namespace planner::detail {
 [[nodiscard]] double hop_latency(const HardwareProfile& hw, std::size_t tier,
                                  std::optional<Collective> c = std::nullopt);
 [[nodiscard]] double base_latency(const HardwareProfile& hw, bool crosses_domains, std::optional<Collective> c);
+// The channels of NCCL's ring across nodes when `members` GPUs of each node
+// leave it through their NICs: one searched ring per NIC, doubled or not by
+// NCCL's rules (`rings`, the ring graph's nChannels that tuning.cc multiplies
+// per-channel caps by), two CTAs per ring, doubled again below 16 on Hopper+
+// (`ctas`) (src/graph/search.cc ncclTopoCompute, ncclTopoDupChannels;
+// src/graph/connect.cc ncclTopoPostset; NCCL 2.29.2). DGX H100, 8 GPUs a node:
+// 8 NICs, 8 rings, 16 CTAs (2 a NIC); 1-4 GPUs a node: 4 CTAs a NIC. All 0
+// without NCCL tuning or a switched scale-out tier.
+struct RingChannels {
+  double nics = 0, rings = 0, ctas = 0;
+};
+[[nodiscard]] RingChannels ring_channels(const HardwareProfile& hw, std::int64_t members);
+// nic_bandwidth_per_gpu with each NIC capped at its CTAs x one NVLink's worth
+// a CTA (NCCL's per-link figure, the approximation send/recv uses in a node):
+// two CTAs move ~41 GB/s, less than a 400G NIC's 47.
+[[nodiscard]] double ring_nic_bandwidth_per_gpu(const HardwareProfile& hw, std::int64_t members,
+                                                std::optional<Collective> c = std::nullopt);
 // The ring's bottleneck: NVLink inside a node, the members' NICs across nodes.
 [[nodiscard]] double ring_bandwidth(const HardwareProfile& hw, const GroupPlacement& g, std::optional<Collective> c);
 

@@ -77,6 +77,9 @@ std::string describe(const CollectiveCost& c) {
   if (c.protocol != Protocol::none) s += std::string("/") + to_string(c.protocol);
   if (c.p2p_channels_used > 0)
     s += fmt::format(" ({} p2p channel{})", c.p2p_channels_used, c.p2p_channels_used == 1 ? "" : "s");
+  if (c.ctas_per_nic > 0)
+    s += fmt::format(" ({} CTAs a NIC x one NVLink's worth: NVIDIA/nccl src/graph/connect.cc, docs/cost_model.md Known gaps)",
+                     c.ctas_per_nic);
   return s;
 }
 
@@ -176,6 +179,46 @@ double base_latency(const HardwareProfile& hw, bool crosses_domains, std::option
   return hw.collective_base_latency_s;
 }
 
+RingChannels ring_channels(const HardwareProfile& hw, std::int64_t members) {
+  if (hw.nccl_generation == NcclGeneration::none || hw.tiers.size() < 2) return {};
+  const InterconnectTier& t = hw.tiers[1];
+  if (t.topology != Topology::switched || t.nics_per_node <= 0 || t.bandwidth_nominal_bytes_per_s <= 0) return {};
+  const bool hopper_on = hw.nccl_generation >= NcclGeneration::hopper;
+  // One ring per NIC the members own, at NCCL's fastest inter-node speed the NIC carries.
+  RingChannels r;
+  r.nics = std::max(1.0, double(members) * double(t.nics_per_node) / double(std::max<std::int64_t>(t.gpus_per_node, 1)));
+  const double nic_gbps = t.bandwidth_nominal_bytes_per_s / 1e9;
+  auto fastest = [&](const auto& speeds) {
+    for (double s : speeds)
+      if (s <= nic_gbps) return s;
+    return speeds.back();
+  };
+  double speed = hw.nccl_generation == NcclGeneration::blackwell ? fastest(nccl::kSpeedInterBlackwell)
+                 : hopper_on                                     ? fastest(nccl::kSpeedInterHopper)
+                                                                 : fastest(nccl::kSpeedInterPreHopper);
+  r.rings = r.nics;
+  const bool dup = speed >= nccl::kDupMinSpeed &&
+                   !(hopper_on && speed < nccl::kDupHopperSpeed && r.rings > nccl::kDupHopperMaxRings);
+  if (dup) {
+    r.rings *= 2;
+    speed /= 2;
+  }
+  r.ctas = 2 * r.rings;
+  if (hopper_on && speed > nccl::kCtaDoubleSpeed && r.ctas < nccl::kCtaDoubleBelow) r.ctas *= 2;
+  return r;
+}
+
+double ring_nic_bandwidth_per_gpu(const HardwareProfile& hw, std::int64_t members, std::optional<Collective> c) {
+  const double per_gpu = nic_bandwidth_per_gpu(hw, c);
+  const RingChannels rc = ring_channels(hw, members);
+  if (rc.ctas <= 0 || per_gpu <= 0) return per_gpu;
+  const double ctas = rc.ctas / rc.nics;
+  const InterconnectTier& t = hw.tiers[1];
+  const double per_nic = per_gpu * double(std::max<std::int64_t>(t.gpus_per_node, 1)) / double(t.nics_per_node);
+  const double cta_cap = ctas * nccl::kNvlinkBwPerLink[std::size_t(hw.nccl_generation) - 1] * 1e9;
+  return per_nic > cta_cap ? per_gpu * cta_cap / per_nic : per_gpu;
+}
+
 double ring_bandwidth(const HardwareProfile& hw, const GroupPlacement& g, std::optional<Collective> c) {
   const double intra = intra_bandwidth(hw, g, c);
   if (!g.crosses_domains()) return intra;
@@ -186,7 +229,9 @@ double ring_bandwidth(const HardwareProfile& hw, const GroupPlacement& g, std::o
   // NIC per channel ("Ring 00 : 7 -> 8 [send] via NET" in
   // https://github.com/NVIDIA/nccl/issues/398); DGX H100 has one 400 Gb/s NIC per
   // GPU (https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html).
-  const double inter = double(g.members_per_domain) * nic_bandwidth_per_gpu(hw, c);
+  // Each NIC is driven by the CTAs NCCL runs per NIC (ring_channels): two
+  // on a full DGX H100 node, which move less than the NIC (ring_nic_bandwidth_per_gpu).
+  const double inter = double(g.members_per_domain) * ring_nic_bandwidth_per_gpu(hw, g.members_per_domain, c);
   return std::min(intra, inter);
 }
 
@@ -379,6 +424,20 @@ CollectiveCost alpha_beta_cost(const HardwareProfile& hw, const GroupPlacement& 
 
 }  // namespace
 
+namespace {
+
+// Where NCCL's CTAs a NIC (ring_channels), not the NICs, set a ring, tree or
+// NVLS tree's bandwidth across nodes: that count, for describe(); else 0.
+int binding_ctas_per_nic(const HardwareProfile& hw, const GroupPlacement& g, Collective c) {
+  if (!g.crosses_domains() || c == Collective::all_to_all || c == Collective::send_recv) return 0;
+  const RingChannels rc = ring_channels(hw, g.members_per_domain);
+  if (rc.ctas <= 0 || !(ring_nic_bandwidth_per_gpu(hw, g.members_per_domain, c) < nic_bandwidth_per_gpu(hw, c)))
+    return 0;
+  return int(std::lround(rc.ctas / rc.nics));
+}
+
+}  // namespace
+
 double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacement& g) {
   return ring_bandwidth(hw, g, std::nullopt);
 }
@@ -390,13 +449,15 @@ CollectiveCurve::CollectiveCurve(const HardwareProfile& hw, const GroupPlacement
                                  std::optional<Algorithm> force)
     : hw_(&hw), g_(g), c_(c), force_(force) {
   nccl_ = g.size > 1 && priced_by_nccl(hw, c);
+  ctas_per_nic_ = binding_ctas_per_nic(hw, g, c);
   if (nccl_) build_nccl(force);
 }
 
 CollectiveCost CollectiveCurve::at(double bytes) const {
   if (g_.size <= 1 || bytes <= 0) return {};
-  if (nccl_) return nccl_at(bytes);
-  return alpha_beta_cost(*hw_, g_, c_, bytes, force_);
+  CollectiveCost out = nccl_ ? nccl_at(bytes) : alpha_beta_cost(*hw_, g_, c_, bytes, force_);
+  out.ctas_per_nic = ctas_per_nic_;
+  return out;
 }
 
 CollectiveCurve detail::collective_curve(const HardwareProfile& hw, const GroupPlacement& g, Collective c) {
@@ -407,7 +468,11 @@ CollectiveCurve detail::collective_curve(const HardwareProfile& hw, const GroupP
 CollectiveCost collective_cost(const HardwareProfile& hw, const GroupPlacement& g, Collective c, double bytes,
                                std::optional<Algorithm> force) {
   if (g.size <= 1 || bytes <= 0) return {};
-  if (!priced_by_nccl(hw, c)) return alpha_beta_cost(hw, g, c, bytes, force);
+  if (!priced_by_nccl(hw, c)) {
+    CollectiveCost out = alpha_beta_cost(hw, g, c, bytes, force);
+    out.ctas_per_nic = binding_ctas_per_nic(hw, g, c);
+    return out;
+  }
   return detail::cached_curve(hw, g, c, force).at(bytes);
 }
 

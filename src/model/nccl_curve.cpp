@@ -73,11 +73,16 @@ void CollectiveCurve::build_nccl(std::optional<Algorithm> force) {
     cand_[std::size_t(count_++)] = {algo, p, lat_us, bus, algbw, per_channel, 1.0 / (1e3 * algbw), tree};
   };
 
-  // Ring: every collective here.
+  // Ring: every collective here. Across nodes the LL128 cap counts the ring
+  // graph's searched channels (tuning.cc: graphs[RING]->nChannels x
+  // perChMaxRingLL128Bw), half the CTAs the profile's channel count holds:
+  // 8 x 36.7 GB/s on 8 x H100 nodes (ring_channels).
+  const double ring_rings = multi ? ring_channels(hw, ppn).rings : 0.0;
+  const double ring_ll128_cap = ring_rings > 0 ? ring_rings : ch_cap;
   for (int p = 0; p < nc::kNumProtos; ++p) {
     double bus = bw, uncapped = bw;
     if (p == nc::kLL) bus = std::min(ll_max, uncapped = bw * nc::kRingLLFactor);
-    if (p == nc::kLL128) bus = std::min(uncapped = bw * nc::kRingLL128Factor, ch_cap * nc::kPerChannelMaxRingLL128Bw[gen][col]);
+    if (p == nc::kLL128) bus = std::min(uncapped = bw * nc::kRingLL128Factor, ring_ll128_cap * nc::kPerChannelMaxRingLL128Bw[gen][col]);
     const double intra = std::max(nc::kNvlinkLatencyUs[nc::kRing][p],
                                   net_overhead * (p == nc::kSimple ? nc::kNetOverheadSimpleFactor : 1.0));
     const double lat = nc::kBaseLatencyUs[nc::kRing][p] + (nsteps - inter_steps) * intra +
@@ -108,7 +113,10 @@ void CollectiveCurve::build_nccl(std::optional<Algorithm> force) {
   // place of all-reduce's x2 and no bus -> algorithm conversion.
   const double nvls_bus = hw.tiers[0].nvls_bus_bandwidth_bytes_per_s / 1e9;
   const bool collnet = multi && hw.tiers.size() > 1 && hw.tiers[1].collnet;
-  const double node_nic = multi ? double(ppn) * nic_bandwidth_per_gpu(hw) / 1e9 : 0.0;
+  // The node's NICs as its CTAs drive them (ring_nic_bandwidth_per_gpu): NVLS
+  // tree runs NCCL's 16 NVLS channels over one head a NIC, 2 CTAs a NIC on
+  // DGX H100, as the ring does.
+  const double node_nic = multi ? double(ppn) * ring_nic_bandwidth_per_gpu(hw, ppn) / 1e9 : 0.0;
   if (nvls_bus > 0 && ppn >= 2 && (ar || ppn <= 32)) {
     constexpr int p = nc::kSimple;
     if (!multi || (collnet && ar)) {
@@ -224,7 +232,7 @@ namespace {
 // curves it built, keyed by the group, the collective and every profile field
 // build_nccl reads (not by the profile's address alone, which a new profile
 // can reuse). A memo: results are identical with or without it.
-using ProfileFields = std::array<double, 12>;
+using ProfileFields = std::array<double, 13>;
 
 ProfileFields profile_fields(const HardwareProfile& hw) {
   const InterconnectTier& t0 = hw.tiers[0];
@@ -232,7 +240,8 @@ ProfileFields profile_fields(const HardwareProfile& hw) {
   return {double(hw.nccl_generation), double(hw.host_cpu), double(hw.tiers.size()), double(t0.topology),
           t0.bandwidth_achieved_bytes_per_s, double(t0.collective_channels), t0.nvls_bus_bandwidth_bytes_per_s,
           t1 ? double(t1->collective_channels) : 0.0, t1 ? t1->bandwidth_achieved_bytes_per_s : 0.0,
-          t1 ? double(t1->nics_per_node) : 0.0, t1 ? double(t1->gpus_per_node) : 0.0, t1 ? double(t1->collnet) : 0.0};
+          t1 ? double(t1->nics_per_node) : 0.0, t1 ? double(t1->gpus_per_node) : 0.0, t1 ? double(t1->collnet) : 0.0,
+          t1 ? t1->bandwidth_nominal_bytes_per_s : 0.0};  // ring_channels: NCCL's ring speed from the NIC's
 }
 
 struct CurveSlot {

@@ -124,6 +124,25 @@ inline constexpr double kP2pNetChunkBytes = 128.0 * 1024, kP2pNvlChunkBytes = 51
 // NVLink (an approximation: NCCL counts two channels per link of the path).
 inline constexpr std::array<double, 4> kNvlinkBwPerLink{20.0, 20.0, 20.6, 40.1};
 
+// Ring channels across nodes (NCCL 2.29.2, v2.29.2-1): src/graph/search.cc
+// ncclTopoCompute searches one ring per NIC at the fastest speed of its
+// inter-node speed array (GB/s) that the NIC carries; ncclTopoDupChannels then
+// doubles the rings (halving their speed) when the speed is >= 25 GB/s, except
+// on Hopper and later with a speed below 50 GB/s and more than 4 rings;
+// src/graph/connect.cc ncclTopoPostset runs two CTAs per searched ring and, on
+// Hopper and later across nodes with rings faster than 45 GB/s, doubles again
+// below 16 CTAs ("4 compute channels per search channel to reach peak BW on
+// <8 PPN"). Arrays: speedArrayInter (Volta, Ampere), sm90SpeedArrayInter,
+// sm100SpeedArrayInter.
+inline constexpr std::array<double, 19> kSpeedInterPreHopper{48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                                            7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+inline constexpr std::array<double, 17> kSpeedInterHopper{48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                                         15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+inline constexpr std::array<double, 18> kSpeedInterBlackwell{96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0,
+                                                            17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+inline constexpr double kDupMinSpeed = 25.0, kDupHopperSpeed = 50.0, kDupHopperMaxRings = 4;
+inline constexpr double kCtaDoubleSpeed = 45.0, kCtaDoubleBelow = 16;
+
 // NVLS channels on Hopper (src/transport/nvls.cc NVLS_NCHANNELS_SM90; 32 on
 // Blackwell, NVLS_NCHANNELS_SM100).
 inline constexpr std::array<double, 4> kNvlsChannels{0, 0, 16, 32};

@@ -55,6 +55,7 @@ struct CollectiveCost {
   double bandwidth_s = 0;                // beta terms
   double bus_bandwidth_bytes_per_s = 0;  // the bottleneck bandwidth used
   int p2p_channels_used = 0;         // send/recv: NCCL's p2p channels, where they (not the link) limit
+  int ctas_per_nic = 0;              // ring/tree/NVLS tree across nodes: NCCL's CTAs a NIC, where they (not the NIC) limit
   [[nodiscard]] double total_s() const { return latency_s + bandwidth_s; }
 };
 
@@ -114,6 +115,7 @@ class CollectiveCurve {
   int count_ = 0;
   double channels_ = 0, plateau_ = 1.0, plateau_bytes_ = 0;
   std::int64_t ranks_ = 1;
+  int ctas_per_nic_ = 0;  // CollectiveCost::ctas_per_nic of this group
 };
 
 // Per-GPU bandwidth of the bottleneck link a ring over this group uses.
