@@ -345,6 +345,49 @@ TEST_CASE("The MoE runs file: rows map to model files, profiles and exactly the 
   CHECK(by_id["R192"]->run->training.a2a == A2aBackend::deepep);
 }
 
+TEST_CASE("Megatron-Bridge Qwen3 rows: expert TP 1, the H100 overlap and the GB200/GB300 HybridEP of their recipes",
+          "[validate][moe]") {
+  const auto row = [](const char* hardware, const char* container) {
+    return nlohmann::json{{"id", "Q1"},
+                          {"source", std::string("Megatron-Bridge performance summary (archive), NeMo container ") +
+                                         container},
+                          {"container", container},
+                          {"model", "Qwen3-235B-A22B"},
+                          {"hardware", hardware},
+                          {"gpus", 256},
+                          {"precision", "BF16"},
+                          {"gbs", 2048},
+                          {"mbs", 1},
+                          {"seq_len", 4096},
+                          {"tp", 2},
+                          {"pp", 8},
+                          {"cp", 1},
+                          {"vp", 4.0},
+                          {"ep", 32.0},
+                          {"etp", nullptr},
+                          {"tokens_per_sec_per_gpu", 1000.0}};
+  };
+  const auto mapped = [](const nlohmann::json& r) {
+    const auto rows = read_published_runs(nlohmann::json::array({r}), "qwen3.json");
+    REQUIRE(rows.size() == 1);
+    REQUIRE(rows[0].run);
+    return *rows[0].run;
+  };
+  const MeasuredRun h100 = mapped(row("H100", "26.02"));
+  CHECK(*h100.pins.etp == 1);  // not TP = 2
+  CHECK(h100.training.overlap_a2a);
+  CHECK(h100.training.a2a == A2aBackend::nccl);
+  const MeasuredRun gb200 = mapped(row("GB200", "25.11"));
+  CHECK(gb200.training.a2a == A2aBackend::deepep);
+  CHECK_FALSE(gb200.training.overlap_a2a);
+  const MeasuredRun old = mapped(row("H100", "25.09"));  // before v0.2.0: not inferred
+  CHECK_FALSE(old.training.overlap_a2a);
+  nlohmann::json other = row("H100", "26.02");
+  other["source"] = "NeMo Framework performance summary, container NeMo 25.04";
+  CHECK(*mapped(other).pins.etp == 2);  // not a Bridge row: Megatron-Core's default ETP = TP
+  CHECK_FALSE(mapped(other).training.overlap_a2a);
+}
+
 TEST_CASE("GB200 rows: within 20% with B200's training-shape efficiencies (the same die)", "[validate][moe]") {
   // gb200-nvl72 carries dgx-b200's SimuMax training-shape GEMM and HBM
   // efficiencies at its own peak; with MAMF's best-shape 0.729 and 0.88 its 13

@@ -77,6 +77,26 @@ void deepseek_v3_dispatcher(const nlohmann::json& row, MeasuredRun& r) {
   }
 }
 
+// Qwen3 MoE (30B-A3B, 235B-A22B), as the recipes of 25.11 on set it
+// (v0.2.0 configs/qwen3/workload_base_configs.py, v0.3.0-v0.5.0
+// configs/qwen/qwen3_workload_base_configs.py, v0.6.0 perf_recipes/qwen/):
+// H100 moe_a2a_overlap / overlap_moe_expert_parallel_comm True with the
+// default all-to-all dispatcher; GB200 and GB300 hybridep. B200 and B300
+// change between releases and layouts: left to the row.
+void qwen3_dispatcher(const nlohmann::json& row, MeasuredRun& r) {
+  if (container_version(row) < 2511) return;
+  const std::string gpu = gpu_family(r.gpu_type);
+  if (gpu == "h100" && !r.training.overlap_a2a) {
+    r.training.overlap_a2a = true;
+    r.assumptions.push_back(
+        "all-to-all overlapped with compute (not stated; Megatron-Bridge v0.2.0-v0.6.0, Qwen3 MoE on h100)");
+  } else if ((gpu == "gb200" || gpu == "gb300") && r.training.a2a != A2aBackend::deepep) {
+    r.training.a2a = A2aBackend::deepep;
+    r.assumptions.push_back(
+        fmt::format("DeepEP/HybridEP dispatcher (not stated; Megatron-Bridge v0.2.0-v0.6.0, Qwen3 MoE on {})", gpu));
+  }
+}
+
 }  // namespace
 
 bool is_bridge_row(const nlohmann::json& row) {
@@ -86,6 +106,7 @@ bool is_bridge_row(const nlohmann::json& row) {
 void apply(const nlohmann::json& row, MeasuredRun& r) {
   if (!is_bridge_row(row)) return;
   if (r.model.name == "deepseek-v3") deepseek_v3_dispatcher(row, r);
+  if (r.model.name.rfind("qwen3-", 0) == 0) qwen3_dispatcher(row, r);
 }
 
 }  // namespace planner::bridge_recipes
