@@ -204,6 +204,13 @@ MeasuredRun map_row(const json& row) {
   }
 
   bridge_recipes::apply(row, r);
+  // Every row ran Megatron-Core (Bridge, NeMo, AutoModel's DeepEP, SimuMax's
+  // Megatron-LM): its DeepEP and HybridEP dispatch is bf16 (core_v0.19.0
+  // moe/fused_a2a.py), whatever the GEMM precision.
+  if (ts.a2a == A2aBackend::deepep && ts.dtype == DType::fp8) {
+    ts.a2a_fp8_dispatch = false;
+    r.assumptions.push_back("bf16 dispatch (Megatron-Core's DeepEP/HybridEP path does not dispatch fp8)");
+  }
 
   r.step_time_s = positive(row, "step_time_s");
   r.tokens_per_sec_per_gpu = positive(row, "tokens_per_sec_per_gpu");
