@@ -151,6 +151,9 @@ TEST_CASE("DeepEP sends a token once per remote node and dispatches fp8 with --d
   const double nccl_bytes = moe_a2a(m, hw, pc, ts).dispatch_bytes;
   ts.a2a = A2aBackend::deepep;
   CHECK(moe_a2a(m, hw, pc, ts).dispatch_bytes == Approx(nccl_bytes / 2).epsilon(1e-15));
+  // Megatron-Core's DeepEP/HybridEP path dispatches bf16 (a2a_fp8_dispatch false): the NCCL bytes.
+  ts.a2a_fp8_dispatch = false;
+  CHECK(moe_a2a(m, hw, pc, ts).dispatch_bytes == Approx(nccl_bytes).epsilon(1e-15));
 }
 
 TEST_CASE("expert-parallel layouts are checked as Megatron checks them", "[moe]") {

@@ -152,7 +152,8 @@ MoeA2a moe_a2a(const ModelSpec& model, const HardwareProfile& hw, const Parallel
   const bool deepep = ts.a2a == A2aBackend::deepep;
   // FP8 dispatch, BF16 combine (DeepEP README; Megatron-Core MoE README "FP8
   // dispatch: 50% EP dispatch volume"); the backward moves bf16 gradients.
-  const double dispatch_elem = deepep && ts.dtype == DType::fp8 ? 1.0 : kAct;
+  // Megatron-Core's DeepEP/HybridEP paths dispatch bf16 (TrainingSpec::a2a_fp8_dispatch).
+  const double dispatch_elem = deepep && ts.dtype == DType::fp8 && ts.a2a_fp8_dispatch ? 1.0 : kAct;
   auto cost = [&](double bytes) {
     return deepep ? deepep_cost(hw, groups.ep, bytes, model.moe.top_k)
                   : collective_cost(hw, groups.ep, Collective::all_to_all, bytes);

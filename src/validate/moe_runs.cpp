@@ -1,5 +1,6 @@
 #include "validate/moe_runs.h"
 
+#include "validate/bridge_recipes.h"
 #include "validate/row_text.h"
 
 #include <cmath>
@@ -144,9 +145,11 @@ MeasuredRun map_row(const json& row) {
   ts.global_batch_sequences = required(row, "gbs", "global batch");
   ts.dtype = precision(row);
   const std::string kernels = lower(text(row, "kernels") + " " + text(row, "features"));
-  if (contains(kernels, "deepep")) {
+  if (contains(kernels, "deepep") || contains(kernels, "hybridep")) {
+    // HybridEP (DeepEP's hybrid-ep kernels, Megatron's flex dispatcher) is
+    // priced as DeepEP: one fused NVLink + RDMA kernel (bridge_recipes.cpp).
     ts.a2a = A2aBackend::deepep;
-    r.assumptions.push_back("DeepEP dispatch/combine (the row's kernels/features)");
+    r.assumptions.push_back("DeepEP/HybridEP dispatch/combine (the row's kernels/features)");
   }
   if (contains(kernels, "ep overlap") || contains(kernels, "a2a overlap")) {
     ts.overlap_a2a = true;
@@ -171,6 +174,12 @@ MeasuredRun map_row(const json& row) {
   p.dp = ts.num_gpus / attention_grid;
   if (const auto etp = count(row, "etp"); etp && *etp >= 1) {
     p.etp = *etp;
+  } else if (bridge_recipes::is_bridge_row(row)) {
+    // Every Megatron-Bridge MoE performance recipe sets expert TP 1 (v0.1.0rc4
+    // scripts/performance/configs/{deepseek,qwen3} yaml `etp: 1`; v0.4.0
+    // *_workload_base_configs.py BASE_* expert_tensor_parallel_size=1).
+    p.etp = 1;
+    r.assumptions.push_back("etp = 1 (not stated; Megatron-Bridge's performance recipes set expert TP 1)");
   } else {
     p.etp = *p.tp;  // Megatron-Core: expert_tensor_parallel_size defaults to tensor_model_parallel_size
     r.assumptions.push_back(fmt::format("etp = tp = {} (not stated; Megatron-Core's default)", *p.tp));
@@ -192,6 +201,15 @@ MeasuredRun map_row(const json& row) {
   } else {
     p.zero_stage = 1;
     r.assumptions.push_back("ZeRO-1 (Megatron's distributed optimizer, the recipes' default; fsdp 0 or not stated)");
+  }
+
+  bridge_recipes::apply(row, r);
+  // Every row ran Megatron-Core (Bridge, NeMo, AutoModel's DeepEP, SimuMax's
+  // Megatron-LM): its DeepEP and HybridEP dispatch is bf16 (core_v0.19.0
+  // moe/fused_a2a.py), whatever the GEMM precision.
+  if (ts.a2a == A2aBackend::deepep && ts.dtype == DType::fp8) {
+    ts.a2a_fp8_dispatch = false;
+    r.assumptions.push_back("bf16 dispatch (Megatron-Core's DeepEP/HybridEP path does not dispatch fp8)");
   }
 
   r.step_time_s = positive(row, "step_time_s");

@@ -269,6 +269,11 @@ struct TrainingSpec {
   double moe_imbalance = 1.0;
   double capacity_factor = 0.0;
   bool overlap_a2a = false;
+  // DeepEP's dispatch in fp8 when the dtype is fp8 (DeepSeek-V3 §3.3.2, DeepEP
+  // README); false: bf16 as Megatron-Core sends it through DeepEP and HybridEP
+  // (core_v0.19.0 moe/fused_a2a.py: "HybridEP dispatcher does not support fp8
+  // dispatch now"; FusedDispatch passes the bf16 hidden states).
+  bool a2a_fp8_dispatch = true;
   PipelineSplit pipeline_split = PipelineSplit::balanced;
   // What --recompute selective means (SelectivePolicy above); N of
   // torchtitan_every_nth_layer (torchtitan's default selective_ac_option "2").

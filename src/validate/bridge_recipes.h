@@ -1,0 +1,21 @@
+// What NVIDIA's Megatron-Bridge performance recipes set and the
+// performance-summary tables leave out (expert TP, the token dispatcher and
+// its overlap), read from the recipe of the row's NeMo container. Private to
+// validate/ (moe_runs.cpp); docs/published_runs.md "MoE rows".
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "planner/validate/published_runs.h"
+
+namespace planner::bridge_recipes {
+
+// A row of NVIDIA's Megatron-Bridge performance summary (its `source`).
+[[nodiscard]] bool is_bridge_row(const nlohmann::json& row);
+
+// Sets the knobs of a mapped row `r` that its recipe fixes and the row does
+// not state, each with an assumption naming the recipe. Rows from other
+// sources are left as they are.
+void apply(const nlohmann::json& row, MeasuredRun& r);
+
+}  // namespace planner::bridge_recipes
