@@ -152,6 +152,8 @@ Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const Par
     Evaluation ev;
     ev.config = pc;
     ev.reasons = r;
+    ev.recompute_modules = ts.recompute_modules;
+    ev.overlap_a2a = ts.overlap_a2a;
     return ev;
   }
   // The MTP module's MoE layer is the one priced for the mean: price it once
@@ -175,7 +177,9 @@ Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const Par
                 .layout = {},
                 .plan = reasons ? PricedPlan{} : price_plan(model, hw, pc, ts, lt, head),
                 .memory = {},
-                .time = {}};
+                .time = {},
+                .recompute_modules = ts.recompute_modules,
+                .overlap_a2a = ts.overlap_a2a};
   if (ev.reasons) return ev;
   ev.layout = ev.plan.layout;
   if (!ev.layout.feasible) {

@@ -51,6 +51,11 @@ struct Evaluation {
   PricedPlan plan;            // what memory and time were priced from (filled once the structure is valid)
   MemoryBreakdown memory;
   StepTimeBreakdown time;
+  // The training choices the search makes per layout for MoE models (and
+  // evaluate copies from the spec): Megatron's --recompute-modules (read
+  // under selective recomputation) and --overlap-a2a.
+  std::uint8_t recompute_modules = 1;
+  bool overlap_a2a = false;
   [[nodiscard]] bool feasible() const { return reasons == 0; }
   [[nodiscard]] bool has(Reason r) const { return (reasons >> unsigned(r)) & 1u; }
   [[nodiscard]] std::vector<Reason> reason_list() const;
