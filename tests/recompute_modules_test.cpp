@@ -257,3 +257,30 @@ TEST_CASE("MoE rows without a stated recomputation take their Megatron-Bridge re
       CHECK(*r.run->pins.recompute == Recompute::none);
     }
 }
+
+TEST_CASE("FP8 training keeps the GEMM inputs for the weight gradients as their FP8 copies", "[recompute_modules][fp8]") {
+  // Transformer Engine's Linear / LayerNormLinear / GroupedLinear save the
+  // quantised input (1 byte); the fused attention kernel still keeps its bf16
+  // output, which the O-projection saves again as FP8.
+  const ModelSpec llama = find_model("llama3.1-8b", kDir);
+  const TrainingSpec bf16 = training_run(8, 8, 8192);
+  TrainingSpec fp8 = bf16;
+  fp8.dtype = DType::fp8;
+  ParallelConfig pc = selective(1, 1, 8);
+  pc.recompute = Recompute::none;
+  const double n = 8192, h = 4096, F = 14336, q = 32 * 128;
+  CHECK(layer_activations(llama, pc, bf16).stored_bytes - layer_activations(llama, pc, fp8).stored_bytes ==
+        Approx(2.0 * n * h + n * F - n * q).epsilon(1e-12));
+  // Routed experts: the permuted tokens (FC1's input) and the activation output (FC2's).
+  const ModelSpec mixtral = find_model("mixtral-8x7b", kDir);
+  const ParallelConfig ep = [] {
+    ParallelConfig c = selective(1, 1, 64, 8);
+    c.recompute = Recompute::none;
+    return c;
+  }();
+  TrainingSpec m16 = training_run(64, 64, 4096), m8 = m16;
+  m8.dtype = DType::fp8;
+  const double rows = 4096.0 * 2;
+  CHECK(layer_activations(mixtral, ep, m16).stored_bytes - layer_activations(mixtral, ep, m8).stored_bytes ==
+        Approx(2.0 * 4096 * 4096 - 4096 * 4096 + rows * 4096 + rows * 14336).epsilon(1e-12));
+}

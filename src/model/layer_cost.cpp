@@ -438,17 +438,22 @@ LayerActivations layer_activations(const ModelSpec& model, const ParallelConfig&
   const double nh_sp = d.n * d.h / d.sp_div;  // regions split only by SP
   const double mask = d.dropout ? 1.0 : 0.0;  // 1-byte dropout masks
   // Korthikanti et al. 2022 §4.1, term by term (GPT: 34*s*b*h + 5*a*s^2*b):
+  // GEMM inputs kept for the weight gradients: 1 byte under FP8 (gemm_input_bytes).
+  const double in = gemm_input_bytes(ts.dtype);
+  // The attention output: kept by a fused attention kernel for its backward
+  // (bf16) and, under FP8, by the O-projection as its quantised copy too.
+  const double attn_out = ts.attention == AttentionKernel::flash ? kAct + (in < kAct ? in : 0.0) : in;
   double bytes = 0;
-  bytes += kAct * nh_sp;                                    // norm-1 input
-  bytes += kAct * nh_sp;                                    // QKV GEMM input (norm-1 output)
-  bytes += kAct * d.n * qkv_width(d) / d.t;                 // Q, K, V (GQA: KV heads; MLA: after the up-projections)
-  bytes += kAct * d.n * d.H * (d.mla ? d.v_hd : d.hd) / d.t;  // attention output = O-projection input
-  bytes += mask * nh_sp;                                    // attention-block dropout mask
-  bytes += kAct * nh_sp;                                    // norm-2 input
-  bytes += kAct * nh_sp;                                    // FFN-in GEMM input (norm-2 output)
-  bytes += kAct * d.n * d.F / d.t * (d.gated ? 2.0 : 1.0);  // FFN-in output (gate and up for GLU)
-  bytes += kAct * d.n * d.F / d.t;                          // activation output = FFN-out input
-  bytes += mask * nh_sp;                                    // FFN dropout mask
+  bytes += kAct * nh_sp;                                      // norm-1 input
+  bytes += in * nh_sp;                                        // QKV GEMM input (norm-1 output)
+  bytes += kAct * d.n * qkv_width(d) / d.t;                   // Q, K, V (GQA: KV heads; MLA: after the up-projections)
+  bytes += attn_out * d.n * d.H * (d.mla ? d.v_hd : d.hd) / d.t;  // attention output = O-projection input
+  bytes += mask * nh_sp;                                      // attention-block dropout mask
+  bytes += kAct * nh_sp;                                      // norm-2 input
+  bytes += in * nh_sp;                                        // FFN-in GEMM input (norm-2 output)
+  bytes += kAct * d.n * d.F / d.t * (d.gated ? 2.0 : 1.0);    // FFN-in output (gate and up for GLU)
+  bytes += in * d.n * d.F / d.t;                              // activation output = FFN-out input
+  bytes += mask * nh_sp;                                      // FFN dropout mask
   // Attention core: unfused keeps softmax output (+ dropout mask and output)
   // over b*(H/t)*s_local*s scores; flash keeps only fp32 log-sum-exp rows.
   const double scores = d.b * (d.H / d.t) * d.s_local * d.s;

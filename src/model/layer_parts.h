@@ -12,6 +12,17 @@ namespace planner::layer_detail {
 
 constexpr double kAct = 2.0;  // bytes per bf16 activation element
 
+// Bytes per element of a GEMM input kept for the weight-gradient GEMM. FP8
+// training keeps the quantised copy the forward GEMM ran on (1 byte, its
+// column-wise data only): Transformer Engine's Linear saves `inputmat` after
+// update_usage(rowwise_usage=False, columnwise_usage=True), LayerNormLinear
+// the quantised `ln_out`, GroupedLinear its quantised inputs
+// (transformer_engine/pytorch/module/linear.py, layernorm_linear.py,
+// grouped_linear.py); DeepSeek-V3 §3.3 caches activations in FP8 for the
+// Linear backward likewise. Per-block scales (MXFP8: 1 byte per 32) are not
+// counted. bf16: the bf16 tensor itself.
+constexpr double gemm_input_bytes(DType dt) { return dt == DType::fp8 ? 1.0 : kAct; }
+
 // Dimensions of one layer's work on one GPU for one micro-batch.
 struct Dims {
   double b, s, s_local, n, h, H, KV, hd, F, t, cp, sp_div;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "model/collective_links.h"
+#include "model/layer_parts.h"
 #include "planner/model/contention.h"
 #include "planner/model/model_math.h"
 #include "planner/model/recompute_modules.h"
@@ -384,8 +385,11 @@ LayerActivations mean_moe_model_layer_activations(const ModelSpec& model, const 
   // --recompute-modules: moe keeps the MoE layer's input only (the norm
   // output, counted with the dense part), moe_act drops the activation output
   // (recomputed from FC1's output).
-  const double act_out = kAct * rows * f;
-  double routed = kAct * rows * h + kAct * rows * f * (is_gated(model.ffn_kind) ? 2.0 : 1.0) + act_out;
+  // FC1's and FC2's inputs (the permuted tokens, the activation output) are
+  // kept as their FP8 copies under FP8 (layer_parts.h gemm_input_bytes).
+  const double in = layer_detail::gemm_input_bytes(ts.dtype);
+  const double act_out = in * rows * f;
+  double routed = in * rows * h + kAct * rows * f * (is_gated(model.ffn_kind) ? 2.0 : 1.0) + act_out;
   routed += 4.0 * tk.local * double(model.moe.num_experts) + 4.0 * tk.a2a_rows;
   moe.full_layer_bytes += routed;
   if (pc.recompute != Recompute::full && !recomputes(pc, ts, RecomputeModule::moe))

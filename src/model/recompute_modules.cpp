@@ -103,11 +103,12 @@ struct ModuleBytes {
   double mlp = 0;           // the MLP's FC1 output (gate and up) and activation output
 };
 
-ModuleBytes module_bytes(const Dims& d) {
+ModuleBytes module_bytes(const Dims& d, DType dt) {
   ModuleBytes b;
-  b.norm_outputs = 2.0 * kAct * d.n * d.h / d.sp_div;
+  const double in = gemm_input_bytes(dt);  // as layer_activations stores the GEMM inputs
+  b.norm_outputs = 2.0 * in * d.n * d.h / d.sp_div;
   b.qkv = kAct * d.n * qkv_width(d) / d.t;
-  b.mlp = d.F > 0 ? kAct * d.n * d.F / d.t * (d.gated ? 3.0 : 2.0) : 0.0;
+  b.mlp = d.F > 0 ? d.n * d.F / d.t * (kAct * (d.gated ? 2.0 : 1.0) + in) : 0.0;
   return b;
 }
 
@@ -124,7 +125,7 @@ ModuleBytes module_bytes(const Dims& d) {
 // kernel, which recomputes internally. moe, moe_act, shared_experts: moe_cost.cpp.
 double module_dropped_bytes(const Dims& d, const ParallelConfig& pc, const TrainingSpec& ts,
                             double attention_core_bytes, Explain* ex) {
-  const ModuleBytes b = module_bytes(d);
+  const ModuleBytes b = module_bytes(d, ts.dtype);
   double dropped = 0;
   if (recomputes(pc, ts, RecomputeModule::core_attn) && ts.attention == AttentionKernel::unfused)
     dropped += attention_core_bytes;
