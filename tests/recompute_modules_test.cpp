@@ -13,6 +13,7 @@
 #include "planner/io/catalog.h"
 #include "planner/io/json_io.h"
 #include "planner/model/evaluate.h"
+#include "planner/model/labels.h"
 #include "planner/model/moe_cost.h"
 #include "planner/model/recompute_modules.h"
 #include "planner/model/straggler.h"
@@ -258,7 +259,8 @@ TEST_CASE("MoE rows without a stated recomputation take their Megatron-Bridge re
     }
 }
 
-TEST_CASE("FP8 training keeps the GEMM inputs for the weight gradients as their FP8 copies", "[recompute_modules][fp8]") {
+TEST_CASE("FP8 training keeps the GEMM inputs for the weight gradients as their FP8 copies",
+          "[recompute_modules][fp8]") {
   // Transformer Engine's Linear / LayerNormLinear / GroupedLinear save the
   // quantised input (1 byte); the fused attention kernel still keeps its bf16
   // output, which the O-projection saves again as FP8.
@@ -283,4 +285,39 @@ TEST_CASE("FP8 training keeps the GEMM inputs for the weight gradients as their 
   const double rows = 4096.0 * 2;
   CHECK(layer_activations(mixtral, ep, m16).stored_bytes - layer_activations(mixtral, ep, m8).stored_bytes ==
         Approx(2.0 * 4096 * 4096 - 4096 * 4096 + rows * 4096 + rows * 14336).epsilon(1e-12));
+}
+
+TEST_CASE("a MoE search result is simulated and exported with the recomputation and overlap it chose",
+          "[recompute_modules][search][simulate]") {
+  const ModelSpec m = find_model("mixtral-8x7b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  SearchSpec spec;
+  spec.training = training_run(64, 256, 4096);
+  spec.top_k = 5;
+  const SearchResult r = search(m, hw, spec);
+  REQUIRE_FALSE(r.top.empty());
+  bool chose = false;
+  for (const Evaluation& ev : r.top) {
+    chose = chose || ev.overlap_a2a || names_modules(ev.config, ev.recompute_modules);
+    // Priced as evaluate prices the spec with the choice written into it.
+    const TrainingSpec chosen = training_for(spec.training, ev);
+    CHECK(chosen.recompute_modules == ev.recompute_modules);
+    CHECK(chosen.overlap_a2a == ev.overlap_a2a);
+    const Evaluation again = evaluate(m, hw, ev.config, chosen);
+    CHECK(again.time.step_s == Approx(ev.time.step_s).epsilon(1e-12));
+    CHECK(again.memory.total_bytes == Approx(ev.memory.total_bytes).epsilon(1e-12));
+    // The simulator given the spec as searched (default modules, no overlap) reads the result's own choice.
+    const Schedule s = default_sim_schedule(ev.config);
+    const SimResult from_search = simulate(pipeline_problem(m, hw, ev.config, spec.training, ev, s));
+    const SimResult from_spec = simulate(pipeline_problem(m, hw, again.config, chosen, again, s));
+    CHECK(from_search.step_s == Approx(from_spec.step_s).epsilon(1e-12));
+  }
+  CHECK(chose);  // The moe module's re-run all-to-alls land in R's EP share whatever spec the caller passes.
+  ParallelConfig pc = selective(1, 4, 8, 8);
+  pc.zero_stage = 1;
+  const TrainingSpec plain = training_run(32, 128, 4096);
+  const Evaluation moe = evaluate(m, hw, pc, with_modules(plain, set_of({M::moe})));
+  const PipelineProblem pr = pipeline_problem(m, hw, pc, plain, moe, default_sim_schedule(moe.config));
+  CHECK(pr.chunks.front().recompute_ep_s ==
+        Approx(double(moe.layout.layers_on(0)) * moe.plan.layer.ep_comm_fwd_s).epsilon(1e-12));
 }

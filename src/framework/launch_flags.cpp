@@ -346,8 +346,9 @@ std::string megatron_layout_string(const PricedPlan& plan) {
   return out;
 }
 
-LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts,
+LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts_in,
                          const Evaluation& ev, RuleContext rule_ctx) {
+  const TrainingSpec ts = training_for(ts_in, ev);  // the search's per-layout recompute modules and overlap
   const FrameworkInfo& info = framework_info(f);
   const ParallelConfig& pc = ev.config;
   if (const int r = broken_rule(info, model, pc, ts, rule_ctx); r >= 0)

@@ -143,6 +143,12 @@ ParallelConfig normalized(ParallelConfig pc) {
   return pc;
 }
 
+TrainingSpec training_for(TrainingSpec ts, const Evaluation& ev) {
+  ts.recompute_modules = ev.recompute_modules;
+  ts.overlap_a2a = ev.overlap_a2a;
+  return ts;
+}
+
 Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc_in,
                     const TrainingSpec& ts, Explain* ex) {
   check_sizes(model, "model " + model.name);

@@ -316,12 +316,20 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
   // (recompute_modules.h overlap_a2a_problem), so they are exposed. moe_act
   // re-runs the experts' activation (experts.py activation_checkpoint,
   // CheckpointWithoutOutput): read the FC1 output, write its output.
+  const double recompute_before = lt.recompute_s;
   if (pc.recompute == Recompute::full || recomputes(pc, ts, RecomputeModule::moe)) {
     lt.recompute_s += routed_fwd + lt.ep_comm_fwd_s;
   } else if (recomputes(pc, ts, RecomputeModule::moe_act)) {
     const double act_bytes = kAct * rows * f * (is_gated(model.ffn_kind) ? 3.0 : 2.0);
     lt.recompute_s += stretch * act_bytes / hbm_bw(hw);
   }
+  if (ex && (recomputes(pc, ts, RecomputeModule::moe) || recomputes(pc, ts, RecomputeModule::moe_act)))
+    note_step(ex, "MoE recompute per MoE layer (Megatron --recompute-modules moe / moe_act)",
+              "moe: router + expert GEMMs + permutes + dispatch and combine again (6 all-to-alls per layer); moe_act: "
+              "the experts' activation, rows*f*(gated 3 | 2)*2 bytes / HBM",
+              "Megatron-LM core_v0.19.0 moe/moe_layer.py (checkpointed MoE forward), moe/experts.py "
+              "(activation_checkpoint); moe.md §3.4",
+              {{"routed_fwd_s", routed_fwd}, {"a2a_fwd_s", lt.ep_comm_fwd_s}}, lt.recompute_s - recompute_before, "s");
   if (ex)
     note_step(ex, "MoE all-to-all (fwd: dispatch + combine, per MoE layer)",
               ts.a2a == A2aBackend::deepep

@@ -55,7 +55,8 @@ GroupPlacement hop_placement(const HardwareProfile& hw, const ParallelConfig& pc
 }  // namespace
 
 PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc_in,
-                                 const TrainingSpec& ts, const Evaluation& ev, Schedule schedule) {
+                                 const TrainingSpec& ts_in, const Evaluation& ev, Schedule schedule) {
+  const TrainingSpec ts = training_for(ts_in, ev);  // the search's per-layout recompute modules and overlap
   const ParallelConfig pc = normalized(pc_in);
   const PricedPlan& plan = ev.plan;
   const LayerTime& lt = plan.layer;

@@ -75,6 +75,12 @@ struct Evaluation {
                                   const TrainingSpec& ts, const LayerTime& lt, const HeadTime& head,
                                   Explain* ex = nullptr);
 
+// The training spec `ev` was priced with: `ts` with the recompute modules
+// and all-to-all overlap `ev` carries (for a MoE model, the search's choice
+// for its layout). What the simulator and the launch flags of a search
+// result read.
+[[nodiscard]] TrainingSpec training_for(TrainingSpec ts, const Evaluation& ev);
+
 // Normalises flags that depend on others (SP needs TP > 1; v > 1 is interleaved).
 [[nodiscard]] ParallelConfig normalized(ParallelConfig pc);
 
