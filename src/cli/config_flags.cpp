@@ -11,6 +11,7 @@
 #include "planner/io/atomic_write.h"
 #include "planner/model/evaluate.h"
 #include "planner/model/labels.h"
+#include "planner/model/recompute_modules.h"
 #include "planner/model/selective_policy.h"
 #include "planner/spec/input_error.h"
 #include "planner/spec/limits.h"
@@ -119,6 +120,10 @@ void add_config(CLI::App* app, ConfigFlags& c, bool lists) {
   app->add_option("--ep", c.ep, "expert-parallel degree (MoE models; MoE parallel folding: EP*ETP divides TP*CP*DP)" +
                                       more_names);
   app->add_option("--etp", c.etp, "expert tensor-parallel degree (MoE models)" + more_names);
+  app->add_option("--recompute-modules", c.recompute_modules,
+                  "Megatron's selective recomputation modules, comma-separated: core_attn, layernorm, mla_up_proj, "
+                  "moe_act, mlp, moe, shared_experts; implies --recompute selective" +
+                      std::string(lists ? " (the search otherwise picks a set per MoE layout)" : ""));
 }
 
 // The flags' values were checked against the same tables (CLI::IsMember).
@@ -259,6 +264,17 @@ SearchPins pins_from(const ConfigFlags& c, bool lists, const char* command) {
     pins.reshard_after_forward = parse.booleans("--reshard-after-forward", c.reshard_after_forward);
   }
   pins.sequence_parallel = parse.booleans("--sp", c.sp);
+  if (c.recompute_modules) {
+    // Megatron: --recompute-modules applies under --recompute-granularity selective.
+    if (!pins.recompute) {
+      pins.recompute = Recompute::selective;
+    } else if (!pins.recompute.allows(Recompute::selective)) {
+      throw InputError("--recompute-modules", fmt::format("chooses what selective recomputation recomputes, but "
+                                                          "--recompute is {} (give --recompute selective)",
+                                                          *c.recompute));
+    }
+  }
+  pins.recompute_modules = c.recompute_modules.has_value();
   pins.ep = parse.integers("--ep", c.ep, 1, kMaxGpus);
   pins.etp = parse.integers("--etp", c.etp, 1, kMaxGpus);
   return pins;
@@ -379,6 +395,20 @@ void check_selective_ac(const CommonFlags& f, const TrainingSpec& ts, const Sear
   throw InputError("--selective-ac", fmt::format("chooses what selective recomputation recomputes, but --recompute is "
                                                  "{} (give --recompute selective)",
                                                  given));
+}
+
+void apply_recompute_modules(const ConfigFlags& c, const ModelSpec& model, TrainingSpec& ts) {
+  if (!c.recompute_modules) return;
+  ts.recompute_modules = parse_recompute_modules(*c.recompute_modules, model, "--recompute-modules");
+  if (ts.selective != SelectivePolicy::megatron_attention)
+    throw InputError("--recompute-modules", fmt::format("names Megatron's modules, but the selective policy is {} "
+                                                        "(--selective-ac or --framework torchtitan); give "
+                                                        "--selective-ac megatron",
+                                                        selective_policy_label(ts)));
+}
+
+void check_recompute_overlap(const ParallelConfig& pc, const TrainingSpec& ts) {
+  if (const std::string why = overlap_a2a_problem(pc, ts); !why.empty()) throw InputError("--overlap-a2a", why);
 }
 
 void check_zero3_regather(const TrainingSpec& ts, const SearchPins& pins) {

@@ -57,6 +57,7 @@ struct ConfigFlags {
   std::optional<std::string> reshard_after_forward;
   std::optional<std::string> sp;
   std::optional<std::string> ep, etp;  // expert parallelism (MoE models)
+  std::optional<std::string> recompute_modules;  // Megatron --recompute-modules (a TrainingSpec field)
   std::string schedule;  // evaluate --schedule; empty: 1F1B, interleaved when vpp > 1
 };
 
@@ -113,6 +114,12 @@ void check_tp_overlap(const TrainingSpec& ts, const SearchPins& pins);
 // --selective-ac needs a layout that recomputes selectively: --recompute
 // selective, or (search = true) a --recompute left open whose search visits it.
 void check_selective_ac(const CommonFlags& f, const TrainingSpec& ts, const SearchPins& pins, bool search);
+// --recompute-modules LIST into ts.recompute_modules (unknown names and
+// modules the model lacks: InputError); it needs Megatron's selective policy.
+// pins_from makes it imply --recompute selective, as Megatron's flag does.
+void apply_recompute_modules(const ConfigFlags& c, const ModelSpec& model, TrainingSpec& ts);
+// --overlap-a2a with a recomputation Megatron refuses it with: InputError.
+void check_recompute_overlap(const ParallelConfig& pc, const TrainingSpec& ts);
 // --zero3-recompute-regather with a pinned ZeRO stage other than 3 or a
 // pinned recompute policy other than full: InputError.
 void check_zero3_regather(const TrainingSpec& ts, const SearchPins& pins);

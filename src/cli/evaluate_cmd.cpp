@@ -32,11 +32,13 @@ int run(const EvaluateFlags& f) {
   const std::optional<TrainingBudget> budget = budget_from(f.launch);
   TrainingSpec ts = training_from(f.common, model);
   apply_framework(f.common, fw, ts);
+  apply_recompute_modules(f.config, model, ts);
   check_dtype(ts, hw);
   check_expert_flags(pins_from(f.config, false, "evaluate"), model);
   check_selective_ac(f.common, ts, pins_from(f.config, false, "evaluate"), false);
   ParallelConfig pc = config_from(f.config, ts);
   check_a2a_applies(f.common, pc);
+  check_recompute_overlap(pc, ts);
   if (fw) pc = framework_config(*fw, model, ts, pc, f.config);
   const Format format = parse_format(f.common.format);
   if (f.explain && format == Format::csv)

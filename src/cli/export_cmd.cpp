@@ -38,11 +38,13 @@ int run(const ExportFlags& f) {
   const Framework fw = *framework_from(f.launch);
   TrainingSpec ts = training_from(f.common, model);
   apply_framework(f.common, fw, ts);
+  apply_recompute_modules(f.config, model, ts);
   check_dtype(ts, hw);
   check_expert_flags(pins_from(f.config, false, "export"), model);
   check_selective_ac(f.common, ts, pins_from(f.config, false, "export"), false);
   const ParallelConfig flagged = config_from(f.config, ts, "export");
   check_a2a_applies(f.common, flagged);
+  check_recompute_overlap(flagged, ts);
   const ParallelConfig pc = framework_config(fw, model, ts, flagged, f.config);
   const Evaluation ev = evaluate(model, hw, pc, ts);
   if (!ev.feasible())

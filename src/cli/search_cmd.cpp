@@ -51,6 +51,7 @@ int run(const SearchFlags& f) {
   SearchSpec spec;
   spec.training = training_from(f.common, model);
   apply_framework(f.common, fw, spec.training);
+  apply_recompute_modules(f.config, model, spec.training);
   spec.framework = fw;
   check_dtype(spec.training, hw);
   spec.pins = pins_from(f.config);
@@ -58,6 +59,12 @@ int run(const SearchFlags& f) {
   if (spec.pins.ep.single() && *spec.pins.ep == 1) {
     ParallelConfig ep1;
     check_a2a_applies(f.common, ep1);
+  }
+  if (f.common.overlap_a2a) spec.pins.overlap_a2a = *f.common.overlap_a2a;
+  if (spec.pins.recompute.single()) {
+    ParallelConfig rc;
+    rc.recompute = *spec.pins.recompute;
+    check_recompute_overlap(rc, spec.training);
   }
   check_tp_overlap(spec.training, spec.pins);
   check_selective_ac(f.common, spec.training, spec.pins, true);

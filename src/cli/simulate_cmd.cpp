@@ -49,12 +49,14 @@ void write_timelines(const SimulateFlags& f, const SimResult& r, const TimelineL
 int run(const SimulateFlags& f) {
   const ModelSpec model = find_model(f.common.model);
   const HardwareProfile hw = find_hardware(f.common.hardware);
-  const TrainingSpec ts = training_from(f.common, model);
+  TrainingSpec ts = training_from(f.common, model);
+  apply_recompute_modules(f.config, model, ts);
   check_dtype(ts, hw);
   check_expert_flags(pins_from(f.config, false, "simulate"), model);
   check_selective_ac(f.common, ts, pins_from(f.config, false, "simulate"), false);
   ParallelConfig pc = config_from(f.config, ts, "simulate");
   check_a2a_applies(f.common, pc);
+  check_recompute_overlap(pc, ts);
   const std::optional<Schedule> requested =
       f.schedule.empty() ? std::nullopt : parse_name<Schedule>(f.schedule);  // checked by CLI::IsMember
   const Schedule schedule = simulated_schedule(pc, requested);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/model/labels.h"
+#include "planner/model/recompute_modules.h"
 #include "planner/spec/input_error.h"
 
 namespace planner {
@@ -142,6 +143,24 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
     arg("--recompute-num-layers", "model.recompute_num_layers", "1");
   } else if (pc.recompute == Recompute::selective) {
     arg("--recompute-granularity", "model.recompute_granularity", "selective");
+    // Megatron-LM core_v0.19.0 --recompute-modules (nargs '*'); Megatron-Bridge
+    // model.recompute_modules, a list (perf_recipes set it so).
+    if (ts.selective == SelectivePolicy::megatron_attention &&
+        ts.recompute_modules != module_bit(RecomputeModule::core_attn)) {
+      std::string names = recompute_modules_label(ts.recompute_modules), list;
+      if (ts.recompute_modules == 0) names.clear();
+      for (char& ch : names) if (ch == ',') ch = ' ';
+      if (bridge) {
+        for (std::size_t i = 0, j; i < names.size(); i = j + 1) {
+          j = names.find(' ', i);
+          if (j == std::string::npos) j = names.size();
+          list += fmt::format("{}\"{}\"", list.empty() ? "" : ",", names.substr(i, j - i));
+        }
+        out.push_back(fmt::format("'model.recompute_modules=[{}]'", list));
+      } else {
+        out.push_back(("--recompute-modules " + names));
+      }
+    }
   }
   if (pc.dp > 1 || pc.cp > 1) {
     if (pc.zero_stage == 1) {
@@ -329,8 +348,9 @@ std::string megatron_layout_string(const PricedPlan& plan) {
   return out;
 }
 
-LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts,
+LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts_in,
                          const Evaluation& ev, RuleContext rule_ctx) {
+  const TrainingSpec ts = training_for(ts_in, ev);  // the search's per-layout recompute modules and overlap
   const FrameworkInfo& info = framework_info(f);
   const ParallelConfig& pc = ev.config;
   if (const int r = broken_rule(info, model, pc, ts, rule_ctx); r >= 0)

@@ -143,6 +143,12 @@ ParallelConfig normalized(ParallelConfig pc) {
   return pc;
 }
 
+TrainingSpec training_for(TrainingSpec ts, const Evaluation& ev) {
+  ts.recompute_modules = ev.recompute_modules;
+  ts.overlap_a2a = ev.overlap_a2a;
+  return ts;
+}
+
 Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc_in,
                     const TrainingSpec& ts, Explain* ex) {
   // The error's origin is spelled out only when a field is out of range:
@@ -154,6 +160,8 @@ Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const Par
     Evaluation ev;
     ev.config = pc;
     ev.reasons = r;
+    ev.recompute_modules = ts.recompute_modules;
+    ev.overlap_a2a = ts.overlap_a2a;
     return ev;
   }
   // The MTP module's MoE layer is the one priced for the mean: price it once
@@ -177,7 +185,9 @@ Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const Par
                 .layout = {},
                 .plan = reasons ? PricedPlan{} : price_plan(model, hw, pc, ts, lt, head),
                 .memory = {},
-                .time = {}};
+                .time = {},
+                .recompute_modules = ts.recompute_modules,
+                .overlap_a2a = ts.overlap_a2a};
   if (ev.reasons) return ev;
   ev.layout = ev.plan.layout;
   if (!ev.layout.feasible) {

@@ -4,6 +4,7 @@
 #include <vector>
 #include <algorithm>
 
+#include "planner/model/recompute_modules.h"
 #include "planner/spec/names.h"
 
 namespace planner {
@@ -27,6 +28,14 @@ std::string config_label(const ParallelConfig& c, char style) {
                      c.micro_batch_size, c.virtual_stages, to_string(c.recompute), zero_label(c),
                      c.sequence_parallel ? "on" : "off") +
          (ep ? fmt::format(" ep={} etp={}", c.ep, c.etp) : std::string());
+}
+
+bool names_modules(const ParallelConfig& c, std::uint8_t modules) {
+  return c.recompute == Recompute::selective && modules != module_bit(RecomputeModule::core_attn);
+}
+
+std::string recompute_label(const ParallelConfig& c, std::uint8_t modules) {
+  return names_modules(c, modules) ? recompute_modules_label(modules) : std::string(to_string(c.recompute));
 }
 
 std::string split_label(const PricedPlan& plan) {

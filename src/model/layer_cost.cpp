@@ -361,14 +361,12 @@ void stretch_for_slowest_chip(LayerTime& lt, const HardwareProfile& hw, const Tr
 }
 
 // --- Recomputation: full re-runs the forward (and its CP traffic; its TP
-// traffic is tp_comm_recompute_s); Megatron's selective re-runs the unfused
-// attention core only (Korthikanti et al. 2022 §5). Flash attention already
-// recomputes internally, so Megatron's selective adds nothing. torchtitan's
-// policies: op_sac_recompute_s below; every N-th layer: every_nth_layer_time.
-// Needs the forward terms set.
-double recompute_s(const LayerTime& lt, Recompute recompute, AttentionKernel kernel) {
+// traffic is tp_comm_recompute_s); Megatron's selective re-runs its modules
+// (add_module_recompute, recompute_modules.cpp). torchtitan's policies:
+// op_sac_recompute_s below; every N-th layer: every_nth_layer_time. Needs the
+// forward terms set.
+double recompute_s(const LayerTime& lt, Recompute recompute, AttentionKernel) {
   if (recompute == Recompute::full) return lt.compute_fwd_s() + lt.cp_comm_fwd_s + lt.contention_fwd_s;
-  if (recompute == Recompute::selective && kernel == AttentionKernel::unfused) return lt.attention_fwd_s;
   return 0.0;
 }
 
@@ -405,6 +403,8 @@ LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const Pa
   lt.recompute_s = recompute_s(lt, pc.recompute, ts.attention);
   if (pc.recompute == Recompute::selective && ts.selective == SelectivePolicy::torchtitan_op)
     add_op_sac_recompute(lt, model, hw, pc, ts, d.n, ex);
+  if (pc.recompute == Recompute::selective && ts.selective == SelectivePolicy::megatron_attention)
+    add_module_recompute(lt, d, hw, pc, ts, ex);
   return lt;
 }
 
@@ -493,17 +493,22 @@ LayerActivations layer_activations(const ModelSpec& model, const ParallelConfig&
   const double nh_sp = d.n * d.h / d.sp_div;  // regions split only by SP
   const double mask = d.dropout ? 1.0 : 0.0;  // 1-byte dropout masks
   // Korthikanti et al. 2022 §4.1, term by term (GPT: 34*s*b*h + 5*a*s^2*b):
+  // GEMM inputs kept for the weight gradients: 1 byte under FP8 (gemm_input_bytes).
+  const double in = gemm_input_bytes(ts.dtype);
+  // The attention output: kept by a fused attention kernel for its backward
+  // (bf16) and, under FP8, by the O-projection as its quantised copy too.
+  const double attn_out = ts.attention == AttentionKernel::flash ? kAct + (in < kAct ? in : 0.0) : in;
   double bytes = 0;
-  bytes += kAct * nh_sp;                                    // norm-1 input
-  bytes += kAct * nh_sp;                                    // QKV GEMM input (norm-1 output)
-  bytes += kAct * d.n * (d.H + 2.0 * d.KV) * d.hd / d.t;    // Q, K, V (GQA: KV heads)
-  bytes += kAct * d.n * d.H * d.hd / d.t;                   // attention output = O-projection input
-  bytes += mask * nh_sp;                                    // attention-block dropout mask
-  bytes += kAct * nh_sp;                                    // norm-2 input
-  bytes += kAct * nh_sp;                                    // FFN-in GEMM input (norm-2 output)
-  bytes += kAct * d.n * d.F / d.t * (d.gated ? 2.0 : 1.0);  // FFN-in output (gate and up for GLU)
-  bytes += kAct * d.n * d.F / d.t;                          // activation output = FFN-out input
-  bytes += mask * nh_sp;                                    // FFN dropout mask
+  bytes += kAct * nh_sp;                                      // norm-1 input
+  bytes += in * nh_sp;                                        // QKV GEMM input (norm-1 output)
+  bytes += kAct * d.n * qkv_width(d) / d.t;                   // Q, K, V (GQA: KV heads; MLA: after the up-projections)
+  bytes += attn_out * d.n * d.H * (d.mla ? d.v_hd : d.hd) / d.t;  // attention output = O-projection input
+  bytes += mask * nh_sp;                                      // attention-block dropout mask
+  bytes += kAct * nh_sp;                                      // norm-2 input
+  bytes += in * nh_sp;                                        // FFN-in GEMM input (norm-2 output)
+  bytes += kAct * d.n * d.F / d.t * (d.gated ? 2.0 : 1.0);    // FFN-in output (gate and up for GLU)
+  bytes += in * d.n * d.F / d.t;                              // activation output = FFN-out input
+  bytes += mask * nh_sp;                                      // FFN dropout mask
   // Attention core: unfused keeps softmax output (+ dropout mask and output)
   // over b*(H/t)*s_local*s scores; flash keeps only fp32 log-sum-exp rows.
   const double scores = d.b * (d.H / d.t) * d.s_local * d.s;
@@ -524,8 +529,8 @@ LayerActivations layer_activations(const ModelSpec& model, const ParallelConfig&
                     "pytorch/torchtitan v0.2.2 torchtitan/distributed/activation_checkpoint.py _apply_op_sac; "
                     "models/llama3/infra/parallelize.py _op_sac_save_list",
                     {{"full_layer_bytes", a.full_layer_bytes}}, a.stored_bytes, "bytes");
-      } else {
-        a.stored_bytes = ts.attention == AttentionKernel::unfused ? bytes : a.full_layer_bytes;
+      } else {  // Megatron --recompute-modules (default core_attn: nothing to drop under flash attention)
+        a.stored_bytes = a.full_layer_bytes - module_dropped_bytes(d, pc, ts, a.attention_core_bytes, ex);
       }
       break;
     case Recompute::full:

@@ -4,8 +4,10 @@
 #include <cmath>
 
 #include "model/collective_links.h"
+#include "model/layer_parts.h"
 #include "planner/model/contention.h"
 #include "planner/model/model_math.h"
+#include "planner/model/recompute_modules.h"
 #include "planner/model/straggler.h"
 
 namespace planner {
@@ -208,7 +210,9 @@ LayerTime blend(const LayerTime& a, const LayerTime& b, double w) {
 
 LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                          const TrainingSpec& ts, Explain* ex) {
-  LayerTime lt = layer_time(without_routed_experts(model), hw, pc, ts, ex);
+  // --recompute-modules: the non-routed part as a dense layer whose MLP is
+  // the shared experts (moe_layer_dense_part).
+  LayerTime lt = layer_time(without_routed_experts(model), hw, pc, moe_layer_dense_part(ts), ex);
   const MoeSpec& e = model.moe;
   if (e.num_shared_experts == 0 && pc.tp > 1 && !ts.tp_comm_overlap && !is_torus_tier0(hw)) {
     // No shared experts: the routed experts take the sequence-parallel shard
@@ -311,9 +315,27 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
     lt.ep_comm_fwd_s = a.fwd_s();
     lt.ep_comm_bwd_s = a.bwd_s();
   }
-  // Full recomputation re-runs the routed forward and its dispatch and
-  // combine: 6 all-to-alls per layer (moe.md §3.4).
-  if (pc.recompute == Recompute::full) lt.recompute_s += routed_fwd + lt.ep_comm_fwd_s;
+  // Full recomputation, or the moe module (Megatron-LM core_v0.19.0
+  // moe_layer.py: the whole MoE forward under tensor_parallel.checkpoint),
+  // re-runs the routed forward and its dispatch and combine: 6 all-to-alls
+  // per layer (moe.md §3.4); Megatron refuses --overlap-a2a with either
+  // (recompute_modules.h overlap_a2a_problem), so they are exposed. moe_act
+  // re-runs the experts' activation (experts.py activation_checkpoint,
+  // CheckpointWithoutOutput): read the FC1 output, write its output.
+  const double recompute_before = lt.recompute_s;
+  if (pc.recompute == Recompute::full || recomputes(pc, ts, RecomputeModule::moe)) {
+    lt.recompute_s += routed_fwd + lt.ep_comm_fwd_s;
+  } else if (recomputes(pc, ts, RecomputeModule::moe_act)) {
+    const double act_bytes = kAct * rows * f * (is_gated(model.ffn_kind) ? 3.0 : 2.0);
+    lt.recompute_s += stretch * act_bytes / hbm_bw(hw);
+  }
+  if (ex && (recomputes(pc, ts, RecomputeModule::moe) || recomputes(pc, ts, RecomputeModule::moe_act)))
+    note_step(ex, "MoE recompute per MoE layer (Megatron --recompute-modules moe / moe_act)",
+              "moe: router + expert GEMMs + permutes + dispatch and combine again (6 all-to-alls per layer); moe_act: "
+              "the experts' activation, rows*f*(gated 3 | 2)*2 bytes / HBM",
+              "Megatron-LM core_v0.19.0 moe/moe_layer.py (checkpointed MoE forward), moe/experts.py "
+              "(activation_checkpoint); moe.md §3.4",
+              {{"routed_fwd_s", routed_fwd}, {"a2a_fwd_s", lt.ep_comm_fwd_s}}, lt.recompute_s - recompute_before, "s");
   if (ex)
     note_step(ex, "MoE all-to-all (fwd: dispatch + combine, per MoE layer)",
               ts.a2a == A2aBackend::deepep
@@ -358,7 +380,7 @@ LayerTime mean_moe_model_layer_time(const ModelSpec& model, const HardwareProfil
 LayerActivations mean_moe_model_layer_activations(const ModelSpec& model, const ParallelConfig& pc,
                                                    const TrainingSpec& ts, Explain* ex) {
   const MoeLayerCounts c = moe_layer_counts(model);
-  LayerActivations moe = layer_activations(without_routed_experts(model), pc, ts);
+  LayerActivations moe = layer_activations(without_routed_experts(model), pc, moe_layer_dense_part(ts));
   const MoeTokens tk = moe_tokens(model, pc, ts);
   const double h = double(model.hidden_size);
   const double f = double(model.moe.expert_ffn_hidden_size) / double(pc.etp);
@@ -374,11 +396,20 @@ LayerActivations mean_moe_model_layer_activations(const ModelSpec& model, const 
   // (Megatron-LM d98e8a6 megatron/core/transformer/moe/experts.py
   // TEGroupedMLP.forward, token_dispatcher.py MoEAlltoAllTokenDispatcher
   // unpermute(..., routing_map) without probs). On the busiest rank (load).
-  double routed = kAct * rows * h + kAct * rows * f * ((is_gated(model.ffn_kind) ? 2.0 : 1.0) + 1.0);
+  // --recompute-modules: moe keeps the MoE layer's input only (the norm
+  // output, counted with the dense part), moe_act drops the activation output
+  // (recomputed from FC1's output).
+  // FC1's and FC2's inputs (the permuted tokens, the activation output) are
+  // kept as their FP8 copies under FP8 (layer_parts.h gemm_input_bytes).
+  const double in = layer_detail::gemm_input_bytes(ts.dtype);
+  const double act_out = in * rows * f;
+  double routed = in * rows * h + kAct * rows * f * (is_gated(model.ffn_kind) ? 2.0 : 1.0) + act_out;
   routed += 4.0 * tk.local * double(model.moe.num_experts) + 4.0 * tk.a2a_rows;
   moe.full_layer_bytes += routed;
-  if (pc.recompute != Recompute::full) moe.stored_bytes += routed;
+  if (pc.recompute != Recompute::full && !recomputes(pc, ts, RecomputeModule::moe))
+    moe.stored_bytes += routed - (recomputes(pc, ts, RecomputeModule::moe_act) ? act_out : 0.0);
   moe.recompute_working_bytes = moe.full_layer_bytes - moe.stored_bytes;
+  moe.moe_layer_bytes = moe.stored_bytes;
   LayerActivations out = moe;
   if (c.dense > 0 && model.num_layers > 0) {
     const LayerActivations dense = layer_activations(dense_layer_model(model), pc, ts);
@@ -386,7 +417,9 @@ LayerActivations mean_moe_model_layer_activations(const ModelSpec& model, const 
     out.stored_bytes = dense.stored_bytes * (1.0 - w) + moe.stored_bytes * w;
     out.full_layer_bytes = dense.full_layer_bytes * (1.0 - w) + moe.full_layer_bytes * w;
     out.attention_core_bytes = dense.attention_core_bytes * (1.0 - w) + moe.attention_core_bytes * w;
-    out.recompute_working_bytes = out.full_layer_bytes - out.stored_bytes;
+    // The layer being recomputed at the peak: the larger of the two kinds.
+    out.recompute_working_bytes = std::max(dense.recompute_working_bytes, moe.recompute_working_bytes);
+    out.dense_layer_bytes = dense.stored_bytes;
   }
   if (ex)
     note_step(ex, "activations per layer per micro-batch (mean of dense and MoE layers)",

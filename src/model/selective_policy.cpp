@@ -108,6 +108,7 @@ LayerActivations every_nth_layer_activations(const ModelSpec& model, const Paral
   const double f = recomputed_layer_fraction(model, ts);
   a.stored_bytes = (1.0 - f) * a.full_layer_bytes + f * rc.stored_bytes;
   a.recompute_working_bytes = f > 0 ? rc.recompute_working_bytes : 0.0;
+  a.dense_layer_bytes = a.moe_layer_bytes = 0;  // the mean per layer, on every stage
   if (ex)
     note_step(ex, "activations per layer per micro-batch (torchtitan per-layer SAC, mean over layers)",
               "(1 - f) x full layer + f x layer input, f = floor(L/N)/L",

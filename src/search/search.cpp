@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "moe_choices.h"
 #include "planner/model/layer_cost.h"
 #include "planner/model/memory_model.h"
 #include "planner/model/priced_plan.h"
@@ -46,9 +47,11 @@ std::vector<T> pinned_values_or(const Pin<T>& pin, std::vector<T> all) {
   return pin ? pin.values() : all;
 }
 
-auto key(const ParallelConfig& c) {
+auto key(const Evaluation& e) {
+  const ParallelConfig& c = e.config;
   return std::make_tuple(c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages, int(c.recompute), c.zero_stage,
-                         !c.reshard_after_forward, c.sequence_parallel, c.ep, c.etp);
+                         !c.reshard_after_forward, c.sequence_parallel, c.ep, c.etp, e.recompute_modules,
+                         e.overlap_a2a);
 }
 
 void check_pins(const SearchPins& pin) {
@@ -189,7 +192,9 @@ Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, co
                                                         : std::vector<bool>{false}),
                 expert_layouts(model, pin, tp, cp, dp)};
         if (o.vpps.empty() || o.sps.empty() || o.experts.empty()) continue;  // a list pin with no valid value here
-        en.total += std::int64_t(ax.mbss.size() * o.sps.size() * ax.recs.size() * o.vpps.size() *
+        // MoE models: one configuration per layout, its recomputation and
+        // all-to-all overlap chosen inside (price_moe_group).
+        en.total += std::int64_t(ax.mbss.size() * o.sps.size() * (model.is_moe() ? 1 : ax.recs.size()) * o.vpps.size() *
                                  distinct_shardings(ax.shardings, dp * cp).size() * o.experts.size());
         en.outers.push_back(std::move(o));
       }
@@ -346,6 +351,87 @@ void price_group(const ModelSpec& model, const HardwareProfile& hw, const Traini
   tally.report();
 }
 
+// MoE models: the configurations that share `base` (tp, cp, pp, dp,
+// micro-batch, SP, EP, ETP), each virtual-stage count and ZeRO stage one
+// configuration whose recomputation and all-to-all overlap the search picks.
+// Dominance (price_choices): the overlap is kept only where it prices the
+// layer cheaper; then, as the choices differ only in per-layer time and
+// stored activations, the cheapest per-layer time that fits is the best of
+// them (the step is monotone in the layer's time). The choice storing the
+// least is tried first: if it does not fit, none does.
+void price_moe_group(const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts,
+                     const ParallelConfig& base, const std::vector<search_detail::TrainingChoice>& choices,
+                     const std::vector<std::int64_t>& vpps, const std::vector<Sharding>& shardings,
+                     const FrameworkFilter& fw, Tally& tally, TopK& top) {
+  SearchResult& res = tally.res();
+  const std::vector<Sharding> distinct = distinct_shardings(shardings, base.dp * base.cp);
+  const std::uint32_t shape_reasons = structural_reasons(model, hw, base, ts);
+  const std::int64_t variants = std::int64_t(vpps.size() * distinct.size());
+  if (shape_reasons || choices.empty()) {
+    res.considered += variants;
+    for (std::int64_t i = 0; i < variants; ++i) tally.reject(shape_reasons, 0);
+    tally.report();
+    return;
+  }
+  std::size_t floor = 0;
+  const std::vector<search_detail::PricedChoice> priced =
+      search_detail::price_choices(model, hw, ts, base, choices, floor);
+  for (std::int64_t v : vpps)
+    for (const Sharding& z : distinct) {
+      ++res.considered;
+      int rule = -1;
+      auto variant = [&](const search_detail::PricedChoice& p) {
+        ParallelConfig pc = p.pc;
+        pc.virtual_stages = v;
+        pc.zero_stage = z.zero_stage;
+        pc.reshard_after_forward = z.reshard_after_forward;
+        return pc;
+      };
+      auto allowed = [&](const search_detail::PricedChoice& p) {
+        if (!fw.info) return true;
+        const int r = broken_rule(*fw.info, model, normalized(variant(p)), p.ts, fw.ctx);
+        if (r >= 0 && rule < 0) rule = r;
+        return r < 0;
+      };
+      // The least-storing allowed choice first: if it does not fit, none does.
+      std::size_t first = priced.size();
+      if (allowed(priced[floor])) {
+        first = floor;
+      } else {
+        for (std::size_t i = 0; i < priced.size() && first == priced.size(); ++i)
+          if (allowed(priced[i])) first = i;
+      }
+      if (first == priced.size()) {
+        tally.reject_by_rule(rule);
+        continue;
+      }
+      Evaluation ev = evaluate(model, hw, variant(priced[first]), priced[first].ts, priced[first].lt,
+                               priced[first].head);
+      if (!ev.feasible()) {
+        const bool evaluated = ev.memory.capacity_bytes > 0;
+        const search_detail::PricedChoice& p = priced[first];
+        tally.reject(ev.reasons, evaluated ? ev.reasons
+                                 : ev.reasons == kInterleaveOnly
+                                     ? ev.reasons | relaxed_memory(model, hw, variant(p), p.ts, p.lt, p.head)
+                                     : 0);
+        continue;
+      }
+      // The cheapest choice that fits (time order), at worst the one found
+      // above; memory alone is priced until one fits (structure is shared).
+      for (std::size_t i = 0; i < first; ++i) {
+        if (!allowed(priced[i])) continue;
+        const search_detail::PricedChoice& p = priced[i];
+        const ParallelConfig n = normalized(variant(p));
+        if (!memory_per_gpu(model, hw, n, p.ts, price_plan(model, hw, n, p.ts, p.lt, p.head)).fits()) continue;
+        ev = evaluate(model, hw, n, p.ts, p.lt, p.head);
+        break;
+      }
+      tally.accept(ev);
+      top.offer(std::move(ev));
+    }
+  tally.report();
+}
+
 }  // namespace
 
 ParallelConfig pinned_config(const SearchPins& pins) {
@@ -368,7 +454,7 @@ ParallelConfig pinned_config(const SearchPins& pins) {
 bool better(const Evaluation& a, const Evaluation& b) {
   if (a.time.step_s != b.time.step_s) return a.time.step_s < b.time.step_s;
   if (a.memory.total_bytes != b.memory.total_bytes) return a.memory.total_bytes < b.memory.total_bytes;
-  return key(a.config) < key(b.config);
+  return key(a) < key(b);
 }
 
 SearchResult search(const ModelSpec& model, const HardwareProfile& hw, const SearchSpec& spec) {
@@ -392,9 +478,22 @@ SearchResult search(const ModelSpec& model, const HardwareProfile& hw, const Sea
   }
   Tally tally(res, spec, en.total);
   TopK top(spec.top_k);
+  const std::vector<search_detail::TrainingChoice> moe_choices =
+      model.is_moe() ? search_detail::moe_training_choices(model, spec, ts)
+                     : std::vector<search_detail::TrainingChoice>{};
   for (const Outer& o : en.outers)
     for (std::int64_t mbs : ax.mbss)
-      for (bool sp : o.sps)
+      for (bool sp : o.sps) {
+        if (model.is_moe()) {
+          for (const auto& [ep, etp] : o.experts) {
+            ParallelConfig base;
+            base.tp = o.tp, base.cp = o.cp, base.pp = o.pp, base.dp = o.dp;
+            base.micro_batch_size = mbs, base.sequence_parallel = sp;
+            base.ep = ep, base.etp = etp;
+            price_moe_group(model, hw, ts, base, moe_choices, o.vpps, ax.shardings, fw, tally, top);
+          }
+          continue;
+        }
         for (Recompute rec : ax.recs)
           for (const auto& [ep, etp] : o.experts) {
             ParallelConfig base;
@@ -403,6 +502,7 @@ SearchResult search(const ModelSpec& model, const HardwareProfile& hw, const Sea
             base.ep = ep, base.etp = etp;
             price_group(model, hw, ts, base, o.vpps, ax.shardings, fw, tally, top);
           }
+      }
   if (spec.progress) spec.progress(SearchProgress{res.considered, en.total});
   res.top = std::move(top).ranked();
   return res;

@@ -8,6 +8,7 @@
 
 #include "planner/model/collectives.h"
 #include "planner/model/priced_plan.h"
+#include "planner/model/recompute_modules.h"
 #include "planner/model/selective_policy.h"
 #include "planner/model/step_time.h"
 #include "planner/simulate/simulate.h"
@@ -54,7 +55,8 @@ GroupPlacement hop_placement(const HardwareProfile& hw, const ParallelConfig& pc
 }  // namespace
 
 PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc_in,
-                                 const TrainingSpec& ts, const Evaluation& ev, Schedule schedule) {
+                                 const TrainingSpec& ts_in, const Evaluation& ev, Schedule schedule) {
+  const TrainingSpec ts = training_for(ts_in, ev);  // the search's per-layout recompute modules and overlap
   const ParallelConfig pc = normalized(pc_in);
   const PricedPlan& plan = ev.plan;
   const LayerTime& lt = plan.layer;
@@ -109,7 +111,8 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
         // lt.recompute_s).
         cc.forward_ep_s = nd * lt.ep_comm_fwd_s;
         cc.backward_ep_s = nd * lt.ep_comm_bwd_s;
-        cc.recompute_ep_s = full_recompute_share(model, pc, ts) * nd * lt.ep_comm_fwd_s;
+        cc.recompute_ep_s =
+            std::max(full_recompute_share(model, pc, ts), recomputed_a2a_share(pc, ts)) * nd * lt.ep_comm_fwd_s;
         cc.forward_s += cc.forward_ep_s;
         cc.backward_s += cc.backward_ep_s;
       }

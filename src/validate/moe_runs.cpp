@@ -12,6 +12,9 @@
 
 #include "planner/io/catalog.h"
 #include "planner/model/model_math.h"
+#include "planner/model/recompute_modules.h"
+#include "planner/spec/names.h"
+#include "validate/moe_recipes.h"
 #include "planner/spec/input_error.h"
 
 namespace planner::moe_runs {
@@ -192,8 +195,33 @@ MeasuredRun map_row(const json& row) {
     if (*p.pp > 1) r.assumptions.push_back("no interleaving (vp not stated)");
   }
   p.sequence_parallel = *p.tp > 1;  // Megatron-Bridge recipes turn SP on with TP
-  p.recompute = Recompute::none;
-  r.assumptions.push_back("no activation recomputation (not stated)");
+  // Recomputation: the row's own "recompute" (none, full, selective or
+  // Megatron module names); else the modules of the Megatron-Bridge recipe
+  // that produced it, where known (moe_recipes.h); else none.
+  if (const std::string stated = lower(text(row, "recompute")); !stated.empty()) {
+    if (const auto rc = parse_name<Recompute>(stated)) {
+      p.recompute = *rc;
+    } else {
+      try {
+        ts.recompute_modules = parse_recompute_modules(stated, r.model, "recompute");
+      } catch (const InputError& e) {
+        throw Skip{e.message()};
+      }
+      p.recompute = Recompute::selective;
+    }
+    r.assumptions.push_back(fmt::format("recompute {} (the row's)", stated));
+  } else if (const auto recipe = recipe_recompute(row)) {
+    p.recompute = Recompute::selective;
+    ts.recompute_modules = recipe->modules;
+    r.assumptions.push_back(fmt::format("recompute modules [{}] (not stated; the recipe's: {})",
+                                        recipe->modules ? recompute_modules_label(recipe->modules) : "",
+                                        recipe->citation));
+  } else {
+    p.recompute = Recompute::none;
+    r.assumptions.push_back("no activation recomputation (not stated; no recipe known for the row)");
+  }
+  p.recompute_modules = true;  // as mapped: a search for the row's unknown knobs keeps them
+  p.overlap_a2a = ts.overlap_a2a;
   const auto fsdp = count(row, "fsdp");
   if (fsdp && *fsdp > 0) {
     p.zero_stage = 3;

@@ -17,6 +17,7 @@
 #include "planner/io/catalog.h"
 #include "planner/io/json_io.h"
 #include "planner/model/evaluate.h"
+#include "planner/model/recompute_modules.h"
 #include "planner/model/selective_policy.h"
 #include "planner/spec/input_error.h"
 #include "planner/spec/limits.h"
@@ -125,6 +126,19 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   pc.schedule = r.choice("schedule", kClosedFormSchedules, Schedule::one_f_one_b, false);
   if (!selective.empty() && pc.recompute != Recompute::selective)
     r.problem("selective_ac", "applies to selective recomputation (\"recompute\": \"selective\")");
+  // Megatron's --recompute-modules: "recompute_modules": "layernorm,mla_up_proj",
+  // which implies "recompute": "selective" as the flag does.
+  if (const std::string modules = r.string("recompute_modules", false); !modules.empty()) {
+    try {
+      ts.recompute_modules = parse_recompute_modules(modules, c.model, "recompute_modules");
+      if (pc.recompute == Recompute::none) pc.recompute = Recompute::selective;
+      if (pc.recompute != Recompute::selective || ts.selective != SelectivePolicy::megatron_attention)
+        r.problem("recompute_modules", "applies to Megatron's selective recomputation (\"recompute\": \"selective\")");
+    } catch (const InputError& e) {
+      r.problem("recompute_modules", e.message());
+    }
+  }
+  if (const std::string why = overlap_a2a_problem(pc, ts); !why.empty()) r.problem("overlap_a2a", why);
   if (ts.zero3_recompute_regather && (pc.zero_stage != 3 || pc.recompute != Recompute::full))
     r.problem("zero3_recompute_regather", "applies to ZeRO-3 with full recomputation (\"zero\": 3, \"recompute\": \"full\")");
   else if (ts.zero3_recompute_regather && !pc.reshard_after_forward)

@@ -10,6 +10,7 @@
 #include "planner/model/collectives.h"
 #include "planner/model/labels.h"
 #include "planner/model/model_math.h"
+#include "planner/model/recompute_modules.h"
 #include "planner/model/selective_policy.h"
 #include "views/format.h"
 #include "views/time_to_train_view.h"
@@ -146,6 +147,9 @@ json to_json(const ParallelConfig& c) {
 json to_json(const Evaluation& ev) {
   json j;
   j["config"] = to_json(ev.config);
+  if (names_modules(ev.config, ev.recompute_modules))
+    j["config"]["recompute_modules"] = recompute_modules_label(ev.recompute_modules);
+  if (ev.overlap_a2a) j["config"]["overlap_a2a"] = true;
   j["feasible"] = ev.feasible();
   json reasons = json::array();
   for (Reason r : ev.reason_list()) reasons.push_back(describe(r));
@@ -301,7 +305,10 @@ std::string render_evaluation(const Evaluation& ev, const RunContext& ctx, Forma
   const bool priced = ev.memory.capacity_bytes > 0;
   if (f == Format::csv) return evaluation_csv(ev, priced, ctx);
   std::string out = context_line(ctx) + "\n";
-  out += fmt::format("config: {} schedule={}\n", ev.config, to_string(ev.config.schedule));
+  out += fmt::format("config: {} schedule={}", ev.config, to_string(ev.config.schedule));
+  if (names_modules(ev.config, ev.recompute_modules))
+    out += fmt::format(" recompute_modules={}", recompute_modules_label(ev.recompute_modules));
+  out += ev.overlap_a2a ? " overlap_a2a=true\n" : "\n";
   if (priced) {
     out += fmt::format("layout: {}\n\n", layout_text(ev));
     out += memory_text(ev.memory, ctx.hardware);
@@ -381,6 +388,12 @@ json to_json(const SearchResult& r, const RunContext& ctx) {
 
 namespace {
 
+// A module list in one CSV field: "layernorm+mla_up_proj".
+std::string csv_field(std::string s) {
+  std::replace(s.begin(), s.end(), ',', '+');
+  return s;
+}
+
 std::string search_csv(const SearchResult& r, const RunContext& ctx) {
   const bool cost = ctx.budget && ctx.budget->gpu_hour_cost_usd > 0;
   std::string out =
@@ -394,7 +407,7 @@ std::string search_csv(const SearchResult& r, const RunContext& ctx) {
     const auto& c = ev.config;
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.2f},{:.4f},{:.0f},{:.4f},{:.1f},{},{}", rank++, c.tp, c.cp,
                        c.pp, c.dp, c.micro_batch_size, ev.time.micro_batches, c.virtual_stages,
-                       to_string(c.recompute), zero_label(c), c.sequence_parallel ? 1 : 0,
+                       csv_field(recompute_label(c, ev.recompute_modules)), zero_label(c), c.sequence_parallel ? 1 : 0,
                        ev.memory.total_bytes / kGiB, ev.time.step_s, ev.time.tokens_per_s, ev.time.mfu,
                        ev.time.tflops_per_gpu, dominant_overhead(ev.time), split_label(ev.plan));
     if (ctx.budget) {
@@ -420,22 +433,25 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
   if (r.top.empty()) {
     out += "no feasible layout\n";
   } else {
+    // The recompute column as wide as its widest label (Megatron module lists).
+    std::size_t rw = 9;
+    for (const auto& ev : r.top) rw = std::max(rw, recompute_label(ev.config, ev.recompute_modules).size());
     std::string head = fmt::format(
-        "{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<9} {:>4} {:>3} {:>8} {:>9} {:>11} {:>6} {:>7}", "rank",
-        "TP", "CP", "PP", "DP", "mbs", "m", "vpp", "recompute", "ZeRO", "SP", fmt::format("GiB/{}", device_word(ctx.hardware)), "step s", "tokens/s", "MFU",
+        "{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<{}} {:>4} {:>3} {:>8} {:>9} {:>11} {:>6} {:>7}", "rank",
+        "TP", "CP", "PP", "DP", "mbs", "m", "vpp", "recompute", rw, "ZeRO", "SP", fmt::format("GiB/{}", device_word(ctx.hardware)), "step s", "tokens/s", "MFU",
         "TFLOP/s");
     if (ctx.budget) head += fmt::format(" {:>7}", "days");
     if (cost) head += fmt::format(" {:>11}", "cost $");
     out += head + "  dominant overhead   layers per stage\n";
-    if (ep_column) out.insert(out.size() - 1, "  | EP/ETP");
+    if (ep_column) out.insert(out.size() - 1, "  | EP/ETP  a2a");
     int rank = 1;
     for (const auto& ev : r.top) {
       const auto& c = ev.config;
       std::string row = fmt::format(
-          "{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<9} {:>4} {:>3} {:>8.2f} {:>9.3f} {:>11.0f} {:>5.1f}% "
+          "{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<{}} {:>4} {:>3} {:>8.2f} {:>9.3f} {:>11.0f} {:>5.1f}% "
           "{:>7.0f}",
           rank++, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, ev.time.micro_batches, c.virtual_stages,
-          to_string(c.recompute), zero_label(c), c.sequence_parallel ? "on" : "off", ev.memory.total_bytes / kGiB,
+          recompute_label(c, ev.recompute_modules), rw, zero_label(c), c.sequence_parallel ? "on" : "off", ev.memory.total_bytes / kGiB,
           ev.time.step_s, ev.time.tokens_per_s, 100.0 * ev.time.mfu, ev.time.tflops_per_gpu);
       if (ctx.budget) {
         const TimeToTrain t = time_to_train(*ctx.budget, ev.time.tokens_per_s, ctx.training.num_gpus);
@@ -443,7 +459,9 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
         if (cost) row += fmt::format(" {:>11.0f}", t.cost_usd);
       }
       out += row + fmt::format("  {:<18}  {}\n", dominant_overhead(ev.time), split_label(ev.plan));
-      if (ep_column) out.insert(out.size() - 1, fmt::format("  | {}/{}", c.ep, c.etp));
+      if (ep_column)
+        out.insert(out.size() - 1, fmt::format("  | {:<6} {}", fmt::format("{}/{}", c.ep, c.etp),
+                                               ev.overlap_a2a ? "overlap" : "exposed"));
     }
   }
   if (std::any_of(r.top.begin(), r.top.end(), [](const Evaluation& ev) { return zero_label(ev.config) == "3nr"; }))

@@ -51,6 +51,11 @@ struct Evaluation {
   PricedPlan plan;            // what memory and time were priced from (filled once the structure is valid)
   MemoryBreakdown memory;
   StepTimeBreakdown time;
+  // The training choices the search makes per layout for MoE models (and
+  // evaluate copies from the spec): Megatron's --recompute-modules (read
+  // under selective recomputation) and --overlap-a2a.
+  std::uint8_t recompute_modules = 1;
+  bool overlap_a2a = false;
   [[nodiscard]] bool feasible() const { return reasons == 0; }
   [[nodiscard]] bool has(Reason r) const { return (reasons >> unsigned(r)) & 1u; }
   [[nodiscard]] std::vector<Reason> reason_list() const;
@@ -69,6 +74,12 @@ struct Evaluation {
 [[nodiscard]] Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                   const TrainingSpec& ts, const LayerTime& lt, const HeadTime& head,
                                   Explain* ex = nullptr);
+
+// The training spec `ev` was priced with: `ts` with the recompute modules
+// and all-to-all overlap `ev` carries (for a MoE model, the search's choice
+// for its layout). What the simulator and the launch flags of a search
+// result read.
+[[nodiscard]] TrainingSpec training_for(TrainingSpec ts, const Evaluation& ev);
 
 // Normalises flags that depend on others (SP needs TP > 1; v > 1 is interleaved).
 [[nodiscard]] ParallelConfig normalized(ParallelConfig pc);

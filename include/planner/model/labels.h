@@ -29,6 +29,12 @@ struct ReasonSet {
 // Layers per stage in stage order, equal neighbours as NxK: "19 20x2 21";
 // with virtual stages each stage's chunks joined by '/': "9/10 10/10x2 10/9".
 [[nodiscard]] std::string split_label(const PricedPlan& plan);
+// The recomputation as a table column shows it: none, selective, full, or
+// under selective the Megatron modules when not its default {core_attn}
+// ("layernorm,mla_up_proj"; "none" for the empty set).
+[[nodiscard]] std::string recompute_label(const ParallelConfig& c, std::uint8_t modules);
+// Whether recompute_label names modules (selective with a set other than {core_attn}).
+[[nodiscard]] bool names_modules(const ParallelConfig& c, std::uint8_t modules);
 // One reason with the numbers of the configuration it rejects, e.g.
 // "tp*cp*pp*dp = 4*1*2*8 = 64 does not equal the GPU count 7",
 // "global batch 500 not divisible by dp*mbs = 16*2 = 32". Out of memory

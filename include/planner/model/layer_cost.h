@@ -69,6 +69,10 @@ struct LayerActivations {
   // computed (full_layer_bytes - stored_bytes, except torchtitan's per-layer
   // policy: a wrapped layer rebuilds everything but its input).
   double recompute_working_bytes = 0;
+  // MoE models: stored per dense and per MoE layer (stored_bytes is their
+  // mean over the model's layers); a pipeline stage counts its own of each
+  // (memory_model.cpp). 0 for dense models.
+  double dense_layer_bytes = 0, moe_layer_bytes = 0;
 };
 
 [[nodiscard]] LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,

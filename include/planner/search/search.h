@@ -59,6 +59,11 @@ struct SearchPins {
   Pin<bool> reshard_after_forward;  // ZeRO-3 only
   Pin<bool> sequence_parallel;
   Pin<std::int64_t> ep, etp;  // expert parallelism and expert TP (MoE models; searched when unpinned)
+  // MoE models: --recompute-modules given (TrainingSpec::recompute_modules
+  // then holds it; else the search picks a set per layout, kMoeRecomputeSets)
+  // and --overlap-a2a (searched, when EP > 1, where unpinned).
+  bool recompute_modules = false;
+  Pin<bool> overlap_a2a;
 };
 
 // The layout the pins give (each pin must hold one value), each knob not pinned at its default: degrees 1,

@@ -44,6 +44,11 @@ inline constexpr EnumName<Recompute> kRecomputeNames[] = {
     {Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}};
 inline constexpr EnumName<RouterScore> kRouterScoreNames[] = {{RouterScore::softmax, "softmax"},
                                                               {RouterScore::sigmoid, "sigmoid"}};
+inline constexpr EnumName<RecomputeModule> kRecomputeModuleNames[] = {
+    {RecomputeModule::core_attn, "core_attn"},       {RecomputeModule::layernorm, "layernorm"},
+    {RecomputeModule::mla_up_proj, "mla_up_proj"},   {RecomputeModule::moe_act, "moe_act"},
+    {RecomputeModule::mlp, "mlp"},                   {RecomputeModule::moe, "moe"},
+    {RecomputeModule::shared_experts, "shared_experts"}};
 inline constexpr EnumName<A2aBackend> kA2aBackendNames[] = {{A2aBackend::nccl, "nccl"}, {A2aBackend::deepep, "deepep"}};
 // In the order they were published (`planner simulate --schedule` lists them so).
 inline constexpr EnumName<Schedule> kScheduleNames[] = {{Schedule::gpipe, "gpipe"},
@@ -66,6 +71,7 @@ constexpr std::span<const EnumName<Recompute>> name_table(Recompute) { return kR
 constexpr std::span<const EnumName<Schedule>> name_table(Schedule) { return kScheduleNames; }
 constexpr std::span<const EnumName<RouterScore>> name_table(RouterScore) { return kRouterScoreNames; }
 constexpr std::span<const EnumName<A2aBackend>> name_table(A2aBackend) { return kA2aBackendNames; }
+constexpr std::span<const EnumName<RecomputeModule>> name_table(RecomputeModule) { return kRecomputeModuleNames; }
 
 // The name of `e`; "?" for a value outside the enum.
 template <typename Enum>

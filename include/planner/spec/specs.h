@@ -185,6 +185,14 @@ enum class Recompute { none, selective, full };
 // whole (pytorch/torchtitan v0.2.2, torchtitan/distributed/activation_checkpoint.py
 // _apply_op_sac / _apply_layer_sac).
 enum class SelectivePolicy { megatron_attention, torchtitan_op, torchtitan_every_nth_layer };
+// Megatron-LM's --recompute-modules (core_v0.19.0 transformer_config.py
+// recompute_modules), what SelectivePolicy::megatron_attention recomputes:
+// core_attn (the attention core; Megatron's default), layernorm (both norms'
+// outputs), mla_up_proj (MLA's Q/K/V up-projections and RoPE), moe_act (the
+// routed experts' activation), mlp (a dense layer's MLP), moe (the whole MoE
+// layer, its all-to-alls included), shared_experts. A set is a bit mask,
+// bit (1 << value); model/recompute_modules.h prices them.
+enum class RecomputeModule : std::uint8_t { core_attn, layernorm, mla_up_proj, moe_act, mlp, moe, shared_experts };
 // Pipeline schedules. The closed form prices gpipe, 1f1b and interleaved
 // (interleaved iff virtual_stages > 1) and prices zb_h1 as 1f1b; the simulator
 // runs all four (simulate.h cites each).
@@ -279,6 +287,10 @@ struct TrainingSpec {
   // torchtitan_every_nth_layer (torchtitan's default selective_ac_option "2").
   SelectivePolicy selective = SelectivePolicy::megatron_attention;
   std::int64_t selective_every_n_layers = 2;
+  // Megatron --recompute-modules as a RecomputeModule bit mask, read under
+  // Recompute::selective with SelectivePolicy::megatron_attention; default
+  // Megatron's, {core_attn} (bit 0); 0 = the empty set.
+  std::uint8_t recompute_modules = 1;
   bool operator==(const TrainingSpec&) const = default;
 };
 

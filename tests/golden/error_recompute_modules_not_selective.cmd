@@ -1,0 +1,1 @@
+evaluate -m llama3.1-8b -n 8 --recompute full --recompute-modules layernorm

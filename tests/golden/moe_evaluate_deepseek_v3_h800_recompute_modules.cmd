@@ -1,0 +1,1 @@
+evaluate -m deepseek-v3 -n 2048 --hardware h800 --pp 16 --ep 64 --zero 1 --recompute-modules layernorm,mla_up_proj,moe_act --a2a deepep --overlap-a2a true

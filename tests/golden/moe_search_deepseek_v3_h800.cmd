@@ -1,0 +1,1 @@
+search -m deepseek-v3 -n 2048 --hardware h800 --top 10
