@@ -294,16 +294,26 @@ std::uint32_t relaxed_memory(const ModelSpec& model, const HardwareProfile& hw, 
   return memory_per_gpu(model, hw, n, ts, plan).fits() ? 0u : 1u << unsigned(Reason::out_of_memory);
 }
 
-// Prices the configurations that share `base` (tp, cp, pp, dp, micro-batch,
-// SP, recompute) and differ in virtual stages and ZeRO stage: the structural
-// checks and the layer costs depend only on the shared knobs, so they run
-// once for the group; each variant is then evaluated (memory pruning inside
-// evaluate) and offered to `top` when it fits.
 // The framework's rules, when the search has one.
 struct FrameworkFilter {
   const FrameworkInfo* info = nullptr;
   RuleContext ctx;
 };
+
+// A group whose shared knobs break a structural rule: each of its `variants`
+// configurations is rejected unpriced (how binding each reason is alone stays
+// unknown).
+void reject_group(Tally& tally, std::uint32_t shape_reasons, std::int64_t variants) {
+  tally.res().considered += variants;
+  for (std::int64_t i = 0; i < variants; ++i) tally.reject(shape_reasons, 0);
+  tally.report();
+}
+
+// Prices the configurations that share `base` (tp, cp, pp, dp, micro-batch,
+// SP, recompute) and differ in virtual stages and ZeRO stage: the structural
+// checks and the layer costs depend only on the shared knobs, so they run
+// once for the group; each variant is then evaluated (memory pruning inside
+// evaluate) and offered to `top` when it fits.
 
 void price_group(const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts, const ParallelConfig& base,
                  const std::vector<std::int64_t>& vpps, const std::vector<Sharding>& shardings,
@@ -313,9 +323,7 @@ void price_group(const ModelSpec& model, const HardwareProfile& hw, const Traini
   const std::uint32_t shape_reasons = structural_reasons(model, hw, base, ts);
   const std::int64_t variants = std::int64_t(vpps.size() * distinct.size());
   if (shape_reasons) {
-    res.considered += variants;
-    for (std::int64_t i = 0; i < variants; ++i) tally.reject(shape_reasons, 0);  // not priced: alone unknown
-    tally.report();
+    reject_group(tally, shape_reasons, variants);
     return;
   }
   const LayerTime lt = layer_time(model, hw, base, ts);
@@ -368,9 +376,7 @@ void price_moe_group(const ModelSpec& model, const HardwareProfile& hw, const Tr
   const std::uint32_t shape_reasons = structural_reasons(model, hw, base, ts);
   const std::int64_t variants = std::int64_t(vpps.size() * distinct.size());
   if (shape_reasons || choices.empty()) {
-    res.considered += variants;
-    for (std::int64_t i = 0; i < variants; ++i) tally.reject(shape_reasons, 0);
-    tally.report();
+    reject_group(tally, shape_reasons, variants);
     return;
   }
   std::size_t floor = 0;

@@ -14,7 +14,6 @@
 #include "planner/model/model_math.h"
 #include "planner/model/recompute_modules.h"
 #include "planner/spec/names.h"
-#include "validate/moe_recipes.h"
 #include "planner/spec/input_error.h"
 
 namespace planner::moe_runs {
@@ -197,7 +196,7 @@ MeasuredRun map_row(const json& row) {
   p.sequence_parallel = *p.tp > 1;  // Megatron-Bridge recipes turn SP on with TP
   // Recomputation: the row's own "recompute" (none, full, selective or
   // Megatron module names); else the modules of the Megatron-Bridge recipe
-  // that produced it, where known (moe_recipes.h); else none.
+  // that produced it, where known (bridge_recipes.h); else none.
   if (const std::string stated = lower(text(row, "recompute")); !stated.empty()) {
     if (const auto rc = parse_name<Recompute>(stated)) {
       p.recompute = *rc;
@@ -210,7 +209,7 @@ MeasuredRun map_row(const json& row) {
       p.recompute = Recompute::selective;
     }
     r.assumptions.push_back(fmt::format("recompute {} (the row's)", stated));
-  } else if (const auto recipe = recipe_recompute(row)) {
+  } else if (const auto recipe = bridge_recipes::recipe_recompute(row)) {
     p.recompute = Recompute::selective;
     ts.recompute_modules = recipe->modules;
     r.assumptions.push_back(fmt::format("recompute modules [{}] (not stated; the recipe's: {})",

@@ -1,4 +1,4 @@
-#include "validate/moe_recipes.h"
+#include "validate/bridge_recipes.h"
 
 #include <cmath>
 #include <string_view>
@@ -6,7 +6,7 @@
 #include "planner/model/recompute_modules.h"
 #include "validate/row_text.h"
 
-namespace planner::moe_runs {
+namespace planner::bridge_recipes {
 
 namespace {
 
@@ -112,4 +112,4 @@ std::optional<RecipeRecompute> recipe_recompute(const nlohmann::json& row) {
   return std::nullopt;
 }
 
-}  // namespace planner::moe_runs
+}  // namespace planner::bridge_recipes
