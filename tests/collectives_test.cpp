@@ -242,8 +242,50 @@ TEST_CASE("send/recv: NCCL's p2p channels cap the bandwidth", "[collectives]") {
     CHECK(c.p2p_channels_used == r.channels);
     CHECK(c.bandwidth_s == Approx(n / r.bw).epsilon(kRel));
   }
-  // One GPU a node (stride 8): the same count, by the communicator's size.
+  // One GPU a node (stride 8): 80 ranks, 1 channel (4 a peer x 10 rounds > 4).
   CHECK(collective_cost(hw, placement(hw, 80, 8), Collective::send_recv, n).p2p_channels_used == 1);
+}
+
+// The communicator's p2p channels follow its GPUs a node (src/graph/paths.cc
+// ncclTopoComputeP2pChannels: pow2Up of comm->nChannels, the ring search's
+// CTAs): DGX H100, 1 GPU a node 4 CTAs, 2 a node 8, 4 or 8 a node 16 (capped by
+// the profile's 16). Worked by hand: 4 channels a peer (ceil(50 / 14)), halved
+// while 4 x ceil(ranks / 8) exceeds the communicator's channels.
+//   10 x 1: 4 x 2 = 8 > 4 -> 2 channels, 28 GB/s (xxrjun 10 x 1 sendrecv: 24.9)
+//   10 x 2: 4 x 3 = 12 > 8 -> 2;  10 x 4: 4 x 5 = 20 > 16 -> 2
+//   2 x 1: 4 x 1 = 4 -> 4 channels, 56 GB/s > the NIC's share: the NIC limits.
+TEST_CASE("send/recv: the communicator's GPUs a node set its p2p channels", "[collectives]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const double n = 1e9;
+  const struct {
+    std::int64_t ranks, stride;
+    int channels;  // 0: the NIC limits
+    double bw;
+  } rows[] = {{10, 8, 2, 28e9}, {20, 4, 2, 28e9}, {40, 2, 2, 28e9}, {2, 8, 0, nic_share(hw)}};
+  for (const auto& r : rows) {
+    INFO(r.ranks << " ranks, stride " << r.stride);
+    const CollectiveCost c = collective_cost(hw, placement(hw, r.ranks, r.stride), Collective::send_recv, n);
+    CHECK(c.p2p_channels_used == r.channels);
+    CHECK(c.bandwidth_s == Approx(n / r.bw).epsilon(kRel));
+  }
+  // A pipeline hop (two ranks) sending on the PP group's communicator: PP 16 at
+  // one GPU a node (TP x CP = 16) has 4 p2p channels, 2 a peer (4 x 2 rounds > 4),
+  // so the hop gets 2 channels, as the whole PP group priced as one ring does;
+  // priced as its own 2-rank communicator it would get the NIC.
+  GroupPlacement hop = placement(hw, 2, 16);
+  REQUIRE(collective_cost(hw, hop, Collective::send_recv, n).p2p_channels_used == 0);
+  hop.comm_size = 16;
+  hop.comm_members_per_domain = 1;
+  const CollectiveCost on_pp = collective_cost(hw, hop, Collective::send_recv, n);
+  CHECK(on_pp.p2p_channels_used == 2);
+  CHECK(on_pp.bandwidth_s == Approx(n / 28e9).epsilon(kRel));
+  CHECK(collective_cost(hw, placement(hw, 16, 16), Collective::send_recv, n).bandwidth_s == Approx(on_pp.bandwidth_s));
+  // PP 8 at two GPUs a node (TP x CP = 4): 8 channels, 4 a peer in one round: the NIC.
+  hop = placement(hw, 2, 4);
+  hop.stride = 8;  // the hop that crosses nodes
+  hop.comm_size = 8;
+  hop.comm_members_per_domain = 2;
+  CHECK(collective_cost(hw, hop, Collective::send_recv, n).p2p_channels_used == 0);
   // Inside a node, 8 ranks: 32 p2p channels (pow2Up of 24), 4 a peer while every rank gets its own
   // (4 x 8 = 32); a part may grow to 32 x 512 KiB = 16 MiB, so 32 and 64 MiB take 4 channels, 128 MiB 8,
   // 256 MiB 16, 1 GB 32 (then NVLink limits). One channel: NCCL's Hopper NVLink, 20.6 GB/s.

@@ -46,7 +46,11 @@ struct RingChannels {
 // communicator of `ranks` ranks on different nodes or in one (src/graph/paths.cc
 // ncclTopoComputeP2pChannels, src/enqueue.cc addP2pToPlan; NCCL >= 2.29); 0
 // where the profile has no NCCL tuning or no channel count for that tier.
-[[nodiscard]] int p2p_channels(const HardwareProfile& hw, std::int64_t ranks, bool across_nodes, double bytes);
+// `comm_gpus_per_node` > 0: the communicator spans nodes with that many GPUs on
+// each, and its p2p channels are pow2Up of its CTAs (ring_channels: 4 with one
+// GPU a node on DGX H100), capped by the profile's count; 0: the profile's count.
+[[nodiscard]] int p2p_channels(const HardwareProfile& hw, std::int64_t ranks, bool across_nodes, double bytes,
+                               std::int64_t comm_gpus_per_node = 0);
 
 // The NCCL curve of `c` over `g` from the calling thread's memo (built on a miss).
 [[nodiscard]] const CollectiveCurve& cached_curve(const HardwareProfile& hw, const GroupPlacement& g, Collective c,

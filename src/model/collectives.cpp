@@ -87,8 +87,10 @@ void explain_p2p_channels(Explain* ex, const char* what, const CollectiveCost& c
   if (!ex || c.p2p_channels_used <= 0) return;
   note_step(ex, what,
             "B = p2p channels x per-channel rate (across nodes NCCL_P2P_PER_CHANNEL_NET_BW 14 GB/s; in a node one "
-            "NVLink, NCCL's per-link figure: an approximation)",
-            "NVIDIA/nccl src/graph/paths.cc ncclTopoComputeP2pChannels, src/enqueue.cc addP2pToPlan (NCCL 2.29)",
+            "NVLink, NCCL's per-link figure: an approximation); the communicator's p2p channels follow its GPUs a "
+            "node (pipeline sends: the PP group's; PP 2's WORLD direction priced as the PP one)",
+            "NVIDIA/nccl src/graph/paths.cc ncclTopoComputeP2pChannels, src/enqueue.cc addP2pToPlan (NCCL 2.29); "
+            "Megatron-LM core_v0.19.0 megatron/core/pipeline_parallel/p2p_communication.py",
             {{"bytes", bytes}, {"p2p_channels", double(c.p2p_channels_used)}}, c.bus_bandwidth_bytes_per_s, "B/s");
 }
 
@@ -235,14 +237,25 @@ double ring_bandwidth(const HardwareProfile& hw, const GroupPlacement& g, std::o
   return std::min(intra, inter);
 }
 
-int p2p_channels(const HardwareProfile& hw, std::int64_t ranks, bool across_nodes, double bytes) {
+int p2p_channels(const HardwareProfile& hw, std::int64_t ranks, bool across_nodes, double bytes,
+                 std::int64_t comm_gpus_per_node) {
   if (hw.nccl_generation == NcclGeneration::none || hw.tiers.size() < (across_nodes ? 2u : 1u)) return 0;
   const InterconnectTier& t = hw.tiers[across_nodes ? 1 : 0];
   if (t.topology != Topology::switched || t.collective_channels <= 0) return 0;
   const auto pow2_up = [](std::int64_t x) {
     return std::int64_t(std::bit_ceil(std::uint64_t(std::max<std::int64_t>(x, 1))));
   };
-  const std::int64_t total = pow2_up(t.collective_channels);  // the communicator's p2p channels
+  // The communicator's p2p channels: pow2Up of its channels (paths.cc,
+  // ncclTopoComputeP2pChannels: p2pnChannels from comm->nChannels). One that
+  // spans nodes has its ring search's CTAs (ring_channels), which follow its
+  // GPUs a node; the profile's count (16 across DGX H100 nodes) caps them.
+  std::int64_t comm_channels = t.collective_channels;
+  if (comm_gpus_per_node > 0 && hw.tiers.size() > 1 && hw.tiers[1].collective_channels > 0) {
+    comm_channels = hw.tiers[1].collective_channels;
+    if (const double ctas = ring_channels(hw, comm_gpus_per_node).ctas; ctas > 0)
+      comm_channels = std::min(comm_channels, std::int64_t(ctas));
+  }
+  const std::int64_t total = pow2_up(comm_channels);
   const std::int64_t n_ranks = std::max<std::int64_t>(ranks, 1);
   std::int64_t per_peer = total;  // NVSwitch: two channels per NVLink of the path, more than `total`
   if (across_nodes) {
@@ -301,10 +314,17 @@ CollectiveCost send_recv_cost(const HardwareProfile& hw, const GroupPlacement& g
   // ring runs at ~14 GB/s a pair); over NVLink each moves about one NVLink's
   // worth (NCCL's per-link figure) and a message below 16 MiB x the channels
   // every rank gets uses only those (8 ranks: 4 channels, ~82 GB/s at 32 MiB).
-  // `g.size` stands for the communicator's rank count. A fitted send/recv
-  // bandwidth (calibrate fit) already holds whatever capped the measured run.
+  // The communicator is the group's (or g.comm_*, a pipeline hop's PP
+  // group): its ranks set the rounds, its GPUs a node its p2p channels (4
+  // with one GPU a node across DGX H100 nodes, so PP 16 at one GPU a node
+  // gets 2 channels, 28 GB/s). A fitted send/recv bandwidth (calibrate fit)
+  // already holds whatever capped the measured run.
+  const std::int64_t comm_ranks = g.comm_size > 0 ? g.comm_size : g.size;
+  const std::int64_t comm_ppn = g.comm_size > 0 ? std::max<std::int64_t>(1, g.comm_members_per_domain)
+                                                : g.members_per_domain;
+  const std::int64_t comm_multi_ppn = comm_ranks > comm_ppn ? comm_ppn : 0;
   if (!is_torus(hw) && !fit_for(hw, remote ? 1 : 0, c)) {
-    if (const int ch = p2p_channels(hw, g.size, remote, bytes); ch > 0) {
+    if (const int ch = p2p_channels(hw, comm_ranks, remote, bytes, comm_multi_ppn); ch > 0) {
       const double per_channel = remote ? nccl::kP2pPerChannelNetBw
                                         : nccl::kNvlinkBwPerLink[std::size_t(hw.nccl_generation) - 1];
       const double channel_bw = double(ch) * per_channel * 1e9;

@@ -45,6 +45,10 @@ struct GroupPlacement {
   std::int64_t domains = 1;                             // tier-0 domains the group spans
   std::array<std::int64_t, 3> torus_extent{1, 1, 1};    // torus only: members along each axis
   std::array<bool, 3> torus_wrap{false, false, false};  // axis fully covered: wrap-around link usable
+  // send/recv only: the communicator the pair sends on, where it is not this
+  // group (a pipeline hop sends on the PP group's): its ranks and GPUs a node;
+  // 0: this group is the communicator.
+  std::int64_t comm_size = 0, comm_members_per_domain = 0;
   [[nodiscard]] bool crosses_domains() const { return domains > 1; }
 };
 
