@@ -111,6 +111,18 @@ std::string reason_text(Reason r, const ModelSpec& model, const HardwareProfile&
     case Reason::crosses_single_domain:
       return fmt::format("{} {} leave the only interconnect tier the profile describes ({} {})", ts.num_gpus, devices,
                          hw.tiers.empty() ? 1 : hw.tiers[0].size, devices);
+    case Reason::ep_on_dense_model:
+      return fmt::format("EP {} / ETP {} on {}, a dense model (expert parallelism needs routed experts)", c.ep, c.etp,
+                         model.name);
+    case Reason::ep_not_dividing_experts:
+      return fmt::format("EP {} does not divide the {} routed experts", c.ep, model.moe.num_experts);
+    case Reason::expert_grid_not_folding:
+      return fmt::format("EP*ETP = {}*{} does not divide TP*CP*DP = {}*{}*{} (MoE parallel folding)", c.ep, c.etp, c.tp,
+                         c.cp, c.dp);
+    case Reason::etp_not_dividing_expert_ffn:
+      return fmt::format("ETP {} does not divide the expert FFN size {}", c.etp, model.moe.expert_ffn_hidden_size);
+    case Reason::moe_tp_needs_sp:
+      return fmt::format("MoE with TP {} needs sequence parallelism (Megatron-Core)", c.tp);
     case Reason::out_of_memory:
     case Reason::count_:
       break;

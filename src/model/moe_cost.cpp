@@ -271,7 +271,6 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
   const double fp8_bwd = dt == DType::fp8 ? 4.0 * rows * (h + f_in) : 0.0;
   const double ew_fwd = (ew_bytes + fp8_fwd) / hbm_bw(hw), ew_bwd = (2.0 * ew_bytes + fp8_bwd) / hbm_bw(hw);
   const double routed_fwd = stretch * (gemm_fwd + ew_fwd);
-  const double routed_bwd = stretch * (gemm_bwd + ew_bwd + accum_s);
   lt.gemm_fwd_s += stretch * gemm_fwd;
   lt.gemm_bwd_s += stretch * gemm_bwd;
   lt.elementwise_fwd_s += stretch * ew_fwd;
