@@ -35,6 +35,9 @@ struct Dims {
 // Elements per token of Q, K and V over all heads (before TP): (H + 2 KV) x
 // head_dim; MLA: H heads of qk_nope + qk_rope for Q and K and v_head_dim for
 // V (DeepSeek-V2 §2.1; Megatron-Core multi_latent_attention.py).
+// One layer's dimensions on one GPU (layer_cost.cpp).
+[[nodiscard]] Dims dims(const ModelSpec& model, const ParallelConfig& pc, const TrainingSpec& ts);
+
 inline double qkv_width(const Dims& d) {
   return d.mla ? d.H * (2.0 * (d.qk_hd + d.rope_hd) + d.v_hd) : (d.H + 2.0 * d.KV) * d.hd;
 }
