@@ -47,6 +47,9 @@ const Expected kExpected[] = {
     // H100 PCIe / NVL: NVIDIA's sparse figures halved; PCIe Gen5 x16 (64 GB/s per direction).
     {"h100-pcie", "h100-pcie", 7.56e14, 1.513e15, 80 * kGiB, 2e12, 8, 6.4e10, 4, 8, 5e10},
     {"h100-nvl", "h100-nvl", 8.355e14, 1.671e15, 94 * kGiB, 3.9e12, 8, 6.4e10, 4, 8, 5e10},
+    // Meta Grand Teton (torchtitan benchmarks/llama3_h100_202412_torchtitan.md): 96 GB HBM2e at 2.4 TB/s,
+    // 500 W; peak "between SXM and NVL", taken as the midpoint; 400 Gb/s a GPU.
+    {"grand-teton-h100", "h100-96gb-hbm2e", 9.1245e14, 1.8249e15, 96 * kGiB, 2.4e12, 8, 4.5e11, 8, 8, 5e10},
     // A100 40GB: 312 TFLOP/s, 1,555 GB/s, NVLink3 300 GB/s, 8x HDR 200G.
     {"dgx-a100-40gb", "a100-40gb", 3.12e14, 0, 40 * kGiB, 1.555e12, 8, 3e11, 8, 8, 2.5e10},
     // MI300X: 1307.4/2614.9 TFLOP/s dense, 5.3 TB/s, 7 xGMI links of 64 GB/s; rocm-smi capacity.
@@ -199,7 +202,7 @@ TEST_CASE("the unit checks accept the edges of their ranges and every shipped pr
   CHECK(error_of([&] { (void)hardware_from_json(j, "h.json"); }).empty());
   // Loading checks every profile; a shipped one failing would throw here.
   const std::vector<HardwareProfile> all = list_hardware(kDir);
-  CHECK(all.size() == 15);
+  CHECK(all.size() == 16);
   for (const HardwareProfile& h : all) {
     INFO(h.name);
     CHECK(error_of([&] { (void)hardware_from_json(stock_json(h.name), h.name); }).empty());

@@ -390,6 +390,51 @@ TEST_CASE("eager PyTorch element-wise ops: RoPE in fp32 complex, the output copy
   }
 }
 
+TEST_CASE("composite RMSNorm (eager PyTorch before 2.9) moves 32 more bytes per element in each norm",
+          "[layer_cost]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  HardwareProfile hw = find_hardware("dgx-a100-80gb", kDir);
+  hw.efficiency.chip_speed_sigma = 0;
+  const double bw = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  TrainingSpec eager = training(8192, AttentionKernel::flash);
+  eager.eager_elementwise = true;
+  TrainingSpec composite = eager;
+  composite.eager_composite_rmsnorm = true;
+  const ParallelConfig pc = config(1, false, Recompute::none, 1);
+  const LayerTime a = layer_time(m, hw, pc, eager), b = layer_time(m, hw, pc, composite);
+  // Two norms of 8192 x 4096 elements: (36 - 4) bytes each, forward; backward 2x.
+  const double extra = 2.0 * 32.0 * 8192 * 4096;
+  CHECK(b.elementwise_fwd_s - a.elementwise_fwd_s == Approx(extra / bw).epsilon(1e-9));
+  CHECK(b.elementwise_bwd_s - a.elementwise_bwd_s == Approx(2.0 * extra / bw).epsilon(1e-9));
+  // Compiled (not eager): the flag alone changes nothing; a LayerNorm model is not an RMSNorm one.
+  TrainingSpec compiled = training(8192, AttentionKernel::flash);
+  compiled.eager_composite_rmsnorm = true;
+  CHECK(layer_time(m, hw, pc, compiled).elementwise_fwd_s ==
+        layer_time(m, hw, pc, training(8192, AttentionKernel::flash)).elementwise_fwd_s);
+  const ModelSpec gpt = find_model("gpt3-175b", kDir);
+  CHECK(layer_time(gpt, hw, pc, composite).elementwise_fwd_s == layer_time(gpt, hw, pc, eager).elementwise_fwd_s);
+}
+
+TEST_CASE("FlashAttention-2 on Hopper runs at the profile's flash2_attention_max; on Ampere it is the kernel",
+          "[layer_cost]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  const ParallelConfig pc = config(1, false, Recompute::none, 1);
+  HardwareProfile h100 = find_hardware("dgx-h100", kDir);
+  h100.efficiency.chip_speed_sigma = 0;
+  REQUIRE(h100.efficiency.flash2_attention_max > 0);
+  const LayerTime fa3 = layer_time(m, h100, pc, training(8192, AttentionKernel::flash));
+  const LayerTime fa2 = layer_time(m, h100, pc, training(8192, AttentionKernel::flash2));
+  const double ratio = h100.efficiency.attention_max[0] / h100.efficiency.flash2_attention_max;
+  CHECK(fa2.attention_fwd_s == Approx(fa3.attention_fwd_s * ratio).epsilon(1e-12));
+  CHECK(fa2.attention_bwd_s == Approx(fa3.attention_bwd_s * ratio).epsilon(1e-12));
+  CHECK(fa2.attention_flops_fwd == fa3.attention_flops_fwd);  // the same causal FLOPs, a slower kernel
+  CHECK(fa2.gemm_fwd_s == fa3.gemm_fwd_s);
+  HardwareProfile a100 = find_hardware("dgx-a100-80gb", kDir);
+  REQUIRE(a100.efficiency.flash2_attention_max == 0);  // FA2 is what attention_max measures there
+  CHECK(layer_time(m, a100, pc, training(8192, AttentionKernel::flash2)).attention_fwd_s ==
+        layer_time(m, a100, pc, training(8192, AttentionKernel::flash)).attention_fwd_s);
+}
+
 TEST_CASE("TP inside a TPU torus overlaps the GEMMs as XLA's collective matmul does", "[layer_cost]") {
   const ModelSpec m = find_model("llama70b", kDir);
   HardwareProfile tpu = find_hardware("tpu-v5e-256", kDir);

@@ -47,7 +47,7 @@ TEST_CASE("every enum value has one name that round-trips", "[names]") {
   check_table<PositionKind>(2);
   check_table<Topology>(2);
   check_table<DType>(kNumDTypes);
-  check_table<AttentionKernel>(2);
+  check_table<AttentionKernel>(3);
   check_table<Recompute>(3);
   check_table<Schedule>(4);
   check_table<Collective>(kNumCollectives);

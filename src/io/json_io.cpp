@@ -242,6 +242,7 @@ HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
     h.efficiency.gemm_half_flops = e.number("gemm_half_flops", 0, 1e18, true, 0, false);
     h.efficiency.attention_max = per_dtype(e, "attention_max", problems, 1.0, true);
     h.efficiency.attention_half_tokens = e.number("attention_half_tokens", 0, 1e9, false, 0, false);
+    h.efficiency.flash2_attention_max = e.number("flash2_attention_max", 0, 1.0, false, 0);
     h.efficiency.unfused_attention_max = e.number("unfused_attention_max", 0, 1.0);
     h.efficiency.hbm_efficiency = e.number("hbm_efficiency", 0, 1.0);
     h.efficiency.compute_units = e.integer("compute_units", 1, false, 0);
@@ -337,6 +338,8 @@ json to_json(const HardwareProfile& h) {
                      {"hbm_efficiency", h.efficiency.hbm_efficiency}};
   if (h.efficiency.attention_half_tokens > 0)
     j["efficiency"]["attention_half_tokens"] = h.efficiency.attention_half_tokens;
+  if (h.efficiency.flash2_attention_max > 0)
+    j["efficiency"]["flash2_attention_max"] = h.efficiency.flash2_attention_max;
   if (h.efficiency.chip_speed_sigma > 0) j["efficiency"]["chip_speed_sigma"] = h.efficiency.chip_speed_sigma;
   if (h.efficiency.compute_units > 0) {
     j["efficiency"]["compute_units"] = h.efficiency.compute_units;

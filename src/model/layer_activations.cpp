@@ -28,7 +28,7 @@ LayerActivations layer_activations(const ModelSpec& model, const ParallelConfig&
   const double in = gemm_input_bytes(ts.dtype);
   // The attention output: kept by a fused attention kernel for its backward
   // (bf16) and, under FP8, by the O-projection as its quantised copy too.
-  const double attn_out = ts.attention == AttentionKernel::flash ? kAct + (in < kAct ? in : 0.0) : in;
+  const double attn_out = is_fused(ts.attention) ? kAct + (in < kAct ? in : 0.0) : in;
   double bytes = 0;
   bytes += kAct * nh_sp;                                      // norm-1 input
   bytes += in * nh_sp;                                        // QKV GEMM input (norm-1 output)

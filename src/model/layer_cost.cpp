@@ -187,7 +187,7 @@ void add_gemms(LayerTime& lt, const Dims& d, const GemmWidths& w, const Hardware
 void add_attention_core(LayerTime& lt, const Dims& d, const HardwareProfile& hw, AttentionKernel kernel, Explain* ex) {
   const double heads_local = d.H / d.t;
   const double scores = d.b * heads_local * d.s_local * d.s;  // score elements per GPU
-  if (kernel == AttentionKernel::flash) {
+  if (is_fused(kernel)) {
     // Flash attention skips fully masked blocks (causal: half the scores) and
     // recomputes QK^T in the backward: bwd = 2.5x fwd FLOPs (Dao 2023,
     // FlashAttention-2 §3.1). Runs in bf16 in common stacks even for fp8
@@ -205,7 +205,17 @@ void add_attention_core(LayerTime& lt, const Dims& d, const HardwareProfile& hw,
     lt.attention_flops_fwd = 4.0 * scores * d.hd * 0.5;
     const double L = d.s / (2.0 * d.cp), Lh = hw.efficiency.attention_half_tokens;
     const double length_eff = Lh > 0 ? L / (L + Lh) : 1.0;
-    const double rate = peak(hw, DType::bf16) * hw.efficiency.attention_max[std::size_t(DType::bf16)] * length_eff;
+    //
+    // FlashAttention-2 (kernel flash2, PyTorch SDPA's flash backend) on a chip
+    // whose attention_max is a newer kernel's runs at the profile's
+    // flash2_attention_max instead: on H100, FA2 forward 329 TFLOP/s against
+    // cuDNN 631 / FA3 632 at (1, 24, 4608, 128) (pytorch/pytorch#142132,
+    // nightly 2.6.0.dev20241204); "FlashAttention-2 achieving only 35%
+    // utilization on the H100" (Shah et al. 2024, arXiv 2407.08608).
+    const double fused_max = kernel == AttentionKernel::flash2 && hw.efficiency.flash2_attention_max > 0
+                                 ? hw.efficiency.flash2_attention_max
+                                 : hw.efficiency.attention_max[std::size_t(DType::bf16)];
+    const double rate = peak(hw, DType::bf16) * fused_max * length_eff;
     lt.attention_fwd_s = lt.attention_flops_fwd / rate;
     lt.attention_bwd_s = 2.5 * lt.attention_flops_fwd / rate;
   } else {
@@ -220,10 +230,12 @@ void add_attention_core(LayerTime& lt, const Dims& d, const HardwareProfile& hw,
   if (ex)
     note_step(
         ex, "attention core (fwd)",
-        kernel == AttentionKernel::flash
-            ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*attention_max*L/(L+L_half)), L = s/(2*cp); bwd 2.5x"
+        kernel == AttentionKernel::flash ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*attention_max*L/(L+L_half)), L = s/(2*cp); bwd 2.5x"
+        : is_fused(kernel)
+            ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*flash2_attention_max*L/(L+L_half)), L = s/(2*cp); bwd 2.5x (FlashAttention-2)"
                                          : "4*b*(H/t)*s_local*s*hd / (peak*unfused_max) + softmax bytes/HBM; bwd 2x",
-        "PaLM App. B (attention FLOPs); Dao 2023 (FlashAttention-2); length curve: pytorch/benchmark#2391 (FA3)",
+        "PaLM App. B (attention FLOPs); Dao 2023 (FlashAttention-2); length curve: pytorch/benchmark#2391 (FA3); FA2 on "
+        "Hopper: pytorch/pytorch#142132, Shah et al. 2024",
         {{"score_elements", scores},
          {"head_dim", d.hd},
          {"flops", lt.attention_flops_fwd},
@@ -248,8 +260,14 @@ struct ElementwiseBytes {
 // copy (+4); SiLU and the gate multiply as two kernels (10 bytes per FFN
 // element, fused 6: +4). Backward 2x. Not counted: norms, repeat_kv (2024),
 // kernel launch time (docs/cost_model.md, Known gaps).
-double eager_extra_bytes(const Dims& d) {
+// Composite RMSNorm (TrainingSpec::eager_composite_rmsnorm): x.float() (read
+// 2, write 4), pow(2) (4 + 4), mean (4), x * rsqrt (4 + 4), type_as (4 + 2),
+// * weight (2 + 2) = 36 bytes per element where a fused norm moves 4: +32 for
+// each of the layer's two norms (torchtitan models/norms.py RMSNorm at 9dec370;
+// the same ops as ATen's composite rms_norm before pytorch/pytorch#153666).
+double eager_extra_bytes(const Dims& d, bool composite_rmsnorm) {
   double extra = 0;
+  if (composite_rmsnorm) extra += 2.0 * 32.0 * d.n * d.h / d.sp_div;
   if (d.rope) extra += 16.0 * d.n * (d.H + d.KV) * d.hd / d.t;
   extra += 4.0 * d.n * d.H * d.hd / d.t;
   if (d.gated) extra += 4.0 * d.n * d.F / d.t;
@@ -261,14 +279,14 @@ double eager_extra_bytes(const Dims& d) {
 // dropout-add also writes a 1-byte mask), the FFN activation (gated: read 2F
 // write F), RoPE on Q and K. Backward assumed 2x forward bytes (reads the
 // saved input and the incoming gradient, writes a gradient): an approximation.
-ElementwiseBytes elementwise_bytes(const Dims& d, const GemmWidths& w, DType dt, bool eager) {
+ElementwiseBytes elementwise_bytes(const Dims& d, const GemmWidths& w, DType dt, bool eager, bool composite_rmsnorm) {
   ElementwiseBytes eb;
   const double nh_local = d.n * d.h / d.sp_div;
   double ew_bytes = 2.0 * 2.0 * kAct * nh_local;
   ew_bytes += 2.0 * (3.0 * kAct + (d.dropout ? 1.0 : 0.0)) * nh_local;
   ew_bytes += kAct * d.n * d.F / d.t * (d.gated ? 3.0 : 2.0);
   if (d.rope) ew_bytes += 2.0 * kAct * d.n * (d.H + d.KV) * d.hd / d.t;
-  eb.eager = eager ? eager_extra_bytes(d) : 0.0;
+  eb.eager = eager ? eager_extra_bytes(d, composite_rmsnorm) : 0.0;
   eb.kernels = ew_bytes + eb.eager;
   // FP8 GEMMs (Transformer Engine, delayed scaling): every GEMM input of the
   // forward pass and every output gradient of the backward pass goes through a
@@ -313,10 +331,11 @@ CpCorrectionBytes cp_correction_bytes(const Dims& d) {
 void note_elementwise(Explain* ex, const ElementwiseBytes& eb, const HardwareProfile& hw, double elementwise_fwd_s) {
   note_step(ex, "element-wise kernels (fwd)",
             "bytes(norms, residual/dropout, activation, RoPE [+ eager PyTorch: RoPE in fp32 complex +16, output "
-            "copy +4, SiLU and multiply apart +4 bytes per element] [+ fp8 cast/transpose of GEMM inputs]) / (HBM bw "
+            "copy +4, SiLU and multiply apart +4 bytes per element; composite RMSNorm before torch 2.9 +32 per norm element] [+ fp8 cast/transpose of GEMM inputs]) / (HBM bw "
             "* hbm_efficiency); bwd 2x [+ fp8 cast/transpose of output gradients]",
             "roofline (Williams et al. 2009); tensor sizes from Korthikanti et al. 2022 §4; Transformer Engine "
-            "fp8_cast_transpose_fused; torchtitan v0.2.2 models/llama3/model/model.py (eager)",
+            "fp8_cast_transpose_fused; torchtitan v0.2.2 models/llama3/model/model.py (eager); torchtitan "
+            "models/norms.py @9dec370, pytorch/pytorch#153666 (composite RMSNorm)",
             {{"bytes", eb.kernels},
              {"eager_pytorch_extra_bytes", eb.eager},
              {"fp8_cast_bytes_fwd", eb.fp8_fwd},
@@ -387,7 +406,8 @@ LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const Pa
   GemmTimes fwd_gemm{};
   add_gemms(lt, d, w, hw, ts.dtype, fwd_gemm, ex);
   add_attention_core(lt, d, hw, ts.attention, ex);
-  const ElementwiseBytes eb = elementwise_bytes(d, w, ts.dtype, ts.eager_elementwise);
+  const ElementwiseBytes eb = elementwise_bytes(d, w, ts.dtype, ts.eager_elementwise,
+                                                ts.eager_composite_rmsnorm && model.norm == NormKind::rmsnorm);
   const CpCorrectionBytes cpc = cp_correction_bytes(d);
   lt.elementwise_fwd_s = (eb.kernels + eb.fp8_fwd + cpc.fwd) / hbm_bw(hw);
   lt.elementwise_bwd_s = (2.0 * eb.kernels + eb.fp8_bwd + cpc.bwd) / hbm_bw(hw);

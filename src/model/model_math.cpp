@@ -161,7 +161,7 @@ FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Reco
   // MTP: its two norms and 2h x h projection, and one more logits GEMM per module.
   f.gemm_weights = layers_w + mtp * (3.0 * h + 2.0 * h * h) + V * h * (1.0 + mtp);
   f.model = 6.0 * f.gemm_weights + 0.5 * f.attention;  // causal: half the score matrix
-  const bool flash = attention == AttentionKernel::flash;
+  const bool flash = is_fused(attention);
   const double attention_fwd = (flash ? 1.0 : 2.0) * Lt * (qk + v) * T;  // QK^T and AV, causal half skipped by flash
   f.attention_executed = attention_fwd * (flash ? 3.5 : 3.0);
   if (r == Recompute::full) f.recompute = 2.0 * layers_w + attention_fwd;

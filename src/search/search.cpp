@@ -101,7 +101,7 @@ Axes search_axes(const HardwareProfile& hw, const SearchSpec& spec) {
   // attention core stores nothing to drop), so the search skips it unless
   // pinned; torchtitan's policies (TrainingSpec::selective) differ from none.
   ax.recs = pinned_values_or(pin.recompute,
-                             spec.training.attention == AttentionKernel::flash &&
+                             is_fused(spec.training.attention) &&
                                      spec.training.selective == SelectivePolicy::megatron_attention
                                  ? std::vector<Recompute>{Recompute::none, Recompute::full}
                                  : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});

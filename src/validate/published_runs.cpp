@@ -125,6 +125,17 @@ std::optional<int> parse_zero(const std::string& s_in) {
 }
 
 // The first year 1990-2099 named in the source citation (0 if none).
+// `text` names `word` other than as "no WORD" / "without WORD" (lower case).
+bool affirms(const std::string& text, const std::string& word) {
+  for (std::size_t pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
+    const std::string before = text.substr(pos >= 8 ? pos - 8 : 0, pos >= 8 ? 8 : pos);
+    if (before.size() >= 3 && before.compare(before.size() - 3, 3, "no ") == 0) continue;
+    if (before.size() >= 8 && before == "without ") continue;
+    return true;
+  }
+  return false;
+}
+
 int source_year(const std::string& source) {
   static const std::regex year(R"((?:^|[^0-9])((?:19|20)[0-9]{2})(?:[^0-9]|$))");
   std::smatch m;
@@ -192,7 +203,9 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   ts.num_gpus = required_positive(row, "num_gpus", std::int64_t(1) << 24);
   ts.seq_len = seq_len;
   ts.global_batch_sequences = required_positive(row, "global_batch_size", 1'000'000'000);
-  ts.dtype = contains(lower(text(row, "precision")), "fp8") ? DType::fp8 : DType::bf16;
+  // "fp8", "FP8-CS", "MXFP8", torchao's "Float8" ("no Float8" is bf16).
+  const std::string precision = lower(text(row, "precision"));
+  ts.dtype = affirms(precision, "fp8") || affirms(precision, "float8") ? DType::fp8 : DType::bf16;
 
   // Software stack. Before 2023 Megatron-LM had no fused (flash) attention
   // (FlashAttention: Dao et al., June 2022; Megatron-LM/TE integration 2023),
@@ -246,6 +259,21 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   if (contains(lower(r.source), "torchtitan")) {
     ts.eager_elementwise = true;
     r.assumptions.push_back("torchtitan: eager PyTorch, no torch.compile (its default), element-wise ops unfused");
+    // torchtitan calls F.scaled_dot_product_attention (models/llama3 model.py);
+    // before torch 2.11 PyTorch runs it with FlashAttention-2 kernels, cuDNN
+    // attention being opt-in (pytorch/pytorch#138522, cherry-picked to 2.5.1;
+    // on by default once the bundled cuDNN passes 9.15, huggingface/
+    // transformers#48163). Every torchtitan row predates torch 2.11 (2024-25).
+    // A source without a year counts as before (torchtitan's published tables
+    // are of 2024-25). The optional row field attention_kernel overrides.
+    if (year < 2026) {
+      ts.eager_composite_rmsnorm = true;
+      r.assumptions.push_back(
+          "torchtitan before torch 2.9: RMSNorm as seven composite fp32 kernels (pytorch/pytorch#153666 fused it)");
+      ts.attention = AttentionKernel::flash2;
+      r.assumptions.push_back(
+          "torchtitan before torch 2.11: PyTorch SDPA runs FlashAttention-2 kernels (cuDNN attention opt-in)");
+    }
   }
   if (contains(zero_text, "deepspeed") && contains(zero_text, "zero-3")) {
     ts.grad_reduce_bytes_per_param = 2;
@@ -259,6 +287,21 @@ void map_training(const json& row, const std::string& scope_text, const std::str
       throw RowError{fmt::format("zero3_recompute_regather: expected true or false, got {}", v->dump())};
     ts.zero3_recompute_regather = v->get<bool>();
   }
+  // A row that names torch.compile in its precision or table ran it (element-
+  // wise ops and the norm fused by Inductor); "no torch.compile" did not. (Not
+  // the notes: they name other rows' techniques.)
+  if (const std::string t = lower(precision + " | " + text(row, "source_table"));
+      contains(lower(r.source), "torchtitan") && affirms(t, "torch.compile") && !affirms(t, "eager")) {
+    ts.eager_elementwise = false;
+    ts.eager_composite_rmsnorm = false;
+    r.assumptions.push_back("torch.compile (named by the row): element-wise ops and RMSNorm fused");
+  }
+  if (const json* v = field(row, "norm_kernel")) {  // "fused" or "composite" (eager RMSNorm before torch 2.9)
+    const std::string k = v->is_string() ? v->get<std::string>() : "";
+    if (k != "fused" && k != "composite")
+      throw RowError{fmt::format("norm_kernel: expected \"fused\" or \"composite\", got {}", v->dump())};
+    ts.eager_composite_rmsnorm = k == "composite";
+  }
   if (const json* v = field(row, "torch_compile")) {
     if (!v->is_boolean()) throw RowError{fmt::format("torch_compile: expected true or false, got {}", v->dump())};
     ts.eager_elementwise = !v->get<bool>();
@@ -267,7 +310,9 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   if (contains(notes, "overlap_p2p")) ts.overlap_p2p = true;
   if (const json* v = field(row, "attention_kernel")) {
     const auto a = parse_name<AttentionKernel>(v->is_string() ? v->get<std::string>() : "");
-    if (!a) throw RowError{fmt::format("attention_kernel: expected \"flash\" or \"unfused\", got {}", v->dump())};
+    if (!a)
+      throw RowError{
+          fmt::format("attention_kernel: expected \"flash\", \"flash2\" or \"unfused\", got {}", v->dump())};
     ts.attention = *a;
   }
   if (const auto g = number(row, "grad_bytes")) ts.grad_bytes_per_param = *g;

@@ -46,8 +46,9 @@ std::string chip_family(const std::string& chip_name) {
   return family;
 }
 
+// "80GB", "HBM3 80 GB", "95/96GB" (the last figure of a slash list: torchtitan's "H100 SXM 95/96GB").
 std::optional<int> memory_gb(const std::string& s) {
-  static const std::regex gb(R"((?:^|[\s\-_(])([0-9]+)\s?GB)", std::regex::icase);
+  static const std::regex gb(R"((?:^|[\s\-_(/])([0-9]+)\s?GB)", std::regex::icase);
   std::smatch m;
   if (std::regex_search(s, m, gb)) return std::stoi(m[1].str());
   return std::nullopt;

@@ -110,6 +110,7 @@ std::string render_hardware(const HardwareProfile& h, Format f) {
                      e.attention_max[0]);
   if (e.attention_half_tokens > 0)
     out += fmt::format(" (half of it at {:.0f} key/value tokens per kernel call)", e.attention_half_tokens);
+  if (e.flash2_attention_max > 0) out += fmt::format(", FlashAttention-2 {:.2f}", e.flash2_attention_max);
   out += fmt::format(", unfused attention {:.2f}, HBM {:.2f}\n", e.unfused_attention_max, e.hbm_efficiency);
   if (e.compute_units > 0)
     out += fmt::format("  GEMM tiles {}x{} over {} compute units (wave quantisation)\n", e.gemm_tile_m, e.gemm_tile_n,

@@ -140,6 +140,10 @@ struct ComputeEfficiency {
   // call walks per query tile: attention_max * L / (L + attention_half_tokens)
   // (a fixed cost per tile, amortised over the loop). 0 = no length effect.
   double attention_half_tokens = 0;
+  // FlashAttention-2 kernels (AttentionKernel::flash2), bf16: where a chip's
+  // attention_max is measured with a newer kernel (FlashAttention-3 / cuDNN
+  // on Hopper). 0 = the same as attention_max (Ampere, where FA2 is the kernel).
+  double flash2_attention_max = 0;
   double unfused_attention_max = 0;                        // batched GEMMs of the unfused attention core
   double hbm_efficiency = 0;                               // achieved / nominal HBM bandwidth, element-wise kernels
   // Wave quantisation: output tiles of gemm_tile_m x gemm_tile_n spread over
@@ -220,7 +224,13 @@ struct ParallelConfig {
   bool operator==(const ParallelConfig&) const = default;
 };
 
-enum class AttentionKernel { flash, unfused };
+// flash: the fastest fused kernel of the chip (FlashAttention-3 or cuDNN on
+// Hopper, FA2 on Ampere; the profile's attention_max). flash2:
+// FlashAttention-2 kernels, what PyTorch's scaled_dot_product_attention runs
+// by default before torch 2.11 (cuDNN attention opt-in: pytorch/pytorch#138522).
+// unfused: the attention core as batched GEMMs with the scores in HBM.
+enum class AttentionKernel { flash, unfused, flash2 };
+[[nodiscard]] constexpr bool is_fused(AttentionKernel a) { return a != AttentionKernel::unfused; }
 // How layers are laid out over pipeline stages: balanced counts the embedding
 // and output layer in layer-equivalents of time (planner's own split; what
 // Megatron-LM's --pipeline-model-parallel-layout and torchtitan's
@@ -262,6 +272,12 @@ struct TrainingSpec {
   // contiguous, SiLU and the gate multiply as two kernels (layer_cost.cpp
   // eager_extra_bytes). false: fused kernels (Megatron-LM / Transformer Engine).
   bool eager_elementwise = false;
+  // With eager_elementwise: RMSNorm as eager PyTorch ran it before torch 2.9,
+  // seven composite kernels in fp32 (torchtitan's models/norms.py RMSNorm at
+  // 9dec370, 2024-12; nn.RMSNorm likewise until the fused CUDA kernel,
+  // pytorch/pytorch#153666, torch 2.9). Set by validate for torchtitan rows of
+  // that era; false: one fused norm kernel.
+  bool eager_composite_rmsnorm = false;
   double optimizer_bytes_per_param = 12;  // fp32 master + Adam m, v (ZeRO paper)
   bool overlap_grad_reduce = true;        // DP reduction in buckets during backward
   bool overlap_p2p = false;               // PP send/recv hidden behind compute
