@@ -33,8 +33,7 @@ std::optional<std::int64_t> to_int(const std::string& s) {
 }
 
 // The items of a flag's text; one item unless lists are allowed.
-std::vector<std::string> items_of(const PinParse& p, const char* flag, const std::string& text,
-                                  const std::string& expected) {
+std::vector<std::string> items_of(const char* flag, const std::string& text, const std::string& expected) {
   if (text.empty()) throw InputError(flag, fmt::format("expected {}, got an empty value", expected));
   std::vector<std::string> items = split_items(text);
   for (const std::string& item : items)
@@ -63,7 +62,7 @@ Pin<std::int64_t> PinParse::integers(const char* flag, const std::optional<std::
   const std::string expected =
       lists ? fmt::format("integers from {} to {}: one (8), a list (4,8) or a range (1-16)", lo, hi)
             : fmt::format("an integer from {} to {}", lo, hi);
-  const std::vector<std::string> items = items_of(*this, flag, *text, expected);
+  const std::vector<std::string> items = items_of(flag, *text, expected);
   std::vector<std::int64_t> values;
   for (const std::string& item : items) {
     // A range a-b; a leading '-' is a sign, not a range.
@@ -92,7 +91,7 @@ Pin<std::int64_t> PinParse::integers(const char* flag, const std::optional<std::
 Pin<bool> PinParse::booleans(const char* flag, const std::optional<std::string>& text) const {
   if (!text) return {};
   const std::string expected = lists ? "true or false, or both (true,false)" : "true or false";
-  const std::vector<std::string> items = items_of(*this, flag, *text, expected);
+  const std::vector<std::string> items = items_of(flag, *text, expected);
   if (!lists && items.size() > 1) refuse_list(*this, flag, *text);
   std::vector<bool> values;
   for (const std::string& item : items) {
@@ -114,7 +113,7 @@ Pin<E> PinParse::names(const char* flag, const std::optional<std::string>& text)
   std::string all;
   for (const std::string& n : name_list<E>()) all += (all.empty() ? "" : ", ") + n;
   const std::string expected = lists ? "one of " + all + ", or a list of them" : "one of " + all;
-  const std::vector<std::string> items = items_of(*this, flag, *text, expected);
+  const std::vector<std::string> items = items_of(flag, *text, expected);
   if (!lists && items.size() > 1) refuse_list(*this, flag, *text);
   std::vector<E> values;
   for (const std::string& item : items) {
