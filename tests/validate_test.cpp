@@ -46,6 +46,16 @@ TEST_CASE("FLOP conventions are recognised from the row's text", "[validate]") {
         FlopConvention::stated);
   CHECK(stated == Approx(434.5e12));
   CHECK(parse_flop_convention("vendor marketing FLOPs") == FlopConvention::unknown);
+  // Spacing and signs vary between sources.
+  CHECK(parse_flop_convention("Narayanan et al. 2021 eq. (3), with recompute") == FlopConvention::narayanan_eq3);
+  CHECK(parse_flop_convention("Equation 3 of the Megatron paper") == FlopConvention::narayanan_eq3);
+  CHECK(parse_flop_convention("Eq. 30 of some paper") == FlopConvention::unknown);
+  CHECK(parse_flop_convention("Korthikanti et al. model FLOPs") == FlopConvention::korthikanti_eq7);
+  CHECK(parse_flop_convention("MFU: Eq.7 72*B*L*s*h^2*(1+s/(6h)+v/(12hL))") == FlopConvention::korthikanti_eq7);
+  CHECK(parse_flop_convention("Megatron-LM FLOP counter") == FlopConvention::megatron);
+  CHECK(parse_flop_convention("C = 6 * N * D (parameters x tokens)") == FlopConvention::six_nd);
+  CHECK(parse_flop_convention("6\u00b7N\u00b7D") == FlopConvention::six_nd);
+  CHECK(parse_flop_convention("6ND + 12*L*H*Q*T attention") == FlopConvention::palm);
 }
 
 TEST_CASE("Convention FLOPs reproduce the dataset's own derived values", "[validate]") {
@@ -57,6 +67,8 @@ TEST_CASE("Convention FLOPs reproduce the dataset's own derived values", "[valid
   // Llama 3.1 8B, PaLM convention with matmul parameters: 4.74e14 per 8192-token sequence (NeMo).
   const ModelSpec llama = find_model("llama3.1-8b");
   CHECK(convention_flops_per_step(FlopConvention::palm, llama, 8192, 1) == Approx(4.74e14).epsilon(0.003));
+  // C = 6ND: every parameter of Llama 3.1 8B (8,030,261,248, embeddings and head included) x tokens.
+  CHECK(convention_flops_per_step(FlopConvention::six_nd, llama, 8192, 2) == Approx(6.0 * 8030261248.0 * 8192 * 2));
   // Nemotron-4 15B with NeMo's GQA-blind formula: 434.5e12 per 4096-token sequence.
   const ModelSpec nemo = find_model("nemotron4-15b");
   CHECK(convention_flops_per_step(FlopConvention::palm_mha, nemo, 4096, 1) == Approx(434.5e12).epsilon(0.003));

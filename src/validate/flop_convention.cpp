@@ -31,6 +31,8 @@ const char* to_string(FlopConvention c) {
       return "stated";
     case FlopConvention::megatron:
       return "megatron";
+    case FlopConvention::six_nd:
+      return "six_nd";
     case FlopConvention::unknown:
       return "unknown";
   }
@@ -49,11 +51,29 @@ FlopConvention parse_flop_convention(const std::string& text_in, double* stated_
       return FlopConvention::stated;
     }
   }
-  if (contains(s, "eq.3") || contains(s, "eq. 3") || contains(s, "96*b")) return FlopConvention::narayanan_eq3;
-  if (contains(s, "eq.7") || contains(s, "eq. 7") || contains(s, "72*b")) return FlopConvention::korthikanti_eq7;
+  // Spacing and multiplication signs vary ("Eq. (3)", "6 * N * D", "6·N·D"):
+  // match on the text without them.
+  std::string q;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == ' ' || s[i] == '*') continue;
+    if (s.compare(i, 2, "\xc2\xb7") == 0 || s.compare(i, 2, "\xc3\x97") == 0) {  // '·', '×'
+      ++i;
+      continue;
+    }
+    q.push_back(s[i]);
+  }
+  static const std::regex eq3(R"((?:eq|equation)\.?\s*\(?\s*3(?![0-9]))"),
+      eq7(R"((?:eq|equation)\.?\s*\(?\s*7(?![0-9]))");
+  if (std::regex_search(s, eq3) || contains(q, "96b") || contains(s, "narayanan")) return FlopConvention::narayanan_eq3;
+  if (std::regex_search(s, eq7) || contains(q, "72b") || contains(s, "korthikanti")) return FlopConvention::korthikanti_eq7;
   if (contains(s, "ignores gqa")) return FlopConvention::palm_mha;
-  if (contains(s, "num_floating_point_operations")) return FlopConvention::megatron;
-  if (contains(s, "palm") || contains(s, "6*n") || contains(s, "model_flops") || contains(s, "12*l*h*s") ||
+  if (contains(s, "num_floating_point_operations") || (contains(s, "megatron") && contains(s, "flop")))
+    return FlopConvention::megatron;
+  // C = 6ND without an attention term (no "12", "attention", "palm").
+  if ((contains(q, "6nd") || contains(q, "6ntokens") || contains(q, "6paramstokens") || contains(q, "6n_paramstokens")) &&
+      !contains(q, "12") && !contains(q, "+") && !contains(s, "attention") && !contains(s, "palm"))
+    return FlopConvention::six_nd;
+  if (contains(s, "palm") || contains(q, "6n") || contains(s, "model_flops") || contains(s, "12*l*h*s") ||
       contains(s, "12*h*l"))
     return FlopConvention::palm;
   return FlopConvention::unknown;
@@ -79,6 +99,8 @@ double convention_flops_per_step(FlopConvention c, const ModelSpec& model, std::
       return stated_flops_per_sequence * B;
     case FlopConvention::megatron:  // Megatron-LM training.py num_floating_point_operations (model_math.h)
       return flops_per_token(model, seq_len, Recompute::none).model * B * s;
+    case FlopConvention::six_nd:  // Hoffmann et al. 2022 §3 (C ~ 6ND): every parameter a token uses, embeddings too
+      return 6.0 * double(count_params(model).active) * B * s;
     case FlopConvention::none:
     case FlopConvention::unknown:
       return 0;

@@ -416,11 +416,12 @@ void map_measured(const json& row, MeasuredRun& r) {
     bool found = false;
     for (FlopConvention k : {FlopConvention::none, FlopConvention::narayanan_eq3, FlopConvention::korthikanti_eq7,
                              FlopConvention::palm, FlopConvention::palm_mha,
-                             FlopConvention::megatron})  // "stated" comes with flops_per_sequence
+                             FlopConvention::megatron, FlopConvention::six_nd})  // "stated" comes with flops_per_sequence
       if (c == to_string(k)) r.convention = k, found = true;
     if (!found)
       throw RowError{fmt::format(
-          "flop_convention: expected none, narayanan_eq3, korthikanti_eq7, palm, palm_mha or megatron, got {}", v->dump())};
+          "flop_convention: expected none, narayanan_eq3, korthikanti_eq7, palm, palm_mha, megatron or six_nd, got {}",
+          v->dump())};
   }
   if (const auto f = number(row, "flops_per_sequence")) {
     r.convention = FlopConvention::stated;
