@@ -144,6 +144,37 @@ TEST_CASE("torchtitan rows run eager PyTorch unless the row says torch_compile",
   CHECK(bad.skip_reason == "torch_compile: expected true or false, got \"yes\"");
 }
 
+TEST_CASE("sharding and recomputation read however a row words them", "[validate]") {
+  const auto zero_of = [](const char* text) {
+    json j = llama8b_row();
+    j["zero_or_fsdp"] = text;
+    const RunRow r = map_published_run(j, 0);
+    REQUIRE(r.run);
+    return r.run->pins.zero_stage ? *r.run->pins.zero_stage : -1;
+  };
+  CHECK(zero_of("ZeRO stage-1") == 1);
+  CHECK(zero_of("Megatron distributed optimizer") == 1);
+  CHECK(zero_of("ZeRO-2") == 2);
+  CHECK(zero_of("FSDP SHARD_GRAD_OP") == 2);
+  CHECK(zero_of("FSDP (FULL_SHARD)") == 3);
+  CHECK(zero_of("HSDP over 8 GPUs") == 3);
+  CHECK(zero_of("DDP") == 0);
+  CHECK(zero_of("FSDP NO_SHARD") == 0);
+  CHECK(zero_of("something else") == -1);  // left to the planner
+  const auto rc_of = [](const char* text) {
+    json j = llama8b_row();
+    j["activation_recompute"] = text;
+    const RunRow r = map_published_run(j, 0);
+    REQUIRE(r.run);
+    return r.run->pins.recompute ? int(*r.run->pins.recompute) : -1;
+  };
+  CHECK(rc_of("full activation checkpointing") == int(Recompute::full));
+  CHECK(rc_of("AC: selective") == int(Recompute::selective));
+  CHECK(rc_of("disabled") == int(Recompute::none));
+  CHECK(rc_of("remat_policy=minimal") == int(Recompute::none));
+  CHECK(rc_of("unclear") == -1);
+}
+
 TEST_CASE("DeepSpeed pipelines are not interleaved: an unstated virtual-stage count is 1, not chosen", "[validate]") {
   json j = llama8b_row();
   j["tp"] = 1;

@@ -105,21 +105,38 @@ FfnKind parse_ffn(const std::string& s_in) {
   throw RowError{fmt::format("ffn_type: expected swiglu, geglu, gelu, relu or squared-relu, got '{}'", s_in)};
 }
 
+// The row's words for recomputation: "full", "selective (per-op)", "none";
+// also "full activation checkpointing", "AC: selective", "enabled" / "yes"
+// (full), "disabled", MaxText's "minimal" (priced as none: docs/cost_model.md).
 std::optional<Recompute> parse_recompute(const std::string& s_in) {
   const std::string s = lower(s_in);
   if (s.rfind("full", 0) == 0) return Recompute::full;
   if (s.rfind("selective", 0) == 0) return Recompute::selective;
   if (s.rfind("none", 0) == 0 || s.rfind("no", 0) == 0 || s == "false") return Recompute::none;
+  if (contains(s, "selective")) return Recompute::selective;
+  if (contains(s, "full")) return Recompute::full;
+  if (contains(s, "disabled") || contains(s, "minimal") || s == "off") return Recompute::none;
+  if (s == "true" || s == "yes" || s == "on" || contains(s, "enabled")) return Recompute::full;
   return std::nullopt;
 }
 
+// The row's words for sharding, spacing, '-', '_' and '=' ignored: "ZeRO-1",
+// "ZeRO stage 2", "distributed optimizer", "FSDP", "HSDP", "FULL_SHARD",
+// "SHARD_GRAD_OP" (FSDP's ZeRO-2), "NO_SHARD" / "DDP" (none).
 std::optional<int> parse_zero(const std::string& s_in) {
   const std::string s = lower(s_in);
-  if (s.empty() || s.rfind("none", 0) == 0 || s == "no" || s == "false" || s == "0") return 0;
-  if (contains(s, "zero-3") || contains(s, "zero3") || contains(s, "zero stage 3") || contains(s, "fsdp")) return 3;
-  if (contains(s, "zero-2") || contains(s, "zero2") || contains(s, "zero stage 2")) return 2;
-  if (contains(s, "zero-1") || contains(s, "zero1") || contains(s, "zero stage 1") ||
-      contains(s, "distributed optimizer") || contains(s, "distributed_fused_adam"))
+  std::string q;
+  for (char c : s)
+    if (c != ' ' && c != '-' && c != '_' && c != '=') q.push_back(c);
+  if (q.empty() || q.rfind("none", 0) == 0 || q == "no" || q == "false" || q == "0" || q.rfind("ddp", 0) == 0 ||
+      contains(q, "noshard") || contains(q, "zero0") || contains(q, "zerostage0"))
+    return 0;
+  if (contains(q, "shardgradop") || contains(q, "zero2") || contains(q, "zerostage2")) return 2;
+  if (contains(q, "zero3") || contains(q, "zerostage3") || contains(q, "fsdp") || contains(q, "hsdp") ||
+      contains(q, "fullshard") || contains(q, "hybridshard"))
+    return 3;
+  if (contains(q, "zero1") || contains(q, "zerostage1") || contains(q, "distributedoptimizer") ||
+      contains(q, "distributedfusedadam"))
     return 1;
   return std::nullopt;
 }
