@@ -10,6 +10,8 @@
 
 #include "planner/calibrate/calibration.h"
 #include "planner/io/catalog.h"
+#include "planner/model/evaluate.h"
+#include "planner/simulate/simulate.h"
 
 using namespace planner;
 
@@ -135,4 +137,47 @@ TEST_CASE("send/recv: a fit without a channel rate keeps no channel cap", "[cali
   const SendRecvBandwidth s = send_recv_bandwidth(stock, placement_of(stock, sendrecv_series(80, 8)), 1e9);
   CHECK(s.channels == 1);
   CHECK(s.bytes_per_s() == Approx(14e9));
+}
+
+TEST_CASE("evaluate and the simulator price a pipeline hop with the fitted channel rate", "[calibration][p2p]") {
+  // TP 8, PP 4: one stage a node, so every hop crosses the network on the PP
+  // group's communicator (4 ranks, one GPU a node: 4 p2p channels a peer, as
+  // the stock rule gives). A fitted rate of 5 GB/s a channel makes the hop
+  // 12 us + bytes / 20 GB/s; halving the rate doubles the bandwidth part, in
+  // the simulator's per-hop costs and in evaluate's exposed p2p term alike.
+  const ModelSpec m = find_model("llama70b", kDir);
+  auto fitted = [](double rate) {
+    HardwareProfile hw = find_hardware("dgx-h100", kDir);
+    hw.tiers[1].collective_fits[std::size_t(Collective::send_recv)] = {true, 9e-6, 3e-6, 47e9, rate};
+    return hw;
+  };
+  TrainingSpec ts;
+  ts.num_gpus = 64;
+  ts.seq_len = 8192;
+  ts.global_batch_sequences = 64;
+  ParallelConfig pc;
+  pc.tp = 8;
+  pc.pp = 4;
+  pc.dp = 2;
+  pc.sequence_parallel = true;
+  pc.recompute = Recompute::full;
+  const HardwareProfile fast = fitted(5e9), slow = fitted(2.5e9);
+  const Evaluation ev_fast = evaluate(m, fast, pc, ts), ev_slow = evaluate(m, slow, pc, ts);
+  const PipelineProblem p_fast = pipeline_problem(m, fast, pc, ts, ev_fast, Schedule::one_f_one_b);
+  const PipelineProblem p_slow = pipeline_problem(m, slow, pc, ts, ev_slow, Schedule::one_f_one_b);
+  constexpr double latency_s = 12e-6;
+  REQUIRE(p_fast.send_s.size() == 4);
+  for (std::size_t s = 0; s < 4; ++s) {
+    INFO("stage " << s);
+    const double bw_fast = p_fast.send_s[s] - latency_s, bw_slow = p_slow.send_s[s] - latency_s;
+    REQUIRE(bw_fast > 0);
+    CHECK(bw_slow == Approx(2 * bw_fast).epsilon(1e-9));
+  }
+  // The closed form's hop: the same bytes over 4 channels x 5 GB/s.
+  const double bytes = (p_fast.send_s[0] - latency_s) * 4 * 5e9;
+  const GroupPlacement pp = placement(fast, pc.pp, pc.tp);
+  const CollectiveCost hop = collective_cost(fast, pp, Collective::send_recv, bytes);
+  CHECK(hop.p2p_channels_used == 4);
+  CHECK(hop.total_s() == Approx(p_fast.send_s[0]).epsilon(1e-9));
+  CHECK(ev_slow.time.pp_p2p_s > ev_fast.time.pp_p2p_s);
 }
