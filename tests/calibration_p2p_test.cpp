@@ -122,7 +122,7 @@ TEST_CASE("send/recv in a node: the link and the channel rate both come back", "
   }
 }
 
-TEST_CASE("send/recv: a fit without a channel rate keeps no channel cap", "[calibration][p2p]") {
+TEST_CASE("send/recv: a fit without a channel rate keeps no channel cap; MPI runs fit none", "[calibration][p2p]") {
   // Fitted profiles written before the channel rate existed price the fitted
   // bandwidth alone, as they did.
   HardwareProfile hw = find_hardware("dgx-h100", kDir);
@@ -132,6 +132,13 @@ TEST_CASE("send/recv: a fit without a channel rate keeps no channel cap", "[cali
   CHECK(b.remote);
   CHECK(b.channels == 0);
   CHECK(b.bytes_per_s() == Approx(25e9));
+  // An MPI run's send/recv does not move on NCCL's channels: fitted on its link alone, no channel rate.
+  MeasurementSet mpi = sendrecv_run(truth(), 10, 1);
+  mpi.backend = "mpi";
+  const FitResult r = fit_profile(find_hardware("dgx-h100", kDir), {{"mpi.json", mpi}});
+  REQUIRE(r.collectives.size() == 1);
+  CHECK(!r.collectives[0].p2p_channels);
+  CHECK(r.profile.tiers[1].collective_fits[std::size_t(Collective::send_recv)].p2p_channel_bandwidth_bytes_per_s == 0);
   // The stock profile: NCCL's 14 GB/s a channel, one channel a peer on 80 ranks.
   const HardwareProfile stock = find_hardware("dgx-h100", kDir);
   const SendRecvBandwidth s = send_recv_bandwidth(stock, placement_of(stock, sendrecv_series(80, 8)), 1e9);

@@ -252,9 +252,12 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
       origins.insert(m.origin);
       sizes.insert(s.group_size);
       const GroupPlacement g = placement_of(hw, s);
+      // NCCL's p2p channels pace NCCL runs only (backend nccl, nccl-local,
+      // nccl-tests); an MPI run's send/recv is fitted on its link alone.
+      const bool nccl_run = m.set.backend.rfind("nccl", 0) == 0;
       for (const MeasuredPoint& p : s.points) {
         obs.push_back(Obs{p.bytes, p.time_s, forced_terms(tier, c, s.group_size, opt.algorithm)});
-        if (c == Collective::send_recv) {
+        if (c == Collective::send_recv && nccl_run) {
           const SendRecvBandwidth b = send_recv_bandwidth(hw, g, p.bytes);
           add_p2p_bounds(b, obs.back());
           if (b.channels > 0) base_per_channel = b.per_channel_bytes_per_s;
