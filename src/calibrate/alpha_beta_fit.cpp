@@ -29,14 +29,16 @@ namespace {
 double log2_ceil(std::int64_t x) { return x <= 1 ? 0.0 : std::ceil(std::log2(double(x))); }
 
 // Weighted least squares over the free columns; fixed ones are moved to the
-// right-hand side. Columns are scaled to unit norm first: 1, steps and bytes
-// differ by up to 1e10.
+// right-hand side. Columns: base latency, per-step latency, 1/bandwidth of the
+// link, 1/bandwidth of a p2p channel (each point's term uses one of the two
+// bandwidth columns). Columns are scaled to unit norm first: 1, steps and
+// bytes differ by up to 1e10.
 std::optional<Eigen::VectorXd> wls(const std::vector<Obs>& obs, const std::vector<std::size_t>& alg,
-                                   const std::vector<double>& huber, const std::array<bool, 3>& free,
+                                   const std::vector<double>& huber, const std::array<bool, 4>& free,
                                    const Params& fixed, bool intercept_only) {
   const std::size_t m = obs.size();
   std::vector<int> cols;
-  for (int c = 0; c < 3; ++c)
+  for (int c = 0; c < 4; ++c)
     if (free[std::size_t(c)]) cols.push_back(c);
   if (cols.empty() || m < cols.size()) return std::nullopt;
   Eigen::MatrixXd X(Eigen::Index(m), Eigen::Index(cols.size()));
@@ -44,11 +46,14 @@ std::optional<Eigen::VectorXd> wls(const std::vector<Obs>& obs, const std::vecto
   for (std::size_t i = 0; i < m; ++i) {
     const Term& term = obs[i].terms[alg[i]];
     const double w = std::sqrt(huber[i]) / obs[i].t;
-    const double x[3] = {1.0, intercept_only ? 0.0 : term.steps, term.factor * obs[i].n};
+    const double bw = term.factor * obs[i].n;
+    const double x[4] = {1.0, intercept_only ? 0.0 : term.steps, term.per_channel ? 0.0 : bw,
+                         term.per_channel ? bw : 0.0};
     double rhs = obs[i].t;
     if (!free[0]) rhs -= fixed.l0;
     if (!free[1] && !intercept_only) rhs -= term.steps * fixed.l1;
-    if (!free[2]) rhs -= term.factor * obs[i].n * fixed.beta;
+    if (!free[2]) rhs -= x[2] * fixed.beta;
+    if (!free[3]) rhs -= x[3] * fixed.beta_ch;
     for (std::size_t j = 0; j < cols.size(); ++j) X(Eigen::Index(i), Eigen::Index(j)) = w * x[cols[j]];
     y(Eigen::Index(i)) = w * rhs;
   }
@@ -61,28 +66,35 @@ std::optional<Eigen::VectorXd> wls(const std::vector<Obs>& obs, const std::vecto
   Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(X);
   if (qr.rank() < X.cols()) return std::nullopt;
   Eigen::VectorXd sol = qr.solve(y);
-  Eigen::VectorXd full = Eigen::VectorXd::Constant(3, std::numeric_limits<double>::quiet_NaN());
+  Eigen::VectorXd full = Eigen::VectorXd::Constant(4, std::numeric_limits<double>::quiet_NaN());
   for (std::size_t j = 0; j < cols.size(); ++j) full(cols[j]) = sol(Eigen::Index(j)) / scale(Eigen::Index(j));
   return full;
 }
 
 // One round of the active set: free parameters that come out negative are
 // fixed (latency at 0, bandwidth at the base's) and the rest refitted; a
-// singular system drops the bandwidth column first (only tiny sizes), then the
-// growth. Throws when nothing can be solved.
+// singular system drops the bandwidth columns first (only tiny sizes), then the
+// growth. A bandwidth column no point uses (no point paced by its p2p channels,
+// or none by the link) is not fitted and keeps the base's. Throws when nothing
+// can be solved.
 Params solve_active_set(const std::vector<Obs>& obs, const std::vector<std::size_t>& alg,
                         const std::vector<double>& weights, bool growth, const Params& base, bool keep_latency,
-                        std::array<bool, 3>& free) {
+                        std::array<bool, 4>& free) {
+  bool link_used = false, channel_used = false;
+  for (std::size_t i = 0; i < obs.size(); ++i)
+    (obs[i].terms[alg[i]].per_channel ? channel_used : link_used) = true;
   // keep_latency: the base's latency stays, only the bandwidth is fitted.
-  free = {!keep_latency, growth && !keep_latency, true};
-  const Params fixed = keep_latency ? base : Params{0, 0, base.beta};
+  free = {!keep_latency, growth && !keep_latency, link_used, channel_used};
+  const Params fixed = keep_latency ? base : Params{0, 0, base.beta, base.beta_ch};
   if (keep_latency) growth = true;  // the fixed per-step term is subtracted per point
   Params next;
   bool solved = false;
-  for (int round = 0; round < 4 && !solved; ++round) {
+  for (int round = 0; round < 6 && !solved; ++round) {
     const auto sol = wls(obs, alg, weights, free, fixed, !growth);
     if (!sol) {
-      if (free[2])
+      if (free[3])
+        free[3] = false;
+      else if (free[2])
         free[2] = false;
       else if (free[1])
         free[1] = false;
@@ -93,9 +105,12 @@ Params solve_active_set(const std::vector<Obs>& obs, const std::vector<std::size
     next.l0 = free[0] ? (*sol)(0) : fixed.l0;
     next.l1 = free[1] ? (*sol)(1) : fixed.l1;
     next.beta = free[2] ? (*sol)(2) : fixed.beta;
+    next.beta_ch = free[3] ? (*sol)(3) : fixed.beta_ch;
     solved = true;
     if (free[2] && !(next.beta > 0))
       free[2] = false, solved = false;
+    else if (free[3] && !(next.beta_ch > 0))
+      free[3] = false, solved = false;
     else if (free[1] && next.l1 < 0)
       free[1] = false, solved = false;
     else if (free[0] && next.l0 < 0)
@@ -108,16 +123,19 @@ Params solve_active_set(const std::vector<Obs>& obs, const std::vector<std::size
   return next;
 }
 
-// Re-chooses each point's algorithm under `p` (the cheaper, as the tuner does)
-// and returns the relative residuals; `same` says whether no choice changed.
+// Re-chooses each point's algorithm under `p` (the cheaper, as the tuner does;
+// of bounds, the slowest) and returns the relative residuals; `same` says
+// whether no choice changed.
 std::vector<double> rechoose_algorithms(const std::vector<Obs>& obs, const Params& p, std::vector<std::size_t>& alg,
                                         bool& same) {
   same = true;
   std::vector<double> r(obs.size());
   for (std::size_t i = 0; i < obs.size(); ++i) {
     std::size_t best = 0;
-    for (std::size_t a = 1; a < obs[i].terms.size(); ++a)
-      if (p.predict(obs[i].terms[a], obs[i].n) < p.predict(obs[i].terms[best], obs[i].n)) best = a;
+    for (std::size_t a = 1; a < obs[i].terms.size(); ++a) {
+      const double t = p.predict(obs[i].terms[a], obs[i].n), t_best = p.predict(obs[i].terms[best], obs[i].n);
+      if (obs[i].slowest ? t > t_best : t < t_best) best = a;
+    }
     same = same && best == alg[i];
     alg[i] = best;
     r[i] = (p.predict(obs[i].terms[best], obs[i].n) - obs[i].t) / obs[i].t;
@@ -175,15 +193,20 @@ EngineResult fit_engine(const std::vector<Obs>& obs, const Params& base, const F
   std::vector<std::size_t> alg(m, 0);
   std::vector<double> weights(m, 1.0);
   Params cur = base;
+  // Bounds start as the base prices them (algorithms start at the first).
+  for (std::size_t i = 0; i < m; ++i)
+    for (std::size_t a = 1; obs[i].slowest && a < obs[i].terms.size(); ++a)
+      if (base.predict(obs[i].terms[a], obs[i].n) > base.predict(obs[i].terms[alg[i]], obs[i].n)) alg[i] = a;
   bool bisquare = false;  // second phase: Tukey's biweight from the Huber solution
   for (int iter = 1; iter <= opt.max_iterations; ++iter) {
     out.iterations = iter;
     std::set<double> steps;
     for (std::size_t i = 0; i < m; ++i) steps.insert(obs[i].terms[alg[i]].steps);
     const bool growth = steps.size() >= 2;
-    std::array<bool, 3> free{};
+    std::array<bool, 4> free{};
     Params next = solve_active_set(obs, alg, weights, growth, base, keep_latency, free);
     out.bandwidth = free[2];
+    out.channel_bandwidth = free[3];
     out.growth = growth && free[1] && free[0];
     if (!growth && !keep_latency) {
       // One step count s: only l0 + s*l1 is seen. Split it as the base does.
@@ -200,7 +223,7 @@ EngineResult fit_engine(const std::vector<Obs>& obs, const Params& base, const F
     out.downweighted = reweight(r, bisquare, opt, weights);
     auto rel = [](double a, double b) { return std::abs(a - b) / std::max({std::abs(a), std::abs(b), 1e-300}); };
     const bool converged = same && iter > 1 && rel(next.l0, cur.l0) < 1e-10 && rel(next.l1, cur.l1) < 1e-10 &&
-                           rel(next.beta, cur.beta) < 1e-10;
+                           rel(next.beta, cur.beta) < 1e-10 && rel(next.beta_ch, cur.beta_ch) < 1e-10;
     cur = next;
     if (converged) {
       if (bisquare || !opt.redescending) break;

@@ -28,7 +28,6 @@
 #include "calibrate/compute_fit.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -215,12 +214,29 @@ void adopt_node_size(const std::vector<NamedMeasurements>& ms, FitResult& out) {
   hw.tiers[0].size = node_size;
 }
 
+// send/recv with NCCL's p2p channels (send_recv_bandwidth): a point moves at
+// the link's rate or at its channels x a channel's rate, whichever is less,
+// with the channels of the communicator it was measured on (a 10 x 1 run: 2
+// a peer across DGX H100 nodes; an 80-rank ring: 1). Both are bounds of the
+// point (Obs::slowest); the fit recovers a channel's rate from the points the
+// channels pace and the link's from the others, and a rate no point shows
+// stays the base's. What generalises is the per-channel rate: any other
+// communicator is priced with its own channel count.
+void add_p2p_bounds(const SendRecvBandwidth& b, Obs& o) {
+  if (b.channels <= 0) return;
+  o.slowest = true;
+  o.terms = {o.terms.front(), o.terms.front()};
+  o.terms[1].per_channel = true;
+  o.terms[1].factor /= double(b.channels);
+}
+
 // Fits collective c on `tier` to every series wholly inside that tier, and
 // records the fit, its report and its source.
 void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, const FitOptions& opt,
                     std::size_t tier, Collective c, FitResult& out) {
   HardwareProfile& hw = out.profile;
   std::vector<Obs> obs;
+  double base_per_channel = 0;  // send/recv: the base's p2p channel rate where it has channels on this tier
   std::set<std::int64_t> sizes;
   std::size_t nseries = 0;
   std::set<std::string> origins;
@@ -235,8 +251,17 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
       ++nseries;
       origins.insert(m.origin);
       sizes.insert(s.group_size);
+      const GroupPlacement g = placement_of(hw, s);
+      // NCCL's p2p channels pace NCCL runs only (backend nccl, nccl-local,
+      // nccl-tests); an MPI run's send/recv is fitted on its link alone.
+      const bool nccl_run = m.set.backend.rfind("nccl", 0) == 0;
       for (const MeasuredPoint& p : s.points) {
         obs.push_back(Obs{p.bytes, p.time_s, forced_terms(tier, c, s.group_size, opt.algorithm)});
+        if (c == Collective::send_recv && nccl_run) {
+          const SendRecvBandwidth b = send_recv_bandwidth(hw, g, p.bytes);
+          add_p2p_bounds(b, obs.back());
+          if (b.channels > 0) base_per_channel = b.per_channel_bytes_per_s;
+        }
         min_bytes = std::min(min_bytes, p.bytes);
         max_bytes = std::max(max_bytes, p.bytes);
       }
@@ -247,7 +272,8 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
                                     collective_key(c), obs.size(), obs.size() == 1 ? " is" : "s are"));
     return;
   }
-  const Params base_p = current_params(base, tier, c);
+  Params base_p = current_params(base, tier, c);
+  if (base_per_channel > 0) base_p.beta_ch = 1.0 / base_per_channel;
   // Latency is only seen in small messages; a sweep from 32 MiB would
   // extrapolate it (issue 14: 3-5x off at small sizes), so the base's stays.
   const bool no_small = min_bytes >= kSmallMessageBytes;
@@ -267,6 +293,7 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   f.base_latency_s = std::min(e.params.l0, 1.0);
   f.latency_per_step_s = std::min(e.params.l1, 1.0);
   const double per_gpu = 1.0 / e.params.beta;
+  if (base_per_channel > 0) f.p2p_channel_bandwidth_bytes_per_s = std::min(1e15, 1.0 / e.params.beta_ch);
   f.bandwidth_bytes_per_s = std::min(
       1e15,
       tier == 0 ? per_gpu : per_gpu * double(t.gpus_per_node) / double(std::max<std::int64_t>(t.nics_per_node, 1)));
@@ -282,6 +309,8 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   rep.fit = f;
   rep.growth_fitted = e.growth;
   rep.bandwidth_fitted = e.bandwidth;
+  rep.p2p_channels = base_per_channel > 0;
+  rep.channel_bandwidth_fitted = e.channel_bandwidth;
   rep.latency_kept = no_small && !opt.force;
   rep.min_bytes = min_bytes;
   rep.max_bytes = max_bytes;
@@ -292,13 +321,21 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   out.sources[fmt::format("tiers[{}].collectives.{}", tier, collective_key(c))] = fmt::format(
       "fitted by planner calibrate fit to {}: {} series, group sizes {}, {} points {}-{}; weighted least squares "
       "in relative "
-      "error with Huber reweighting{}{}{}{}",
+      "error with Huber reweighting{}{}{}{}{}",
       from, nseries, join_sizes(rep.group_sizes), obs.size(), human_bytes(min_bytes), human_bytes(max_bytes),
       opt.algorithm ? fmt::format("; algorithm forced: {}", to_string(*opt.algorithm)) : "",
       rep.latency_kept ? "; no size below 1 MiB, so the base profile's latency kept"
       : e.growth       ? ""
                        : "; one step count, so base and per-step latency split in the base profile's ratio",
-      e.bandwidth ? "" : "; sizes too small to show bandwidth, the base's bandwidth kept",
+      !rep.p2p_channels ? ""
+      : e.channel_bandwidth
+          ? "; p2p_channel_bandwidth_bytes_per_s: what one NCCL p2p channel moved, given each measured "
+            "communicator's channel count (NVIDIA/nccl src/graph/paths.cc ncclTopoComputeP2pChannels, "
+            "src/enqueue.cc addP2pToPlan)"
+          : "; no point paced by NCCL's p2p channels, so the base's per-channel rate kept",
+      e.bandwidth         ? ""
+      : rep.p2p_channels ? "; every point paced by NCCL's p2p channels, so the base's link bandwidth kept"
+                          : "; sizes too small to show bandwidth, the base's bandwidth kept",
       opt.command.empty() ? "" : fmt::format("; command: {}", opt.command));
 }
 
@@ -444,45 +481,5 @@ std::string render_fitted_profile(const FitResult& r, const json& base_sources) 
       "latency_s and bandwidth_achieved_bytes_per_s.";
   return j.dump(2) + "\n";
 }
-
-std::string human_bytes(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4) b /= 1024, ++u;
-  // Four significant digits: 33554400 B (an all-gather size rounded to the
-  // ranks) is "32 MiB", 1.5 KiB stays "1.5 KiB".
-  return fmt::format("{:.4g} {}", b, units[u]);
-}
-
-std::string device_key(const std::string& device) {
-  std::string family, memory;
-  std::string word;
-  auto take = [&] {
-    std::string w;
-    for (char ch : word) w += char(std::toupper(static_cast<unsigned char>(ch)));
-    word.clear();
-    const bool digit = w.find_first_of("0123456789") != std::string::npos;
-    if (!digit) return;
-    const bool gb = w.size() > 2 && w.substr(w.size() - 2) == "GB" &&
-                    w.find_first_not_of("0123456789") == w.size() - 2;
-    if (gb) {
-      if (memory.empty()) memory = w;
-    } else if (family.empty() && w.rfind("SXM", 0) != 0 && w.rfind("HBM", 0) != 0 && w.rfind("PCIE", 0) != 0 &&
-               w.rfind("NVL", 0) != 0) {
-      family = w;
-    }
-  };
-  for (char ch : device) {
-    if (std::isspace(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '(' || ch == ')')
-      take();
-    else
-      word += ch;
-  }
-  take();
-  if (family.empty()) return "";
-  return memory.empty() ? family : family + " " + memory;
-}
-
-std::string join_sizes(const std::vector<std::int64_t>& v) { return fmt::format("{}", fmt::join(v, ",")); }
 
 }  // namespace planner

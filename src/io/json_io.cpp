@@ -56,7 +56,8 @@ std::array<double, kNumDTypes> per_dtype(FieldReader& parent, const std::string&
 }
 
 // tiers[i].collectives: {"all_reduce": {base_latency_s, latency_per_step_s,
-// bandwidth_bytes_per_s}, ...}, written by `planner calibrate fit`.
+// bandwidth_bytes_per_s}, ...; send_recv optionally
+// p2p_channel_bandwidth_bytes_per_s}, written by `planner calibrate fit`.
 void read_collective_fits(const json& obj, const std::string& path, std::vector<std::string>& problems,
                           std::array<CollectiveFit, kNumCollectives>& out) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
@@ -77,6 +78,8 @@ void read_collective_fits(const json& obj, const std::string& path, std::vector<
     fit.base_latency_s = f.number("base_latency_s", 0, 1, true, 0, false);
     fit.latency_per_step_s = f.number("latency_per_step_s", 0, 1, true, 0, false);
     fit.bandwidth_bytes_per_s = f.number("bandwidth_bytes_per_s", 0, 1e15);
+    if (*c == Collective::send_recv)
+      fit.p2p_channel_bandwidth_bytes_per_s = f.number("p2p_channel_bandwidth_bytes_per_s", 0, 1e15, false);
     f.reject_unknown();
   }
 }
@@ -370,6 +373,8 @@ json to_json(const HardwareProfile& h) {
       tj["collectives"][collective_key(c)] = {{"base_latency_s", f.base_latency_s},
                                               {"latency_per_step_s", f.latency_per_step_s},
                                               {"bandwidth_bytes_per_s", f.bandwidth_bytes_per_s}};
+      if (f.p2p_channel_bandwidth_bytes_per_s > 0)
+        tj["collectives"][collective_key(c)]["p2p_channel_bandwidth_bytes_per_s"] = f.p2p_channel_bandwidth_bytes_per_s;
     }
     tiers.push_back(tj);
   }

@@ -142,7 +142,7 @@ double p2p_term_s(const ModelSpec& model, const HardwareProfile& hw, const Paral
   const std::int64_t p = pc.pp, v = pc.virtual_stages;
   // The pipeline's stage boundaries as one send/recv ring: where the PP group
   // spans scale-up domains, the boundary that crosses the network paces every
-  // transfer (collectives.cpp, send_recv_cost), whatever the stride.
+  // transfer (p2p_channels.cpp, send_recv_bandwidth), whatever the stride.
   const GroupPlacement pair = placement(hw, pc.pp, pc.tp * pc.cp);
   const double bytes = pp_send_bytes(model, pc, ts);
   const CollectiveCost one_cost = collective_cost(hw, pair, Collective::send_recv, bytes);

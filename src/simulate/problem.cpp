@@ -45,13 +45,13 @@ GroupPlacement hop_placement(const HardwareProfile& hw, const ParallelConfig& pc
   const std::int64_t block = pc.tp * pc.cp;                      // ranks of one stage (TP, CP innermost)
   GroupPlacement g = placement(hw, 2, block * std::max<std::int64_t>(1, distance));
   // A hop whose two stages sit in different scale-up domains crosses the
-  // network whatever its stride (collectives.cpp, send_recv_cost).
+  // network whatever its stride (p2p_channels.cpp, send_recv_bandwidth).
   const std::int64_t domain = hw.tiers.empty() ? 1 : std::max<std::int64_t>(1, hw.tiers[0].size);
   const std::int64_t from = k * block, to = (k + 1 < pc.pp ? k + 1 : 0) * block;
   if (hw.tiers.size() > 1 && from / domain != to / domain) g.stride = std::max(g.stride, domain);
   // It sends on the PP group's communicator (Megatron-LM core_v0.19.0
   // p2p_communication.py: P2POp / isend on the pipeline group), whose ranks
-  // and GPUs a node set NCCL's p2p channels (collectives.cpp, send_recv_cost),
+  // and GPUs a node set NCCL's p2p channels (p2p_channels.cpp, send_recv_bandwidth),
   // as the closed form's pipeline send/recv prices them.
   const GroupPlacement comm = placement(hw, pc.pp, block);
   g.comm_size = comm.size;

@@ -122,6 +122,27 @@ class CollectiveCurve {
   int ctas_per_nic_ = 0;  // CollectiveCost::ctas_per_nic of this group
 };
 
+// What one send/recv of `bytes` between members of `g` moves at, per GPU
+// (the one rule collective_cost, evaluate, the simulator and calibrate fit
+// use): the link's (the NIC share across nodes, NVLink in a node) or, with
+// NCCL tuning, NCCL's p2p channels for that message x what one channel moves,
+// where they give less (src/graph/paths.cc ncclTopoComputeP2pChannels,
+// src/enqueue.cc addP2pToPlan; docs/cost_model.md "Communication"). The
+// channels are those of the communicator (g, or g.comm_* for a pipeline hop).
+// A fitted send/recv (calibrate fit) sets the link and, where it carries
+// p2p_channel_bandwidth_bytes_per_s, the per-channel rate; a fit without it
+// has no channel cap (channels 0).
+struct SendRecvBandwidth {
+  bool remote = false;                 // priced on tier 1 (the pair or ring of pairs crosses nodes)
+  double link_bytes_per_s = 0;         // per GPU
+  int channels = 0;                    // NCCL's p2p channels for the message; 0: no channel cap
+  double per_channel_bytes_per_s = 0;  // what one channel moves
+  [[nodiscard]] double channel_bytes_per_s() const { return double(channels) * per_channel_bytes_per_s; }
+  [[nodiscard]] bool channel_bound() const { return channels > 0 && channel_bytes_per_s() < link_bytes_per_s; }
+  [[nodiscard]] double bytes_per_s() const { return channel_bound() ? channel_bytes_per_s() : link_bytes_per_s; }
+};
+[[nodiscard]] SendRecvBandwidth send_recv_bandwidth(const HardwareProfile& hw, const GroupPlacement& g, double bytes);
+
 // Per-GPU bandwidth of the bottleneck link a ring over this group uses.
 [[nodiscard]] double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacement& g);
 

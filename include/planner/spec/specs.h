@@ -95,6 +95,11 @@ struct CollectiveFit {
   double base_latency_s = 0;         // once per collective on a group of this tier
   double latency_per_step_s = 0;     // per ring step / tree level / hop on this tier
   double bandwidth_bytes_per_s = 0;  // as bandwidth_achieved_bytes_per_s: per GPU (tier 0), per NIC (tier 1)
+  // send/recv only: what one of NCCL's p2p channels moves on this tier, fitted
+  // with the channel count of each measured communicator, so a communicator of
+  // another size is priced with its own channels (collectives.h
+  // send_recv_bandwidth); 0: no channel cap (the fitted bandwidth stands alone).
+  double p2p_channel_bandwidth_bytes_per_s = 0;
   bool operator==(const CollectiveFit&) const = default;
 };
 // One CollectiveFit per planner::Collective (collectives.h), in that enum's order.

@@ -1,0 +1,1 @@
+calibrate fit --measurements tests/golden/data/xxrjun_cluster01_1x8_h100.json tests/golden/data/xxrjun_cluster01_10x1_h100.json tests/golden/data/xxrjun_cluster01_10x8_h100.json --base dgx-h100 --force -o /tmp/planner_golden_fit_xxrjun.json
