@@ -99,6 +99,11 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   ts.overlap_grad_reduce = r.boolean("overlap_grad_reduce", false, ts.overlap_grad_reduce);
   ts.overlap_p2p = r.boolean("overlap_p2p", false, ts.overlap_p2p);
   ts.tp_comm_overlap = r.boolean("tp_comm_overlap", false, ts.tp_comm_overlap);
+  // Eager PyTorch (torchtitan without torch.compile) and its composite RMSNorm before torch 2.9.
+  ts.eager_elementwise = r.boolean("eager_elementwise", false, ts.eager_elementwise);
+  ts.eager_composite_rmsnorm = r.boolean("eager_composite_rmsnorm", false, ts.eager_composite_rmsnorm);
+  if (ts.eager_composite_rmsnorm && !ts.eager_elementwise)
+    r.problem("eager_composite_rmsnorm", "applies to eager PyTorch (\"eager_elementwise\": true)");
   // MoE (moe_cost.h): all-to-all backend, imbalance, capacity factor, a2a overlap.
   ts.a2a = r.choice("a2a", kA2aBackendNames, A2aBackend::nccl, false);
   ts.moe_imbalance = r.number("moe_imbalance", 1, 1e3, false, ts.moe_imbalance, false);
