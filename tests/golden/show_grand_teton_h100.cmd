@@ -1,0 +1,1 @@
+show grand-teton-h100
