@@ -403,7 +403,8 @@ TEST_CASE("a fit that does not describe its series fails the gates", "[calibrati
   const FitResult r = fit_profile(base, {{"m.json", m}});
   REQUIRE(r.failures.size() == 1);
   INFO(r.failures[0]);
-  CHECK(r.failures[0].rfind("tier 0 send_recv (group sizes 2, 14 points 8 B-512 MiB): R2 of ln(time) 0.14 < 0.9 and median ", 0) == 0);
+  CHECK(r.failures[0].rfind(
+            "tier 0 send_recv (group sizes 2, 14 points 8 B-512 MiB): R2 of ln(time) 0.14 < 0.9 and median ", 0) == 0);
   CHECK(r.failures[0].find("median |error|") != std::string::npos);
   FitOptions force;
   force.force = true;

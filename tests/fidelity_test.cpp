@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
-#include "planner/io/catalog.h"
 #include "planner/framework/framework.h"
+#include "planner/io/catalog.h"
 #include "planner/model/evaluate.h"
 
 using namespace planner;

@@ -390,8 +390,7 @@ TEST_CASE("eager PyTorch element-wise ops: RoPE in fp32 complex, the output copy
   }
 }
 
-TEST_CASE("composite RMSNorm (eager PyTorch before 2.9) moves 32 more bytes per element in each norm",
-          "[layer_cost]") {
+TEST_CASE("composite RMSNorm (eager PyTorch before 2.9) moves 32 more bytes per element in each norm", "[layer_cost]") {
   const ModelSpec m = find_model("llama8b", kDir);
   HardwareProfile hw = find_hardware("dgx-a100-80gb", kDir);
   hw.efficiency.chip_speed_sigma = 0;

@@ -81,8 +81,7 @@ Params solve_active_set(const std::vector<Obs>& obs, const std::vector<std::size
                         const std::vector<double>& weights, bool growth, const Params& base, bool keep_latency,
                         std::array<bool, 4>& free) {
   bool link_used = false, channel_used = false;
-  for (std::size_t i = 0; i < obs.size(); ++i)
-    (obs[i].terms[alg[i]].per_channel ? channel_used : link_used) = true;
+  for (std::size_t i = 0; i < obs.size(); ++i) (obs[i].terms[alg[i]].per_channel ? channel_used : link_used) = true;
   // keep_latency: the base's latency stays, only the bandwidth is fitted.
   free = {!keep_latency, growth && !keep_latency, link_used, channel_used};
   const Params fixed = keep_latency ? base : Params{0, 0, base.beta, base.beta_ch};

@@ -333,9 +333,9 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
             "communicator's channel count (NVIDIA/nccl src/graph/paths.cc ncclTopoComputeP2pChannels, "
             "src/enqueue.cc addP2pToPlan)"
           : "; no point paced by NCCL's p2p channels, so the base's per-channel rate kept",
-      e.bandwidth         ? ""
+      e.bandwidth        ? ""
       : rep.p2p_channels ? "; every point paced by NCCL's p2p channels, so the base's link bandwidth kept"
-                          : "; sizes too small to show bandwidth, the base's bandwidth kept",
+                         : "; sizes too small to show bandwidth, the base's bandwidth kept",
       opt.command.empty() ? "" : fmt::format("; command: {}", opt.command));
 }
 

@@ -30,8 +30,7 @@ std::string device_key(const std::string& device) {
     word.clear();
     const bool digit = w.find_first_of("0123456789") != std::string::npos;
     if (!digit) return;
-    const bool gb = w.size() > 2 && w.substr(w.size() - 2) == "GB" &&
-                    w.find_first_not_of("0123456789") == w.size() - 2;
+    const bool gb = w.size() > 2 && w.substr(w.size() - 2) == "GB" && w.find_first_not_of("0123456789") == w.size() - 2;
     if (gb) {
       if (memory.empty()) memory = w;
     } else if (family.empty() && w.rfind("SXM", 0) != 0 && w.rfind("HBM", 0) != 0 && w.rfind("PCIE", 0) != 0 &&

@@ -52,7 +52,9 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
   app->add_option("--global-batch", f.global_batch, "global batch in sequences");
   app->add_option("--global-batch-tokens", f.global_batch_tokens, "global batch in tokens (default: the model's)");
   app->add_option("--dtype", f.dtype, "bf16 or fp8")->check(CLI::IsMember(name_list<DType>()));
-  app->add_option("--attention", f.attention, "flash (the chip's fastest fused kernel), flash2 (FlashAttention-2: PyTorch SDPA's default before torch 2.11) or unfused")
+  app->add_option("--attention", f.attention,
+                  "flash (the chip's fastest fused kernel), flash2 (FlashAttention-2: PyTorch SDPA's default before "
+                  "torch 2.11) or unfused")
       ->check(CLI::IsMember(name_list<AttentionKernel>()));
   app->add_option("--grad-bytes", f.grad_bytes, "bytes per gradient element (2 bf16, 4 fp32 main grads)");
   app->add_option("--grad-reduce-bytes", f.grad_reduce_bytes,

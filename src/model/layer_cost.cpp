@@ -228,20 +228,20 @@ void add_attention_core(LayerTime& lt, const Dims& d, const HardwareProfile& hw,
     lt.attention_bwd_s = 2.0 * lt.attention_fwd_s;
   }
   if (ex)
-    note_step(
-        ex, "attention core (fwd)",
-        kernel == AttentionKernel::flash ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*attention_max*L/(L+L_half)), L = s/(2*cp); bwd 2.5x"
-        : is_fused(kernel)
-            ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*flash2_attention_max*L/(L+L_half)), L = s/(2*cp); bwd 2.5x (FlashAttention-2)"
-                                         : "4*b*(H/t)*s_local*s*hd / (peak*unfused_max) + softmax bytes/HBM; bwd 2x",
-        "PaLM App. B (attention FLOPs); Dao 2023 (FlashAttention-2); length curve: pytorch/benchmark#2391 (FA3); FA2 on "
-        "Hopper: pytorch/pytorch#142132, Shah et al. 2024",
-        {{"score_elements", scores},
-         {"head_dim", d.hd},
-         {"flops", lt.attention_flops_fwd},
-         {"kv_length_per_call", d.s / (2.0 * d.cp)},
-         {"half_tokens", hw.efficiency.attention_half_tokens}},
-        lt.attention_fwd_s, "s");
+    note_step(ex, "attention core (fwd)",
+              kernel == AttentionKernel::flash
+                  ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*attention_max*L/(L+L_half)), L = s/(2*cp); bwd 2.5x"
+              : is_fused(kernel) ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*flash2_attention_max*L/(L+L_half)), L = "
+                                   "s/(2*cp); bwd 2.5x (FlashAttention-2)"
+                                 : "4*b*(H/t)*s_local*s*hd / (peak*unfused_max) + softmax bytes/HBM; bwd 2x",
+              "PaLM App. B (attention FLOPs); Dao 2023 (FlashAttention-2); length curve: pytorch/benchmark#2391 (FA3); "
+              "FA2 on Hopper: pytorch/pytorch#142132, Shah et al. 2024",
+              {{"score_elements", scores},
+               {"head_dim", d.hd},
+               {"flops", lt.attention_flops_fwd},
+               {"kv_length_per_call", d.s / (2.0 * d.cp)},
+               {"half_tokens", hw.efficiency.attention_half_tokens}},
+              lt.attention_fwd_s, "s");
 }
 
 // HBM bytes of the layer's memory-bound kernels per micro-batch.
@@ -331,8 +331,9 @@ CpCorrectionBytes cp_correction_bytes(const Dims& d) {
 void note_elementwise(Explain* ex, const ElementwiseBytes& eb, const HardwareProfile& hw, double elementwise_fwd_s) {
   note_step(ex, "element-wise kernels (fwd)",
             "bytes(norms, residual/dropout, activation, RoPE [+ eager PyTorch: RoPE in fp32 complex +16, output "
-            "copy +4, SiLU and multiply apart +4 bytes per element; composite RMSNorm before torch 2.9 +32 per norm element] [+ fp8 cast/transpose of GEMM inputs]) / (HBM bw "
-            "* hbm_efficiency); bwd 2x [+ fp8 cast/transpose of output gradients]",
+            "copy +4, SiLU and multiply apart +4 bytes per element; composite RMSNorm before torch 2.9 +32 per norm "
+            "element] [+ fp8 cast/transpose of GEMM inputs]) / (HBM bw * hbm_efficiency); bwd 2x [+ fp8 "
+            "cast/transpose of output gradients]",
             "roofline (Williams et al. 2009); tensor sizes from Korthikanti et al. 2022 §4; Transformer Engine "
             "fp8_cast_transpose_fused; torchtitan v0.2.2 models/llama3/model/model.py (eager); torchtitan "
             "models/norms.py @9dec370, pytorch/pytorch#153666 (composite RMSNorm)",

@@ -108,8 +108,8 @@ SendRecvBandwidth send_recv_bandwidth(const HardwareProfile& hw, const GroupPlac
   const CollectiveFit* fit = fit_for(hw, out.remote ? 1 : 0, c);
   if (fit && !(fit->p2p_channel_bandwidth_bytes_per_s > 0)) return out;
   const std::int64_t comm_ranks = g.comm_size > 0 ? g.comm_size : g.size;
-  const std::int64_t comm_ppn = g.comm_size > 0 ? std::max<std::int64_t>(1, g.comm_members_per_domain)
-                                                : g.members_per_domain;
+  const std::int64_t comm_ppn =
+      g.comm_size > 0 ? std::max<std::int64_t>(1, g.comm_members_per_domain) : g.members_per_domain;
   const std::int64_t comm_multi_ppn = comm_ranks > comm_ppn ? comm_ppn : 0;
   out.channels = p2p_channels(hw, comm_ranks, out.remote, bytes, comm_multi_ppn);
   if (out.channels <= 0) return out;

@@ -34,11 +34,10 @@ Axes search_axes(const HardwareProfile& hw, const SearchSpec& spec) {
   // With flash attention, Megatron's selective recomputation equals none (the
   // attention core stores nothing to drop), so the search skips it unless
   // pinned; torchtitan's policies (TrainingSpec::selective) differ from none.
-  ax.recs = pinned_values_or(pin.recompute,
-                             is_fused(spec.training.attention) &&
-                                     spec.training.selective == SelectivePolicy::megatron_attention
-                                 ? std::vector<Recompute>{Recompute::none, Recompute::full}
-                                 : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
+  ax.recs = pinned_values_or(
+      pin.recompute, is_fused(spec.training.attention) && spec.training.selective == SelectivePolicy::megatron_attention
+                         ? std::vector<Recompute>{Recompute::none, Recompute::full}
+                         : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
   for (int z : pinned_values_or(pin.zero_stage, {0, 1, 2, 3}))
     for (bool reshard : z == 3 ? pinned_values_or(pin.reshard_after_forward, {true, false}) : std::vector<bool>{true})
       ax.shardings.push_back({z, reshard});
@@ -58,8 +57,7 @@ namespace {
 // README prefers EP over ETP) and dividing the expert FFN width. Dense
 // models: (1, 1) only, unless pinned (then rejected by expert_reasons).
 std::vector<std::pair<std::int64_t, std::int64_t>> expert_layouts(const ModelSpec& model, const SearchPins& pin,
-                                                                  std::int64_t tp, std::int64_t cp,
-                                                                  std::int64_t dp) {
+                                                                  std::int64_t tp, std::int64_t cp, std::int64_t dp) {
   const auto first_or_1 = [](const Pin<std::int64_t>& p) { return p ? p.values().front() : std::int64_t{1}; };
   if (!model.is_moe()) return {{first_or_1(pin.ep), first_or_1(pin.etp)}};
   // A pin of one value is tried as given (expert_reasons rejects it if it does
@@ -99,15 +97,11 @@ Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, co
         if (pp > 1)
           for (std::int64_t v = 2; v <= spec.max_virtual_stages && v <= model.num_layers / pp; ++v)
             vpp_all.push_back(v);
-        Outer o{tp,
-                cp,
-                pp,
-                dp,
-                pinned_or(pin.virtual_stages, vpp_all),
+        Outer o{tp, cp, pp, dp, pinned_or(pin.virtual_stages, vpp_all),
                 // MoE with TP > 1 needs SP (expert_reasons): SP off is not tried unless pinned.
-                pinned_or(pin.sequence_parallel, tp > 1 ? (model.is_moe() ? std::vector<bool>{true}
-                                                                          : std::vector<bool>{false, true})
-                                                        : std::vector<bool>{false}),
+                pinned_or(pin.sequence_parallel,
+                          tp > 1 ? (model.is_moe() ? std::vector<bool>{true} : std::vector<bool>{false, true})
+                                 : std::vector<bool>{false}),
                 expert_layouts(model, pin, tp, cp, dp)};
         if (o.vpps.empty() || o.sps.empty() || o.experts.empty()) continue;  // a list pin with no valid value here
         // MoE models: one configuration per layout, its recomputation and

@@ -65,12 +65,14 @@ FlopConvention parse_flop_convention(const std::string& text_in, double* stated_
   static const std::regex eq3(R"((?:eq|equation)\.?\s*\(?\s*3(?![0-9]))"),
       eq7(R"((?:eq|equation)\.?\s*\(?\s*7(?![0-9]))");
   if (std::regex_search(s, eq3) || contains(q, "96b") || contains(s, "narayanan")) return FlopConvention::narayanan_eq3;
-  if (std::regex_search(s, eq7) || contains(q, "72b") || contains(s, "korthikanti")) return FlopConvention::korthikanti_eq7;
+  if (std::regex_search(s, eq7) || contains(q, "72b") || contains(s, "korthikanti"))
+    return FlopConvention::korthikanti_eq7;
   if (contains(s, "ignores gqa")) return FlopConvention::palm_mha;
   if (contains(s, "num_floating_point_operations") || (contains(s, "megatron") && contains(s, "flop")))
     return FlopConvention::megatron;
   // C = 6ND without an attention term (no "12", "attention", "palm").
-  if ((contains(q, "6nd") || contains(q, "6ntokens") || contains(q, "6paramstokens") || contains(q, "6n_paramstokens")) &&
+  if ((contains(q, "6nd") || contains(q, "6ntokens") || contains(q, "6paramstokens") ||
+       contains(q, "6n_paramstokens")) &&
       !contains(q, "12") && !contains(q, "+") && !contains(s, "attention") && !contains(s, "palm"))
     return FlopConvention::six_nd;
   if (contains(s, "palm") || contains(q, "6n") || contains(s, "model_flops") || contains(s, "12*l*h*s") ||

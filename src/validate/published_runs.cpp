@@ -328,8 +328,7 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   if (const json* v = field(row, "attention_kernel")) {
     const auto a = parse_name<AttentionKernel>(v->is_string() ? v->get<std::string>() : "");
     if (!a)
-      throw RowError{
-          fmt::format("attention_kernel: expected \"flash\", \"flash2\" or \"unfused\", got {}", v->dump())};
+      throw RowError{fmt::format("attention_kernel: expected \"flash\", \"flash2\" or \"unfused\", got {}", v->dump())};
     ts.attention = *a;
   }
   if (const auto g = number(row, "grad_bytes")) ts.grad_bytes_per_param = *g;
@@ -432,8 +431,8 @@ void map_measured(const json& row, MeasuredRun& r) {
     const std::string c = v->is_string() ? v->get<std::string>() : "";
     bool found = false;
     for (FlopConvention k : {FlopConvention::none, FlopConvention::narayanan_eq3, FlopConvention::korthikanti_eq7,
-                             FlopConvention::palm, FlopConvention::palm_mha,
-                             FlopConvention::megatron, FlopConvention::six_nd})  // "stated" comes with flops_per_sequence
+                             FlopConvention::palm, FlopConvention::palm_mha, FlopConvention::megatron,
+                             FlopConvention::six_nd})  // "stated" comes with flops_per_sequence
       if (c == to_string(k)) r.convention = k, found = true;
     if (!found)
       throw RowError{fmt::format(

@@ -56,8 +56,9 @@ struct CollectiveFitReport {
   bool growth_fitted = false;    // base and per-step latency fitted separately (>= 2 step counts)
   bool latency_kept = false;     // no size below kSmallMessageBytes: the base's latency kept (not --force)
   double min_bytes = 0, max_bytes = 0;
-  bool bandwidth_fitted = true;  // false: sizes too small to see bandwidth (send/recv: or every point channel-paced); the base's kept
-  bool p2p_channels = false;     // send/recv priced on NCCL's p2p channels (fit.p2p_channel_bandwidth_bytes_per_s)
+  bool bandwidth_fitted =
+      true;  // false: sizes too small to see bandwidth (send/recv: or every point channel-paced); the base's kept
+  bool p2p_channels = false;  // send/recv priced on NCCL's p2p channels (fit.p2p_channel_bandwidth_bytes_per_s)
   bool channel_bandwidth_fitted = false;  // some point paced by its channels: their rate fitted (else the base's)
   int iterations = 0;
   double r2_log_time = 0;  // 1 - SSE/SST of ln(time)

@@ -38,9 +38,8 @@ inline constexpr EnumName<NcclGeneration> kNcclGenerationNames[] = {{NcclGenerat
                                                                     {NcclGeneration::blackwell, "blackwell"}};
 inline constexpr EnumName<HostCpu> kHostCpuNames[] = {{HostCpu::intel, "intel"}, {HostCpu::amd, "amd"}};
 inline constexpr EnumName<DType> kDTypeNames[] = {{DType::bf16, "bf16"}, {DType::fp8, "fp8"}};
-inline constexpr EnumName<AttentionKernel> kAttentionKernelNames[] = {{AttentionKernel::flash, "flash"},
-                                                                      {AttentionKernel::unfused, "unfused"},
-                                                                      {AttentionKernel::flash2, "flash2"}};
+inline constexpr EnumName<AttentionKernel> kAttentionKernelNames[] = {
+    {AttentionKernel::flash, "flash"}, {AttentionKernel::unfused, "unfused"}, {AttentionKernel::flash2, "flash2"}};
 inline constexpr EnumName<Recompute> kRecomputeNames[] = {
     {Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}};
 inline constexpr EnumName<RouterScore> kRouterScoreNames[] = {{RouterScore::softmax, "softmax"},

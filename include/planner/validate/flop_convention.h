@@ -18,9 +18,9 @@ enum class FlopConvention {
   palm,             // (6·N_matmul + 12·L·H·Q·T) per token (PaLM App. B; NeMo, MaxText)
   palm_mha,         // the same with K/V counted as full multi-head attention (NeMo's GPT formula ignores GQA)
   stated,           // the row states its FLOPs per sequence ("model_flops(GBS=1 -> 4.74E+14)")
-  megatron,         // Megatron-LM num_floating_point_operations incl. MoE/MLA/MTP (FlopsPerToken::model; NVIDIA's tables)
-  six_nd,           // C = 6·N·D, no attention term; N = every parameter a token uses (Hoffmann et al. 2022 §3)
-  unknown,          // text not recognised: TFLOP/s and MFU cannot be compared
+  megatron,  // Megatron-LM num_floating_point_operations incl. MoE/MLA/MTP (FlopsPerToken::model; NVIDIA's tables)
+  six_nd,    // C = 6·N·D, no attention term; N = every parameter a token uses (Hoffmann et al. 2022 §3)
+  unknown,   // text not recognised: TFLOP/s and MFU cannot be compared
 };
 
 [[nodiscard]] const char* to_string(FlopConvention c);
