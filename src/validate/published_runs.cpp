@@ -141,7 +141,6 @@ std::optional<int> parse_zero(const std::string& s_in) {
   return std::nullopt;
 }
 
-// The first year 1990-2099 named in the source citation (0 if none).
 // `text` names `word` other than as "no WORD" / "without WORD" (lower case).
 bool affirms(const std::string& text, const std::string& word) {
   for (std::size_t pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
@@ -153,6 +152,7 @@ bool affirms(const std::string& text, const std::string& word) {
   return false;
 }
 
+// The first year 1990-2099 named in the source citation (0 if none).
 int source_year(const std::string& source) {
   static const std::regex year(R"((?:^|[^0-9])((?:19|20)[0-9]{2})(?:[^0-9]|$))");
   std::smatch m;
