@@ -52,6 +52,8 @@ const Expected kExpected[] = {
     {"grand-teton-h100", "h100-96gb-hbm2e", 9.1245e14, 1.8249e15, 96 * kGiB, 2.4e12, 8, 4.5e11, 8, 8, 5e10},
     // A100 40GB: 312 TFLOP/s, 1,555 GB/s, NVLink3 300 GB/s, 8x HDR 200G.
     {"dgx-a100-40gb", "a100-40gb", 3.12e14, 0, 40 * kGiB, 1.555e12, 8, 3e11, 8, 8, 2.5e10},
+    // A800: the A100 with NVLink at 400 GB/s bidirectional (8 links), 8x HDR 200G assumed.
+    {"hgx-a800", "a800", 3.12e14, 0, 80 * kGiB, 2.039e12, 8, 2e11, 8, 8, 2.5e10},
     // MI300X: 1307.4/2614.9 TFLOP/s dense, 5.3 TB/s, 7 xGMI links of 64 GB/s; rocm-smi capacity.
     {"mi300x", "MI300X", 1.3074e15, 2.6149e15, 206141652992.0, 5.3e12, 8, 4.48e11, 8, 8, 5e10},
     // TPU v5p: 459 TFLOP/s, 95 GiB, 2765 GB/s, 6 ICI ports of 100 GB/s; 6144-chip largest slice.
@@ -202,7 +204,7 @@ TEST_CASE("the unit checks accept the edges of their ranges and every shipped pr
   CHECK(error_of([&] { (void)hardware_from_json(j, "h.json"); }).empty());
   // Loading checks every profile; a shipped one failing would throw here.
   const std::vector<HardwareProfile> all = list_hardware(kDir);
-  CHECK(all.size() == 16);
+  CHECK(all.size() == 17);
   for (const HardwareProfile& h : all) {
     INFO(h.name);
     CHECK(error_of([&] { (void)hardware_from_json(stock_json(h.name), h.name); }).empty());

@@ -306,6 +306,8 @@ TEST_CASE("Hardware is matched by chip family and memory size", "[validate]") {
   CHECK(match_hardware("H100 SXM 96GB HBM2e, 500W power limit (Grand Teton, 400Gb/s RDMA per GPU)", stock, {}) ==
         "grand-teton-h100");
   CHECK(match_hardware("H100", stock, {}) == "dgx-h100");
+  CHECK(match_hardware("A800 80GB", stock, {}) == "hgx-a800");
+  CHECK(match_hardware("A100 80GB", stock, {}) == "dgx-a100-80gb");  // not the A800
   CHECK(match_hardware("H100 NVL 94GB", stock, {}) == "h100-nvl");
   CHECK(match_hardware("A100-SXM4-40GB", stock, {}) == "dgx-a100-40gb");
   CHECK(match_hardware("A100-SXM4-32GB", stock, {}).empty());  // memory differs from every A100 profile
