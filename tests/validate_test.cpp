@@ -144,6 +144,19 @@ TEST_CASE("torchtitan rows run eager PyTorch unless the row says torch_compile",
   CHECK(bad.skip_reason == "torch_compile: expected true or false, got \"yes\"");
 }
 
+TEST_CASE("tp_comm_overlap: the row's recipe turns on Megatron --tp-comm-overlap", "[validate]") {
+  json j = llama8b_row();
+  CHECK_FALSE(map_published_run(j, 0).run->training.tp_comm_overlap);  // unstated: off
+  j["tp_comm_overlap"] = true;
+  const RunRow on = map_published_run(j, 0);
+  REQUIRE(on.run);
+  CHECK(on.run->training.tp_comm_overlap);
+  j["tp_comm_overlap"] = "True";
+  const RunRow bad = map_published_run(j, 0);
+  CHECK_FALSE(bad.run);
+  CHECK(bad.skip_reason == "tp_comm_overlap: expected true or false, got \"True\"");
+}
+
 TEST_CASE("sharding and recomputation read however a row words them", "[validate]") {
   const auto zero_of = [](const char* text) {
     json j = llama8b_row();

@@ -340,6 +340,12 @@ void map_training(const json& row, const std::string& scope_text, const std::str
     if (!v->is_boolean()) throw RowError{fmt::format("overlap_p2p: expected true or false, got {}", v->dump())};
     ts.overlap_p2p = v->get<bool>();
   }
+  // Megatron --tp-comm-overlap (NeMo launcher ub_tp_comm_overlap, Megatron-Bridge
+  // comm_overlap.tp_comm_overlap): the row's recipe says; TrainingSpec::tp_comm_overlap.
+  if (const json* v = field(row, "tp_comm_overlap")) {
+    if (!v->is_boolean()) throw RowError{fmt::format("tp_comm_overlap: expected true or false, got {}", v->dump())};
+    ts.tp_comm_overlap = v->get<bool>();
+  }
   if (const json* v = field(row, "hardware")) {
     if (!v->is_string()) throw RowError{fmt::format("hardware: expected a profile name, got {}", v->dump())};
     r.hardware = v->get<std::string>();
