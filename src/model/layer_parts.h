@@ -23,6 +23,9 @@ constexpr double kAct = 2.0;  // bytes per bf16 activation element
 // counted. bf16: the bf16 tensor itself.
 constexpr double gemm_input_bytes(DType dt) { return dt == DType::fp8 ? 1.0 : kAct; }
 
+// Achieved HBM bandwidth of memory-bound kernels: nominal x hbm_efficiency (roofline, Williams et al. 2009).
+inline double hbm_bw(const HardwareProfile& hw) { return hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency; }
+
 // Dimensions of one layer's work on one GPU for one micro-batch.
 struct Dims {
   double b, s, s_local, n, h, H, KV, hd, F, t, cp, sp_div;

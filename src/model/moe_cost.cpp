@@ -14,9 +14,8 @@ namespace planner {
 
 namespace {
 
-constexpr double kAct = 2.0;  // bf16 activations (layer_parts.h)
-
-double hbm_bw(const HardwareProfile& hw) { return hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency; }
+using layer_detail::hbm_bw;
+using layer_detail::kAct;
 
 // The layer a MoE layer is without its routed experts: attention, norms and
 // the shared experts as one TP-sharded dense FFN of their summed width

@@ -93,8 +93,6 @@ namespace layer_detail {
 
 namespace {
 
-double hbm_bw(const HardwareProfile& hw) { return hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency; }
-
 // Per-layer activation terms the modules discard (as layer_activations
 // counts them, Korthikanti et al. 2022 §4.1 adapted).
 struct ModuleBytes {

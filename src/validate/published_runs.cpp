@@ -9,6 +9,7 @@
 
 #include "validate/moe_runs.h"
 #include "validate/row_text.h"
+#include "validate/row_words.h"
 
 #include <algorithm>
 #include <cctype>
@@ -39,6 +40,7 @@ using row_text::lower;
 
 using row_text::field;
 using row_text::text;
+using namespace row_words;
 
 // An integer field: a JSON integer, an integral number, or a string that is
 // only digits. Text such as "unknown (likely interleaved)" counts as unknown.
@@ -103,61 +105,6 @@ FfnKind parse_ffn(const std::string& s_in) {
   if (contains(s, "relu")) return FfnKind::relu;
   if (contains(s, "gelu")) return FfnKind::gelu;
   throw RowError{fmt::format("ffn_type: expected swiglu, geglu, gelu, relu or squared-relu, got '{}'", s_in)};
-}
-
-// The row's words for recomputation: "full", "selective (per-op)", "none";
-// also "full activation checkpointing", "AC: selective", "enabled" / "yes"
-// (full), "disabled", MaxText's "minimal" (priced as none: docs/cost_model.md).
-std::optional<Recompute> parse_recompute(const std::string& s_in) {
-  const std::string s = lower(s_in);
-  if (s.rfind("full", 0) == 0) return Recompute::full;
-  if (s.rfind("selective", 0) == 0) return Recompute::selective;
-  if (s.rfind("none", 0) == 0 || s.rfind("no", 0) == 0 || s == "false") return Recompute::none;
-  if (contains(s, "selective")) return Recompute::selective;
-  if (contains(s, "full")) return Recompute::full;
-  if (contains(s, "disabled") || contains(s, "minimal") || s == "off") return Recompute::none;
-  if (s == "true" || s == "yes" || s == "on" || contains(s, "enabled")) return Recompute::full;
-  return std::nullopt;
-}
-
-// The row's words for sharding, spacing, '-', '_' and '=' ignored: "ZeRO-1",
-// "ZeRO stage 2", "distributed optimizer", "FSDP", "HSDP", "FULL_SHARD",
-// "SHARD_GRAD_OP" (FSDP's ZeRO-2), "NO_SHARD" / "DDP" (none).
-std::optional<int> parse_zero(const std::string& s_in) {
-  const std::string s = lower(s_in);
-  std::string q;
-  for (char c : s)
-    if (c != ' ' && c != '-' && c != '_' && c != '=') q.push_back(c);
-  if (q.empty() || q.rfind("none", 0) == 0 || q == "no" || q == "false" || q == "0" || q.rfind("ddp", 0) == 0 ||
-      contains(q, "noshard") || contains(q, "zero0") || contains(q, "zerostage0"))
-    return 0;
-  if (contains(q, "shardgradop") || contains(q, "zero2") || contains(q, "zerostage2")) return 2;
-  if (contains(q, "zero3") || contains(q, "zerostage3") || contains(q, "fsdp") || contains(q, "hsdp") ||
-      contains(q, "fullshard") || contains(q, "hybridshard"))
-    return 3;
-  if (contains(q, "zero1") || contains(q, "zerostage1") || contains(q, "distributedoptimizer") ||
-      contains(q, "distributedfusedadam"))
-    return 1;
-  return std::nullopt;
-}
-
-// `text` names `word` other than as "no WORD" / "without WORD" (lower case).
-bool affirms(const std::string& text, const std::string& word) {
-  for (std::size_t pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
-    const std::string before = text.substr(pos >= 8 ? pos - 8 : 0, pos >= 8 ? 8 : pos);
-    if (before.size() >= 3 && before.compare(before.size() - 3, 3, "no ") == 0) continue;
-    if (before.size() >= 8 && before == "without ") continue;
-    return true;
-  }
-  return false;
-}
-
-// The first year 1990-2099 named in the source citation (0 if none).
-int source_year(const std::string& source) {
-  static const std::regex year(R"((?:^|[^0-9])((?:19|20)[0-9]{2})(?:[^0-9]|$))");
-  std::smatch m;
-  if (std::regex_search(source, m, year)) return std::stoi(m[1].str());
-  return 0;
 }
 
 // The architecture, from the row's own fields (not by model name). Returns the

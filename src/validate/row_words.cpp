@@ -1,0 +1,60 @@
+// The free-text words of measured-runs rows (row_words.h).
+#include "validate/row_words.h"
+
+#include <regex>
+
+#include "validate/row_text.h"
+
+namespace planner::row_words {
+
+using row_text::contains;
+using row_text::lower;
+
+std::optional<Recompute> parse_recompute(const std::string& s_in) {
+  const std::string s = lower(s_in);
+  if (s.rfind("full", 0) == 0) return Recompute::full;
+  if (s.rfind("selective", 0) == 0) return Recompute::selective;
+  if (s.rfind("none", 0) == 0 || s.rfind("no", 0) == 0 || s == "false") return Recompute::none;
+  if (contains(s, "selective")) return Recompute::selective;
+  if (contains(s, "full")) return Recompute::full;
+  if (contains(s, "disabled") || contains(s, "minimal") || s == "off") return Recompute::none;
+  if (s == "true" || s == "yes" || s == "on" || contains(s, "enabled")) return Recompute::full;
+  return std::nullopt;
+}
+
+std::optional<int> parse_zero(const std::string& s_in) {
+  const std::string s = lower(s_in);
+  std::string q;
+  for (char c : s)
+    if (c != ' ' && c != '-' && c != '_' && c != '=') q.push_back(c);
+  if (q.empty() || q.rfind("none", 0) == 0 || q == "no" || q == "false" || q == "0" || q.rfind("ddp", 0) == 0 ||
+      contains(q, "noshard") || contains(q, "zero0") || contains(q, "zerostage0"))
+    return 0;
+  if (contains(q, "shardgradop") || contains(q, "zero2") || contains(q, "zerostage2")) return 2;
+  if (contains(q, "zero3") || contains(q, "zerostage3") || contains(q, "fsdp") || contains(q, "hsdp") ||
+      contains(q, "fullshard") || contains(q, "hybridshard"))
+    return 3;
+  if (contains(q, "zero1") || contains(q, "zerostage1") || contains(q, "distributedoptimizer") ||
+      contains(q, "distributedfusedadam"))
+    return 1;
+  return std::nullopt;
+}
+
+bool affirms(const std::string& text, const std::string& word) {
+  for (std::size_t pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
+    const std::string before = text.substr(pos >= 8 ? pos - 8 : 0, pos >= 8 ? 8 : pos);
+    if (before.size() >= 3 && before.compare(before.size() - 3, 3, "no ") == 0) continue;
+    if (before.size() >= 8 && before == "without ") continue;
+    return true;
+  }
+  return false;
+}
+
+int source_year(const std::string& source) {
+  static const std::regex year(R"((?:^|[^0-9])((?:19|20)[0-9]{2})(?:[^0-9]|$))");
+  std::smatch m;
+  if (std::regex_search(source, m, year)) return std::stoi(m[1].str());
+  return 0;
+}
+
+}  // namespace planner::row_words

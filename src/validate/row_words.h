@@ -1,0 +1,30 @@
+// The free-text words of measured-runs rows that name a setting: the
+// recomputation and sharding a row describes, whether it affirms a technique
+// ("Float8", not "no Float8") and the year of its source (published_runs.cpp).
+// Private to validate/.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "planner/spec/specs.h"
+
+namespace planner::row_words {
+
+// "full", "selective (per-op)", "none"; also "full activation checkpointing",
+// "AC: selective", "enabled" / "yes" (full), "disabled", MaxText's "minimal"
+// (priced as none: docs/cost_model.md). nullopt: not recognised.
+[[nodiscard]] std::optional<Recompute> parse_recompute(const std::string& text);
+
+// Spacing, '-', '_' and '=' ignored: "ZeRO-1", "ZeRO stage 2", "distributed
+// optimizer", "FSDP", "HSDP", "FULL_SHARD", "SHARD_GRAD_OP" (FSDP's ZeRO-2),
+// "NO_SHARD" / "DDP" (none). nullopt: not recognised.
+[[nodiscard]] std::optional<int> parse_zero(const std::string& text);
+
+// `text` (lower case) names `word` other than as "no WORD" / "without WORD".
+[[nodiscard]] bool affirms(const std::string& text, const std::string& word);
+
+// The first year 1990-2099 named in the source citation (0 if none).
+[[nodiscard]] int source_year(const std::string& source);
+
+}  // namespace planner::row_words
