@@ -16,6 +16,7 @@
 #include "planner/framework/framework.h"
 #include "planner/io/catalog.h"
 #include "planner/model/evaluate.h"
+#include "planner/model/model_math.h"
 
 using namespace planner;
 
@@ -75,15 +76,21 @@ TEST_CASE("Korthikanti 2022 runs land within 5% median, 10% worst", "[fidelity]"
 // - Meta's layout as Meta ran it (Llama 3 paper, Dubey et al. 2024, §3.3.2 and
 //   Table 4: TP8 CP1 PP16 DP128, 8K sequences, no activation checkpointing,
 //   FSDP without resharding after the forward): 400 TFLOP/s per GPU. Issue 13:
-//   it fits and lands within +-8%.
+//   it fits and lands within +-8%. The paper does not give its FLOP count;
+//   Meta's trainer counts PaLM's (6N + 12*L*H*Q*T, "we follow the convention
+//   and do not account for sparsity in causal attention": pytorch/torchtitan
+//   torchtitan/models/utils.py get_dense_model_nparams_and_flops, b5bcd76), so
+//   the prediction is put in that convention (FlopsPerToken::palm), not in
+//   Megatron-LM's causal count that the planner's own TFLOP/s column uses.
 // - The planner's top pick, TP8 CP2 PP8 v8 mbs1, is NVIDIA's Megatron-Bridge
 //   recipe for Llama 3.1 405B on H100 (perf_recipes/llama/h100/llama31.py:
 //   TP 8, PP 8, CP 2, VP 8, distributed optimizer, TP comm overlap; its
 //   _common.py sets grad_reduce_in_fp32 False, so 2-byte gradients; interleaved
 //   p2p overlapped). Measured, 1024 H100s, GBS 512, FP8: 302 tokens/s per GPU
 //   (docs/performance-summary.md, 25.11 container, DGX-H100; Megatron-Bridge
-//   35b5ecb74). The planner is 12.7% fast on it (tests/validation/nemo_h100,
-//   B05/B07: a known gap); the bound holds that, so a change that widens it fails.
+//   35b5ecb74). Priced at the sustained H100 clock (profile
+//   efficiency.sustained_clock_fraction) the planner lands at +2% (it was 12.7%
+//   fast at MAMF's burst figures); the bound keeps it there.
 TEST_CASE("the flagship's layouts: Meta's 405B layout and NVIDIA's 405B recipe against their measurements",
           "[fidelity]") {
   const std::string dir = PLANNER_SOURCE_DIR;
@@ -99,7 +106,9 @@ TEST_CASE("the flagship's layouts: Meta's 405B layout and NVIDIA's 405B recipe a
   pm.sequence_parallel = true, pm.zero_stage = 2;
   const Evaluation ev_meta = evaluate(m, hw, pm, meta);
   CHECK(ev_meta.feasible());
-  CHECK(ev_meta.time.tflops_per_gpu == Approx(400).epsilon(0.08));
+  const double meta_tflops =
+      ev_meta.time.tokens_per_s / 16384.0 * flops_per_token(m, meta.seq_len, pm.recompute).palm / 1e12;
+  CHECK(meta_tflops == Approx(400).epsilon(0.08));
 
   TrainingSpec nv;
   nv.num_gpus = 1024;
@@ -116,7 +125,9 @@ TEST_CASE("the flagship's layouts: Meta's 405B layout and NVIDIA's 405B recipe a
   const Evaluation ev_nv = evaluate(m, hw, pn, nv);
   CHECK(ev_nv.feasible());
   const double tokens_per_gpu = ev_nv.time.tokens_per_s / 1024.0;
-  WARN(fmt::format("Meta's layout {:.0f} TFLOP/s (measured 400); NVIDIA's recipe {:.1f} tokens/s/GPU (measured 302)",
-                   ev_meta.time.tflops_per_gpu, tokens_per_gpu));
-  CHECK(tokens_per_gpu == Approx(302).epsilon(0.15));  // +12.7% today (a known gap): narrow this as it closes
+  WARN(
+      fmt::format("Meta's layout {:.0f} TFLOP/s in PaLM's count (measured 400; {:.0f} in Megatron-LM's); NVIDIA's "
+                  "recipe {:.1f} tokens/s/GPU (measured 302)",
+                  meta_tflops, ev_meta.time.tflops_per_gpu, tokens_per_gpu));
+  CHECK(tokens_per_gpu == Approx(302).epsilon(0.08));
 }

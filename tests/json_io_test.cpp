@@ -87,6 +87,10 @@ TEST_CASE("hardware JSON errors carry the nested JSON path", "[json_io]") {
        "h.json: chip.hbm_capacity_bytes: expected a number > 0 and <= 1e+15, got -1"},
       {"unknown nested field", [](json& j) { j["efficiency"]["gemm_maximum"] = 0.5; },
        "h.json: efficiency.gemm_maximum: unknown field"},
+      {"sustained clock above the burst clock", [](json& j) { j["efficiency"]["sustained_clock_fraction"] = 1.2; },
+       "h.json: efficiency.sustained_clock_fraction: expected a number > 0 and <= 1, got 1.2"},
+      {"sustained clock of zero", [](json& j) { j["efficiency"]["sustained_clock_fraction"] = 0; },
+       "h.json: efficiency.sustained_clock_fraction: expected a number > 0 and <= 1, got 0"},
   };
   for (const Row& r : rows) {
     SECTION(r.what) {

@@ -122,7 +122,7 @@ TEST_CASE("context parallelism divides activations by cp", "[layer_cost]") {
 
 TEST_CASE("GEMM time: saturating efficiency with wave quantisation, bounded below by HBM", "[layer_cost]") {
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);
-  const double eff_peak = hw.peak_flops_per_s[0] * hw.efficiency.gemm_max[0];
+  const double eff_peak = hw.peak_flops_per_s[0] * hw.efficiency.sustained_clock_fraction * hw.efficiency.gemm_max[0];
   const double hbm = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
   const double Fh = hw.efficiency.gemm_half_flops;
   struct Row {
@@ -184,6 +184,23 @@ TEST_CASE("layer FLOPs: 2 x tokens x matmul parameters / t, attention 4*b*(H/t)*
   }
 }
 
+TEST_CASE("the sustained clock scales tensor-core work, not HBM-bound work", "[layer_cost]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  HardwareProfile burst = find_hardware("dgx-h100", kDir);
+  burst.efficiency.sustained_clock_fraction = 1.0;
+  HardwareProfile held = burst;
+  held.efficiency.sustained_clock_fraction = 0.8;
+  for (AttentionKernel k : {AttentionKernel::flash, AttentionKernel::flash2, AttentionKernel::unfused}) {
+    const LayerTime a = layer_time(m, burst, config(1, false, Recompute::none, 1), training(8192, k));
+    const LayerTime b = layer_time(m, held, config(1, false, Recompute::none, 1), training(8192, k));
+    CHECK(b.gemm_fwd_s == Approx(a.gemm_fwd_s / 0.8).epsilon(kRel));  // compute-bound GEMMs at 8192 tokens
+    CHECK(b.gemm_bwd_s == Approx(a.gemm_bwd_s / 0.8).epsilon(kRel));
+    if (k != AttentionKernel::unfused) CHECK(b.attention_fwd_s == Approx(a.attention_fwd_s / 0.8).epsilon(kRel));
+    CHECK(b.attention_fwd_s > a.attention_fwd_s);
+    CHECK(b.elementwise_fwd_s == Approx(a.elementwise_fwd_s).epsilon(kRel));
+  }
+}
+
 TEST_CASE("layer time structure: backward multiples, TP collectives, recompute", "[layer_cost]") {
   const ModelSpec m = find_model("llama70b", kDir);
   // The roofline alone: the slowest-chip stretch is checked on its own below.
@@ -195,7 +212,7 @@ TEST_CASE("layer time structure: backward multiples, TP collectives, recompute",
 
   SECTION("GEMM backward = 2x forward FLOPs; flash attention backward = 2.5x forward FLOPs") {
     const LayerTime lt = layer_time(m, hw, config(4, true, Recompute::none, 1), flash);
-    const double eff_peak = hw.peak_flops_per_s[0] * hw.efficiency.gemm_max[0];
+    const double eff_peak = hw.peak_flops_per_s[0] * hw.efficiency.sustained_clock_fraction * hw.efficiency.gemm_max[0];
     CHECK(lt.gemm_fwd_s >= lt.gemm_flops_fwd / eff_peak);
     CHECK(lt.gemm_bwd_s >= 2.0 * lt.gemm_flops_fwd / eff_peak);
     // Without per-kernel overhead and wave quantisation these compute-bound
@@ -208,7 +225,8 @@ TEST_CASE("layer time structure: backward multiples, TP collectives, recompute",
     CHECK(li.gemm_bwd_s == Approx(2.0 * li.gemm_fwd_s).epsilon(kRel));
     const double L = 8192 / 2.0, length_eff = L / (L + hw.efficiency.attention_half_tokens);  // causal, cp 1
     CHECK(lt.attention_fwd_s ==
-          Approx(lt.attention_flops_fwd / (hw.peak_flops_per_s[0] * hw.efficiency.attention_max[0] * length_eff))
+          Approx(lt.attention_flops_fwd / (hw.peak_flops_per_s[0] * hw.efficiency.sustained_clock_fraction *
+                                           hw.efficiency.attention_max[0] * length_eff))
               .epsilon(kRel));
     CHECK(lt.attention_bwd_s == Approx(2.5 * lt.attention_fwd_s).epsilon(kRel));
     CHECK(lt.elementwise_bwd_s == Approx(2.0 * lt.elementwise_fwd_s).epsilon(kRel));
@@ -325,7 +343,8 @@ TEST_CASE("flash attention efficiency follows the key/value length per kernel ca
   hw.efficiency.chip_speed_sigma = 0;
   REQUIRE(hw.efficiency.attention_half_tokens > 0);
   const double Lh = hw.efficiency.attention_half_tokens;
-  const double rate_max = hw.peak_flops_per_s[0] * hw.efficiency.attention_max[0];
+  const double rate_max =
+      hw.peak_flops_per_s[0] * hw.efficiency.sustained_clock_fraction * hw.efficiency.attention_max[0];
   struct Row {
     std::int64_t seq, cp;
   };

@@ -122,11 +122,12 @@ HardwareProfile random_hardware(Rng& r) {
   ComputeEfficiency& e = h.efficiency;
   for (std::size_t d = 0; d < kNumDTypes; ++d) {
     e.gemm_max[d] = r.real(0.3, 1.0);
-    e.attention_max[d] = r.real(0.2, 1.0);
+    e.attention_max[d] = e.gemm_max[d] * r.real(0.2, 1.0);  // attention kernels below GEMMs, as on every stock chip
   }
   e.gemm_half_flops *= r.real(0.0, 3.0);
   e.unfused_attention_max = r.real(0.1, 1.0);
   e.hbm_efficiency = r.real(0.3, 1.0);
+  e.sustained_clock_fraction = r.coin(0.5) ? 1.0 : r.real(0.5, 1.0);
   if (r.coin(0.3)) e.compute_units = e.gemm_tile_m = e.gemm_tile_n = 0;
   for (InterconnectTier& t : h.tiers) {
     t.latency_s *= r.real(0.2, 5.0);
@@ -412,7 +413,7 @@ PricingChoices pricing_choices(const ModelSpec& m, const HardwareProfile& hw, co
 }
 
 struct MonotonicityCounts {
-  int link = 0, chip = 0, strict = 0, pricing_flips = 0, layout_flips = 0;
+  int link = 0, chip = 0, strict = 0, pricing_flips = 0, layout_flips = 0, nccl_flips = 0;
 };
 
 // One random case: the step on its layout must not get slower with a faster
@@ -432,8 +433,27 @@ void check_step_monotonicity(std::uint64_t case_seed, MonotonicityCounts& n) {
                  << " s");
     const bool slower = fixed.step_s > base.time.step_s * (1 + kSlack);
     if (pricing_choices(c.model, fast, pc, c.ts, base.layout) == choices) {
-      CHECK_FALSE(slower);
-      ++n.strict;
+      if (slower && c.hw.nccl_generation != NcclGeneration::none) {
+        // NCCL's tuner picks an algorithm and protocol by its own estimate,
+        // which leaves out the channels it drops for small messages and the
+        // NVLS-tree shortfall (nccl_curve.cpp), so a faster link can make it
+        // pick one that runs slower, in NCCL as here. Everything else must
+        // still be monotone: the same pair priced without NCCL's tuner.
+        HardwareProfile plain = c.hw, plain_fast = fast;
+        plain.nccl_generation = plain_fast.nccl_generation = NcclGeneration::none;
+        const double before =
+            step_time(c.model, plain, pc, c.ts, plan_on(c.model, plain, pc, c.ts, base.layout)).step_s;
+        const double after =
+            step_time(c.model, plain_fast, pc, c.ts, plan_on(c.model, plain_fast, pc, c.ts, base.layout)).step_s;
+        INFO("without NCCL's tuner: step " << after << " s, before " << before << " s");
+        if (pricing_choices(c.model, plain, pc, c.ts, base.layout) ==
+            pricing_choices(c.model, plain_fast, pc, c.ts, base.layout))
+          CHECK_FALSE(after > before * (1 + kSlack));
+        ++n.nccl_flips;
+      } else {
+        CHECK_FALSE(slower);
+        ++n.strict;
+      }
     } else if (slower) {
       ++n.pricing_flips;
     }
@@ -468,6 +488,11 @@ TEST_CASE("property: step time does not increase with a faster link or chip", "[
   //    (balance_layers): a faster link or chip can move a layer between
   //    stages;
   //  - with interleaving, the chunks of a stage are water-filled by time.
+  // A third is NCCL's: its tuner picks each collective's algorithm and
+  // protocol by an estimate that is not the priced time (nccl_curve.cpp), so a
+  // slower step there is re-checked with the tuner off (default seed, case
+  // 195 = case seed 23250796: a 64 KiB TP16 all-reduce went
+  // from NVLS, 25 us, to ring LL on a few channels, 33 us, with a 2.7x link).
   // So: with neither choice changed, the step must not get slower (this
   // covers every v = 1 case); when one changed, a slower step is counted and
   // reported, not failed. The DP and optimizer tail is the latest over the
@@ -481,7 +506,8 @@ TEST_CASE("property: step time does not increase with a faster link or chip", "[
   WARN("step-time monotonicity: " << n.link << " faster-link and " << n.chip << " faster-chip checks (seed " << seed
                                   << "), " << n.strict << " with the same pricing choices (strict); slower with a "
                                   << "different chunk split: " << n.pricing_flips
-                                  << ", with a different stage layout: " << n.layout_flips);
+                                  << ", with a different stage layout: " << n.layout_flips
+                                  << "; slower by NCCL's algorithm choice (re-checked without it): " << n.nccl_flips);
 }
 
 TEST_CASE("property: a new heaviest stage does not lengthen the step (regression)", "[property]") {
@@ -586,9 +612,10 @@ TEST_CASE("property: every search result uses all GPUs, fits, is feasible, and i
 
 TEST_CASE("property: no predicted MFU above the profile's GEMM ceiling", "[property]") {
   // MFU counts Megatron-LM's model FLOPs (causal attention), each of which
-  // runs at most at peak * gemm_max (attention at attention_max < gemm_max),
-  // so MFU <= gemm_max for every configuration: random ones, and every
-  // feasible layout of two searches (top_k above the feasible count).
+  // runs at most at peak * sustained clock * gemm_max (attention at
+  // attention_max < gemm_max), so MFU <= gemm_max * sustained_clock_fraction
+  // for every configuration: random ones, and every feasible layout of two
+  // searches (top_k above the feasible count).
   const std::uint64_t seed = base_seed() + 7'000'000;
   constexpr int kCases = 1000;
   double highest = 0;
@@ -598,7 +625,9 @@ TEST_CASE("property: no predicted MFU above the profile's GEMM ceiling", "[prope
     INFO("seed " << seed << " + case " << i << ": " << describe_case(c));
     const Evaluation ev = evaluate(c.model, c.hw, c.pc, c.ts);
     REQUIRE(priced(ev));
-    const double ceiling = c.hw.efficiency.gemm_max[std::size_t(c.ts.dtype)];
+    const double ceiling = c.hw.efficiency.gemm_max[std::size_t(c.ts.dtype)] * c.hw.efficiency.sustained_clock_fraction;
+    INFO("gemm_max " << c.hw.efficiency.gemm_max[std::size_t(c.ts.dtype)] << ", attention_max "
+                     << c.hw.efficiency.attention_max[0] << ", clock " << c.hw.efficiency.sustained_clock_fraction);
     CHECK(ev.time.mfu <= ceiling * (1 + 1e-12));
     CHECK(ev.time.hfu >= ev.time.mfu * (1 - 1e-12));  // executed FLOPs include the model's
     highest = std::max(highest, ev.time.mfu / ceiling);
@@ -611,14 +640,16 @@ TEST_CASE("property: no predicted MFU above the profile's GEMM ceiling", "[prope
     spec.training.global_batch_sequences = 4194304 / seq;
     spec.top_k = 1'000'000;
     const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+    const double ceiling = hw.efficiency.gemm_max[0] * hw.efficiency.sustained_clock_fraction;
     const SearchResult res = search(find_model(model, kDir), hw, spec);
     for (const Evaluation& ev : res.top) {
       INFO(model << " " << fmt::format("{}", ev.config));
-      CHECK(ev.time.mfu <= hw.efficiency.gemm_max[0] * (1 + 1e-12));
-      highest = std::max(highest, ev.time.mfu / hw.efficiency.gemm_max[0]);
+      CHECK(ev.time.mfu <= ceiling * (1 + 1e-12));
+      highest = std::max(highest, ev.time.mfu / ceiling);
     }
     searched += res.top.size();
   }
   WARN("MFU ceiling: " << kCases << " random configurations and " << searched
-                       << " feasible search results; highest MFU / gemm_max " << highest << " (seed " << seed << ")");
+                       << " feasible search results; highest MFU / (gemm_max x sustained clock) " << highest
+                       << " (seed " << seed << ")");
 }

@@ -199,7 +199,7 @@ TEST_CASE("a pipeline stage counts its own dense and MoE layers' activations", "
   CHECK(ev.memory.activations_bytes == Approx(stage1).epsilon(1e-12));
 }
 
-TEST_CASE("the search picks modules and overlap per MoE layout; DeepSeek's own layout fits in its top 10",
+TEST_CASE("the search picks modules and overlap per MoE layout; DeepSeek's own layout fits within 5% of its top pick",
           "[recompute_modules][search]") {
   const ModelSpec m = find_model("deepseek-v3", kDir);
   const HardwareProfile hw = find_hardware("hgx-h800", kDir);
@@ -207,16 +207,18 @@ TEST_CASE("the search picks modules and overlap per MoE layout; DeepSeek's own l
   spec.training = training_run(2048, 15360, 4096);
   const SearchResult r = search(m, hw, spec);
   REQUIRE(r.top.size() == 10);
-  bool deepseek = false;
-  for (const Evaluation& ev : r.top) {
-    CHECK(ev.memory.fits());
-    const ParallelConfig& c = ev.config;
-    deepseek = deepseek ||
-               (c.tp == 1 && c.pp == 16 && c.dp == 128 && c.ep == 64 && c.zero_stage == 1 && c.virtual_stages == 1);
-  }
-  CHECK(deepseek);  // TP1 PP16 EP64 DP128 ZeRO-1 (DeepSeek-V3 report §3.2)
-  // Pinned: the modules and the overlap as given.
+  for (const Evaluation& ev : r.top) CHECK(ev.memory.fits());
+  // DeepSeek's layout, TP1 PP16 EP64 DP128 ZeRO-1 (DeepSeek-V3 report §3.2),
+  // with the modules and overlap the search picks for it: it fits, and its
+  // step is within 5% of the top pick's (issue 13's criterion for the
+  // flagship; the top 20 of this search span about 3%).
   spec.pins.tp = 1, spec.pins.pp = 16, spec.pins.ep = 64, spec.pins.zero_stage = 1;
+  const SearchResult own = search(m, hw, spec);
+  REQUIRE_FALSE(own.top.empty());
+  CHECK(own.top.front().config.dp == 128);
+  CHECK(own.top.front().memory.fits());
+  CHECK(own.top.front().time.step_s <= 1.05 * r.top.front().time.step_s);
+  // Pinned: the modules and the overlap as given.
   spec.pins.recompute_modules = true;
   spec.pins.recompute = Recompute::selective;
   spec.training.recompute_modules = set_of({M::layernorm, M::mla_up_proj, M::moe_act});

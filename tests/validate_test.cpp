@@ -157,6 +157,26 @@ TEST_CASE("tp_comm_overlap: the row's recipe turns on Megatron --tp-comm-overlap
   CHECK(bad.skip_reason == "tp_comm_overlap: expected true or false, got \"True\"");
 }
 
+TEST_CASE("NeMo recipes overlap TP communication: inferred for their rows with TP > 1 and SP", "[validate]") {
+  json j = llama8b_row();
+  j["source"] = "NVIDIA DGX Cloud Benchmarking recipes (NVIDIA/dgxc-benchmarking, release v24.11.1)";
+  CHECK_FALSE(map_published_run(j, 0).run->training.tp_comm_overlap);  // TP 1: nothing to overlap
+  j["tp"] = 4, j["cp"] = 1, j["dp"] = 2, j["sequence_parallel"] = "True";
+  const RunRow nemo = map_published_run(j, 0);
+  REQUIRE(nemo.run);
+  CHECK(nemo.run->training.tp_comm_overlap);
+  CHECK(std::any_of(nemo.run->assumptions.begin(), nemo.run->assumptions.end(),
+                    [](const std::string& a) { return a.find("ub_tp_comm_overlap") != std::string::npos; }));
+  json no_sp = j;
+  no_sp["sequence_parallel"] = "False";  // Megatron's TP overlap needs SP
+  CHECK_FALSE(map_published_run(no_sp, 0).run->training.tp_comm_overlap);
+  json other = j;
+  other["source"] = "Test 2024, synthetic";  // not a NeMo recipe: the row must say so
+  CHECK_FALSE(map_published_run(other, 0).run->training.tp_comm_overlap);
+  j["tp_comm_overlap"] = false;  // the row's own field wins
+  CHECK_FALSE(map_published_run(j, 0).run->training.tp_comm_overlap);
+}
+
 TEST_CASE("sharding and recomputation read however a row words them", "[validate]") {
   const auto zero_of = [](const char* text) {
     json j = llama8b_row();

@@ -252,6 +252,7 @@ HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
     h.efficiency.gemm_tile_m = e.integer("gemm_tile_m", 1, false, 0);
     h.efficiency.gemm_tile_n = e.integer("gemm_tile_n", 1, false, 0);
     h.efficiency.chip_speed_sigma = e.number("chip_speed_sigma", 0, 0.5, false, 0, false);
+    h.efficiency.sustained_clock_fraction = e.number("sustained_clock_fraction", 0, 1.0, false, 1.0);
     if ((h.efficiency.compute_units > 0) != (h.efficiency.gemm_tile_m > 0 && h.efficiency.gemm_tile_n > 0))
       e.problem("compute_units", "expected compute_units, gemm_tile_m and gemm_tile_n together (all or none)");
     e.reject_unknown();
@@ -344,6 +345,8 @@ json to_json(const HardwareProfile& h) {
   if (h.efficiency.flash2_attention_max > 0)
     j["efficiency"]["flash2_attention_max"] = h.efficiency.flash2_attention_max;
   if (h.efficiency.chip_speed_sigma > 0) j["efficiency"]["chip_speed_sigma"] = h.efficiency.chip_speed_sigma;
+  if (h.efficiency.sustained_clock_fraction != 1.0)
+    j["efficiency"]["sustained_clock_fraction"] = h.efficiency.sustained_clock_fraction;
   if (h.efficiency.compute_units > 0) {
     j["efficiency"]["compute_units"] = h.efficiency.compute_units;
     j["efficiency"]["gemm_tile_m"] = h.efficiency.gemm_tile_m;

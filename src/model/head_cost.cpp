@@ -83,7 +83,8 @@ HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const Para
   for (double* x : {&ht.output_fwd_s, &ht.output_bwd_s, &ht.embedding_fwd_s, &ht.embedding_bwd_s}) *x *= k;
   if (model.mtp_layers > 0) add_mtp(ht, model, hw, pc, ts, d, ex, mtp_layer);
   if (ex)
-    note_step(ex, "output layer (fwd)", "(2*n*h*V/t + F_half)/(peak*gemm_max) + 38 bytes * n*V/t / HBM (bwd: 14 bytes)",
+    note_step(ex, "output layer (fwd)",
+              "(2*n*h*V/t + F_half)/(peak*clock*gemm_max) + 38 bytes * n*V/t / HBM (bwd: 14 bytes)",
               "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron fp32 vocab-parallel cross-entropy, pass by pass",
               {{"tokens_per_gpu", d.n}, {"vocab", V}, {"tp", d.t}}, ht.output_fwd_s, "s");
   return ht;

@@ -57,9 +57,15 @@ Dims layer_detail::dims(const ModelSpec& model, const ParallelConfig& pc, const 
 
 namespace {
 
-double peak(const HardwareProfile& hw, DType dt) { return hw.peak_flops_per_s[std::size_t(dt)]; }
-
-
+// Tensor-core throughput a training run sustains: the datasheet peak at the
+// clock the run holds under the board power limit (sustained_clock_fraction
+// of the clock of the burst measurements behind gemm_max and attention_max).
+// Throughput scales with the SM clock at a fixed number of tensor-core
+// operations per cycle (NVIDIA H100 datasheet: peak = tensor cores x FLOP per
+// clock x clock). HBM-bound work keeps its own rate (hbm_bw).
+double sustained_peak(const HardwareProfile& hw, DType dt) {
+  return hw.peak_flops_per_s[std::size_t(dt)] * hw.efficiency.sustained_clock_fraction;
+}
 
 // Capacity (output elements) of the waves of tiles launched for an M x N
 // output, in the better of the two tile orientations; M * N without tile data.
@@ -107,7 +113,7 @@ double gemm_time_s(const HardwareProfile& hw, DType dt, double M, double N, doub
   // less the idle units of the last wave, plus a fixed per-kernel overhead
   // equivalent to gemm_half_flops; bounded below by the HBM roofline
   // (Williams et al. 2009). An approximation: docs/hardware_profiles.md.
-  const double eff_peak = peak(hw, dt) * hw.efficiency.gemm_max[std::size_t(dt)];
+  const double eff_peak = sustained_peak(hw, dt) * hw.efficiency.gemm_max[std::size_t(dt)];
   const double operand = dt == DType::fp8 ? 1.0 : 2.0;
   const double bytes = operand * (M * K + K * N) + kAct * M * N;
   // 2MNK FLOPs over the wave efficiency MN / capacity: 2K * capacity.
@@ -173,13 +179,18 @@ void add_gemms(LayerTime& lt, const Dims& d, const GemmWidths& w, const Hardware
     lt.gemm_bwd_s += gemm_time_s(hw, dt, g.M, g.K, g.N) + gemm_time_s(hw, dt, g.K, g.N, g.M);
   }
   if (ex)
-    note_step(
-        ex, "layer GEMMs (fwd)",
-        "sum over QKV, O, FFN-in, FFN-out of (2MNK/q + F_half)/(peak*gemm_max), q = wave efficiency; bwd = dgrad + "
-        "wgrad GEMMs",
-        "Shoeybi et al. 2019 (Megatron TP shapes); Narayanan et al. 2021 §3 (bwd = 2x fwd)",
-        {{"tokens_per_gpu", d.n}, {"hidden", d.h}, {"ffn", d.F}, {"tp", d.t}, {"flops", lt.gemm_flops_fwd}},
-        lt.gemm_fwd_s, "s");
+    note_step(ex, "layer GEMMs (fwd)",
+              "sum over QKV, O, FFN-in, FFN-out of (2MNK/q + F_half)/(peak*clock*gemm_max), q = wave efficiency; bwd = "
+              "dgrad + "
+              "wgrad GEMMs",
+              "Shoeybi et al. 2019 (Megatron TP shapes); Narayanan et al. 2021 §3 (bwd = 2x fwd)",
+              {{"tokens_per_gpu", d.n},
+               {"hidden", d.h},
+               {"ffn", d.F},
+               {"tp", d.t},
+               {"flops", lt.gemm_flops_fwd},
+               {"clock", hw.efficiency.sustained_clock_fraction}},
+              lt.gemm_fwd_s, "s");
 }
 
 // --- Attention core: QK^T and AV, 4*b*(H/t)*s_local*s*hd FLOPs forward.
@@ -214,14 +225,14 @@ void add_attention_core(LayerTime& lt, const Dims& d, const HardwareProfile& hw,
     const double fused_max = kernel == AttentionKernel::flash2 && hw.efficiency.flash2_attention_max > 0
                                  ? hw.efficiency.flash2_attention_max
                                  : hw.efficiency.attention_max[std::size_t(DType::bf16)];
-    const double rate = peak(hw, DType::bf16) * fused_max * length_eff;
+    const double rate = sustained_peak(hw, DType::bf16) * fused_max * length_eff;
     lt.attention_fwd_s = lt.attention_flops_fwd / rate;
     lt.attention_bwd_s = 2.5 * lt.attention_flops_fwd / rate;
   } else {
     // Unfused (Megatron 2021-22): batched GEMMs over the full s x s scores,
     // plus scale-mask-softmax (+dropout) kernels over the score matrix.
     lt.attention_flops_fwd = 4.0 * scores * d.hd;
-    const double rate = peak(hw, DType::bf16) * hw.efficiency.unfused_attention_max;
+    const double rate = sustained_peak(hw, DType::bf16) * hw.efficiency.unfused_attention_max;
     const double softmax_bytes = scores * (2.0 * kAct + (d.dropout ? 2.0 * kAct + 1.0 : 0.0));
     lt.attention_fwd_s = lt.attention_flops_fwd / rate + softmax_bytes / hbm_bw(hw);
     lt.attention_bwd_s = 2.0 * lt.attention_fwd_s;
@@ -229,10 +240,10 @@ void add_attention_core(LayerTime& lt, const Dims& d, const HardwareProfile& hw,
   if (ex)
     note_step(ex, "attention core (fwd)",
               kernel == AttentionKernel::flash
-                  ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*attention_max*L/(L+L_half)), L = s/(2*cp); bwd 2.5x"
-              : is_fused(kernel) ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*flash2_attention_max*L/(L+L_half)), L = "
+                  ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*clock*attention_max*L/(L+L_half)), L = s/(2*cp); bwd 2.5x"
+              : is_fused(kernel) ? "4*b*(H/t)*s_local*s*hd*0.5 / (peak*clock*flash2_attention_max*L/(L+L_half)), L = "
                                    "s/(2*cp); bwd 2.5x (FlashAttention-2)"
-                                 : "4*b*(H/t)*s_local*s*hd / (peak*unfused_max) + softmax bytes/HBM; bwd 2x",
+                                 : "4*b*(H/t)*s_local*s*hd / (peak*clock*unfused_max) + softmax bytes/HBM; bwd 2x",
               "PaLM App. B (attention FLOPs); Dao 2023 (FlashAttention-2); length curve: pytorch/benchmark#2391 (FA3); "
               "FA2 on Hopper: pytorch/pytorch#142132, Shah et al. 2024",
               {{"score_elements", scores},

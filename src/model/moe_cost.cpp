@@ -280,7 +280,7 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
   if (ex)
     note_step(ex, "MoE router + expert GEMMs (fwd, per MoE layer)",
               "router (b*s/(cp*tp) x h x E) + E/ep experts x [FC1 (M x f_in x h) + FC2 (M x h x f)], M = "
-              "local*k*etp*load/(E/ep), each GEMM (2MNK/q + F_half)/(peak*gemm_max); bwd = dgrad + wgrad",
+              "local*k*etp*load/(E/ep), each GEMM (2MNK/q + F_half)/(peak*clock*gemm_max); bwd = dgrad + wgrad",
               "Megatron-Core moe/experts.py (GroupedMLP), router.py; grouped-GEMM efficiency by tokens per expert: "
               "moe.md §3.6 (SimuMax)",
               {{"tokens_local", tk.local},

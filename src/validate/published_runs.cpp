@@ -239,6 +239,19 @@ void map_training(const json& row, const std::string& scope_text, const std::str
           "torchtitan before torch 2.11: PyTorch SDPA runs FlashAttention-2 kernels (cuDNN attention opt-in)");
     }
   }
+  // NVIDIA's NeMo recipes overlap TP communication with the GEMMs wherever TP
+  // runs with sequence parallelism: ub_tp_comm_overlap true in the recipes of
+  // the DGX-Cloud benchmarks (NVIDIA/dgxc-benchmarking v24.11.1
+  // llama3.1/llama3.1_70b.yaml:129, llama3.1_405b.yaml:135,
+  // nemotron/nemotron4-15b-synth.yaml:167, nemo_megatron/gpt3_175b_hydra.yaml:119)
+  // and the NeMo launcher's (NeMo-Framework-Launcher llama3_1_70b.yaml:140,
+  // nemotron_15b.yaml:158). Rows that state SP on; the row field tp_comm_overlap overrides.
+  if (const std::string src = lower(r.source);
+      (contains(src, "nemo") || contains(src, "dgxc-benchmarking") || contains(src, "dgx cloud")) &&
+      integer(row, "tp").value_or(1) > 1 && boolean(row, "sequence_parallel").value_or(false)) {
+    ts.tp_comm_overlap = true;
+    r.assumptions.push_back("NeMo recipe: TP communication overlapped with the GEMMs (ub_tp_comm_overlap)");
+  }
   if (contains(zero_text, "deepspeed") && contains(zero_text, "zero-3")) {
     ts.grad_reduce_bytes_per_param = 2;
     ts.zero3_recompute_regather = true;

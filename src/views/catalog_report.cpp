@@ -112,6 +112,9 @@ std::string render_hardware(const HardwareProfile& h, Format f) {
     out += fmt::format(" (half of it at {:.0f} key/value tokens per kernel call)", e.attention_half_tokens);
   if (e.flash2_attention_max > 0) out += fmt::format(", FlashAttention-2 {:.2f}", e.flash2_attention_max);
   out += fmt::format(", unfused attention {:.2f}, HBM {:.2f}\n", e.unfused_attention_max, e.hbm_efficiency);
+  if (e.sustained_clock_fraction != 1.0)
+    out += fmt::format("  sustained tensor-core clock under the power limit: {:.3f} of the burst measurements'\n",
+                       e.sustained_clock_fraction);
   if (e.compute_units > 0)
     out += fmt::format("  GEMM tiles {}x{} over {} compute units (wave quantisation)\n", e.gemm_tile_m, e.gemm_tile_n,
                        e.compute_units);
