@@ -75,6 +75,13 @@ std::string render_fit_report(const FitResult& r) {
       if (c.gemm_fitted[d])
         out += fmt::format("  gemm_max.{} {:.3f} from {} GEMM shapes\n", d == 0 ? "bf16" : "fp8", c.gemm_max[d],
                            c.gemm_shapes[d]);
+    // The benchmark's GEMM loops are short (burst clock); the profile's
+    // sustained clock fraction, kept from the base, still applies on top
+    // (docs/calibration.md section 4).
+    if ((c.gemm_fitted[0] || c.gemm_fitted[1]) && r.profile.efficiency.sustained_clock_fraction != 1.0)
+      out += fmt::format(
+          "  sustained_clock_fraction {:.3f} kept from the base: evaluate runs GEMMs at gemm_max x {:.3f}\n",
+          r.profile.efficiency.sustained_clock_fraction, r.profile.efficiency.sustained_clock_fraction);
     if (c.half_flops_fitted) out += fmt::format("  gemm_half_flops {:.3g}\n", c.gemm_half_flops);
     if (c.hbm_fitted)
       out += fmt::format("  hbm_efficiency {:.3f} ({:.1f} GB/s measured)\n", c.hbm_efficiency,
