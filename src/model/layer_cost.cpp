@@ -180,9 +180,8 @@ void add_gemms(LayerTime& lt, const Dims& d, const GemmWidths& w, const Hardware
   }
   if (ex)
     note_step(ex, "layer GEMMs (fwd)",
-              "sum over QKV, O, FFN-in, FFN-out of (2MNK/q + F_half)/(peak*clock*gemm_max), q = wave efficiency; bwd = "
-              "dgrad + "
-              "wgrad GEMMs",
+              "sum over QKV, O, FFN-in, FFN-out of (2MNK/q + F_half)/(peak*clock*gemm_max), q = wave efficiency; "
+              "bwd = dgrad + wgrad GEMMs",
               "Shoeybi et al. 2019 (Megatron TP shapes); Narayanan et al. 2021 §3 (bwd = 2x fwd); clock = the "
               "profile's sustained_clock_fraction (sustained vs burst cuBLAS GEMM under the power limit, one fraction "
               "for every shape and dtype: approximation)",
