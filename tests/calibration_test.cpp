@@ -326,6 +326,35 @@ TEST_CASE("compute efficiencies from GEMM and HBM measurements", "[calibration]"
   CHECK(render_fit_report(r).find("sustained_clock_fraction 0.877 kept from the base") != std::string::npos);
 }
 
+TEST_CASE("a one-GPU run fits compute alone; a file with nothing to fit is refused", "[calibration]") {
+  // planner-bench --backend nccl-local on one lent H100 (no group of two ranks:
+  // GEMM and HBM only), as committed under hardware_profiles/measured/.
+  const HardwareProfile base = find_hardware("dgx-h100", kDir);
+  const std::string path = kDir + "/hardware_profiles/measured/h100-sxm-2026-11-27/planner_bench.json";
+  const MeasurementSet m = load_measurements_file(path);
+  REQUIRE(m.series.empty());
+  REQUIRE(m.gemm.size() == 16);
+  const FitResult r = fit_profile(base, {{path, m}});
+  CHECK(r.collectives.empty());
+  CHECK(r.profile.tiers[0].size == base.tiers[0].size);
+  CHECK_FALSE(r.profile.tiers[0].collective_fits[std::size_t(Collective::all_reduce)].fitted);
+  // Burst cuBLASLt figures (713-828 TFLOP/s bf16) over the 989.4 TFLOP/s peak.
+  CHECK(r.profile.efficiency.gemm_max[0] > 0.80);
+  CHECK(r.profile.efficiency.gemm_max[0] < 0.86);
+  CHECK(r.profile.efficiency.hbm_efficiency == Approx(3010.58e9 / 3.35e12).epsilon(1e-4));
+  CHECK(render_fit_report(r).find("only compute is fitted") != std::string::npos);
+  // The committed fitted profile is that fit and still loads.
+  const HardwareProfile saved =
+      load_hardware_file(kDir + "/hardware_profiles/measured/h100-sxm-2026-11-27/h100-sxm-measured.json");
+  CHECK(saved.efficiency.gemm_max[0] == Approx(r.profile.efficiency.gemm_max[0]).epsilon(1e-9));
+  CHECK(saved.efficiency.hbm_efficiency == Approx(r.profile.efficiency.hbm_efficiency).epsilon(1e-9));
+
+  MeasurementSet empty = m;
+  empty.gemm.clear();
+  empty.hbm.clear();
+  CHECK(error_of([&] { (void)fit_profile(base, {{"e.json", empty}}); }).find("e.json: nothing to fit") == 0);
+}
+
 // ---- item 3 of issue 14: fits that refuse to lie.
 
 namespace {

@@ -333,6 +333,15 @@ TEST_CASE("a complete-looking device list that the ratio contradicts is an error
             ":18 and the rest) means 16 ranks for all_reduce (2(n-1)/n)");
 }
 
+TEST_CASE("a real one-GPU log (busbw 0.00 on every row) is refused as a one-rank run", "[nccl_tests]") {
+  // all_reduce_perf -g 1 on a lent H100 (hardware_profiles/measured/): busbw
+  // is 0 for one rank, which once read as "2 to 1 ranks" and a contradiction.
+  const std::string f =
+      std::string(PLANNER_SOURCE_DIR) + "/hardware_profiles/measured/h100-sxm-2026-11-27/nccl_tests_all_reduce_g1.log";
+  CHECK(error_of([&] { (void)import_nccl_tests_files({f}, {}); }) ==
+        f + ":9: a one-rank run measures no communication");
+}
+
 TEST_CASE("ratio intervals from printed precision", "[nccl_tests]") {
   using namespace planner::nccl_tests_detail;
   const auto r = ratio_of("22.72", "42.61", "x");

@@ -451,8 +451,19 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
 
   for (std::size_t tier = 0; tier < 2; ++tier)
     for (Collective c : kAllCollectives) fit_collective(base, ms, opt, tier, c, out);
+  bool compute = false;
+  for (const auto& m : ms) compute = compute || !m.set.gemm.empty() || !m.set.hbm.empty();
+  if (out.collectives.empty() && !compute)
+    throw InputError(files,
+                     "nothing to fit: expected collective series of groups inside one node or with one rank per node, "
+                     "or GEMM/HBM measurements");
+  // A one-GPU run (planner-bench on a single GPU measures no collective)
+  // calibrates compute alone; the collectives stay the base profile's.
   if (out.collectives.empty())
-    throw InputError(files, "no series to fit: expected groups inside one node or with one rank per node");
+    out.notes.push_back(
+        fmt::format("no collective series in {}: only compute is fitted; every collective keeps {}'s "
+                    "values",
+                    files, base.name));
 
   for (CollectiveFitReport& rep : out.collectives) {
     fill_residuals(hw, ms, rep);

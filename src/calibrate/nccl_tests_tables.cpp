@@ -217,7 +217,7 @@ RankRange ranks_from_ratios(Collective c, const std::vector<RatioObs>& ratios) {
     ++used;
     out.why = used == 1 ? fmt::format("busbw/algbw {}", example)
                         : fmt::format("busbw/algbw of {} columns ({} and the rest)", used, example);
-    out.lo = out.known ? std::max(out.lo, lo) : std::max<std::int64_t>(lo, 2);
+    out.lo = out.known ? std::max(out.lo, lo) : lo;  // 1 where busbw is 0: a one-rank run, refused by the caller
     out.hi = out.known ? std::min(out.hi, hi) : hi;
     out.known = true;
   }

@@ -9,9 +9,11 @@
 #include "nccl_backend.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 
 #include <cuda_runtime.h>
@@ -43,15 +45,22 @@ std::string host_name() {
 }
 
 // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.124.04  ..." -> "570.124.04".
+// The driver version from /proc/driver/nvidia/version: the first token of
+// digits and dots after "Kernel Module" ("NVRM version: NVIDIA UNIX x86_64
+// Kernel Module  535.104.05 ..." and the open module's "... Open Kernel Module
+// for x86_64  580.159.04 ...", seen on a lent H100).
 std::string driver_version() {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string line;
   if (!std::getline(in, line)) return {};
   const auto at = line.find("Kernel Module");
   if (at == std::string::npos) return {};
-  std::string rest = line.substr(at + 13);
-  rest.erase(0, rest.find_first_not_of(' '));
-  return rest.substr(0, rest.find(' '));
+  std::istringstream words(line.substr(at + 13));
+  for (std::string w; words >> w;)
+    if (std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string::npos &&
+        w.find_first_not_of("0123456789.") == std::string::npos)
+      return w;
+  return {};
 }
 
 // One GPU this process drives.
