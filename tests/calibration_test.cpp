@@ -15,6 +15,7 @@
 #include "planner/calibrate/calibration.h"
 #include "planner/io/catalog.h"
 #include "planner/io/json_io.h"
+#include "planner/model/layer_cost.h"
 #include "planner/search/search.h"
 #include "planner/spec/input_error.h"
 #include "planner/views/calibration_report.h"
@@ -300,7 +301,8 @@ TEST_CASE("compute efficiencies from GEMM and HBM measurements", "[calibration]"
   MeasuredSeries s = series(Collective::all_reduce, GroupKind::intra_node, 2, 2, 1);  // the fit needs a collective too
   for (double n : {8.0, 1e3, 1e5, 1e7}) s.points.push_back(make_point(Collective::all_reduce, 2, n, 5e-6 + n / 5e9));
   m.series.push_back(s);
-  // time = (F + half) / (peak * eff): truth eff 0.75 (bf16), 0.62 (fp8), half 4e9 FLOP; 1% noise.
+  // time = (F / q + half) / (peak * eff), q the wave efficiency evaluate uses:
+  // truth eff 0.75 (bf16), 0.62 (fp8), half 4e9 FLOP; 1% noise.
   std::mt19937 gen(3);
   std::normal_distribution<double> z(0.0, 0.01);
   const std::int64_t shapes[][3] = {{8192, 6144, 4096}, {8192, 4096, 4096}, {8192, 28672, 4096}, {8192, 4096, 14336},
@@ -308,7 +310,9 @@ TEST_CASE("compute efficiencies from GEMM and HBM measurements", "[calibration]"
   for (int d = 0; d < 2; ++d)
     for (const auto& sh : shapes) {
       const double f = 2.0 * double(sh[0]) * double(sh[1]) * double(sh[2]);
-      const double t = (f + 4e9) / (base.peak_flops_per_s[std::size_t(d)] * (d == 0 ? 0.75 : 0.62)) * std::exp(z(gen));
+      const double q = wave_efficiency(base, double(sh[0]), double(sh[1]));
+      const double t =
+          (f / q + 4e9) / (base.peak_flops_per_s[std::size_t(d)] * (d == 0 ? 0.75 : 0.62)) * std::exp(z(gen));
       m.gemm.push_back({"shape", d == 0 ? "bf16" : "fp8", sh[0], sh[1], sh[2], t, t, f / t});
     }
   m.hbm.push_back({"copy", 1 << 30, 2.0 * double(1 << 30) / 2.9e12, 0, 2.9e12});
@@ -338,9 +342,27 @@ TEST_CASE("a one-GPU run fits compute alone; a file with nothing to fit is refus
   CHECK(r.collectives.empty());
   CHECK(r.profile.tiers[0].size == base.tiers[0].size);
   CHECK_FALSE(r.profile.tiers[0].collective_fits[std::size_t(Collective::all_reduce)].fitted);
-  // Burst cuBLASLt figures (713-828 TFLOP/s bf16) over the 989.4 TFLOP/s peak.
-  CHECK(r.profile.efficiency.gemm_max[0] > 0.80);
-  CHECK(r.profile.efficiency.gemm_max[0] < 0.86);
+  // Burst cuBLASLt figures (713-828 TFLOP/s bf16) over the 989.4 TFLOP/s peak,
+  // less the wave quantisation evaluate prices (q 0.81-0.99 at these shapes).
+  CHECK(r.profile.efficiency.gemm_max[0] > 0.82);
+  CHECK(r.profile.efficiency.gemm_max[0] < 0.88);
+  // Evaluate, at the burst clock the benchmark ran, gives the measured times
+  // back within 5% at six of the eight shapes. The other two are a Known gap
+  // (docs/cost_model.md): the 70B TP-8 QKV GEMM (8192 x 1280) ran as fast as
+  // the large shapes where the 256x128 tile's three waves price it at 0.81,
+  // and the fit's line then leaves the k = 1024 attention-output GEMM fast.
+  int within = 0;
+  for (const GemmMeasurement& g : m.gemm) {
+    if (g.dtype != "bf16") continue;
+    const double e = gemm_time_s(r.profile, DType::bf16, double(g.m), double(g.n), double(g.k)) *
+                         r.profile.efficiency.sustained_clock_fraction / g.time_s -
+                     1.0;
+    INFO(g.name << ": " << e);
+    if (g.n == 1280) CHECK(e > 0.15);   // priced slow
+    if (g.k == 1024) CHECK(e < -0.10);  // priced fast
+    within += std::abs(e) < 0.05;
+  }
+  CHECK(within == 6);
   CHECK(r.profile.efficiency.hbm_efficiency == Approx(3010.58e9 / 3.35e12).epsilon(1e-4));
   CHECK(render_fit_report(r).find("only compute is fitted") != std::string::npos);
   // The committed fitted profile is that fit and still loads.

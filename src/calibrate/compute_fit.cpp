@@ -13,6 +13,7 @@
 #include <Eigen/Dense>
 
 #include "calibrate/alpha_beta_fit.h"
+#include "planner/model/layer_cost.h"
 
 namespace planner::calibrate_detail {
 
@@ -33,8 +34,9 @@ std::pair<double, double> fit_time_line(const std::vector<std::pair<double, doub
   return {sol(0) / 1e12, sol(1) * 1e-3};
 }
 
-// GEMM: time = (F + half) / (peak * gemm_max) (docs/hardware_profiles.md,
-// wave quantisation not modelled here) = a*F + b, a weighted line in F.
+// GEMM: time = (F / q + half) / (peak * gemm_max), q the wave efficiency of
+// the output shape as evaluate prices it (gemm_time_s, layer_cost.cpp) = a*F/q
+// + b, a weighted line in F/q, so that evaluate gives back the measured times.
 void fit_gemm(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, const std::string& files,
               FitResult& out) {
   HardwareProfile& hw = out.profile;
@@ -44,7 +46,10 @@ void fit_gemm(const HardwareProfile& base, const std::vector<NamedMeasurements>&
     std::vector<std::pair<double, double>> pts;  // (flops, time)
     for (const auto& m : ms)
       for (const GemmMeasurement& g : m.set.gemm)
-        if (g.dtype == name) pts.emplace_back(2.0 * double(g.m) * double(g.n) * double(g.k), g.time_s);
+        if (g.dtype == name)
+          pts.emplace_back(
+              2.0 * double(g.m) * double(g.n) * double(g.k) / wave_efficiency(base, double(g.m), double(g.n)),
+              g.time_s);
     if (pts.empty() || !(base.peak_flops_per_s[d] > 0)) continue;
     std::set<double> distinct;
     for (auto& p : pts) distinct.insert(p.first);
@@ -67,8 +72,9 @@ void fit_gemm(const HardwareProfile& base, const std::vector<NamedMeasurements>&
     rep.gemm_max[d] = eff;
     hw.efficiency.gemm_max[d] = eff;
     out.sources[fmt::format("efficiency.gemm_max.{}", name)] = fmt::format(
-        "fitted by planner calibrate fit to {} cuBLASLt {} GEMM shapes in {}: time = (F + gemm_half_flops) / (peak * "
-        "gemm_max), "
+        "fitted by planner calibrate fit to {} cuBLASLt {} GEMM shapes in {}: time = (F / q + gemm_half_flops) / (peak "
+        "* "
+        "gemm_max), q the wave efficiency, "
         "weighted least squares in relative error",
         pts.size(), name, files);
   }
