@@ -45,6 +45,7 @@ MeasurementSet sample() {
   m.gemm.push_back(g);
   HbmMeasurement h{"cudaMemcpyAsync device-to-device", 1 << 30, 1e-3, 0.9e-3, 2.0 * double(1 << 30) / 1e-3};
   m.hbm.push_back(h);
+  m.gemm_sustained.push_back({"llama3.1-8b tp1 gate-up", "bf16", 8192, 28672, 4096, 30.2, 8.1e14, 6.9e14});
   return m;
 }
 
@@ -103,6 +104,11 @@ TEST_CASE("bad measurement fields are one InputError naming file and field", "[m
         "collective and group shape)");
   CHECK(with([](json& j) { j["gemm"][0]["flops_per_s"] = 1e15; }) ==
         "m.json: gemm[0].flops_per_s: expected 2*m*n*k / time_s = 4.1231686e+14, got 1e+15");
+  CHECK(with([](json& j) { j["gemm_sustained"][0]["sustained_flops_per_s"] = 9e14; }) ==
+        "m.json: gemm_sustained[0].sustained_flops_per_s: expected at most the burst rate (8.1e+14) plus noise, got "
+        "9e+14");
+  CHECK(with([](json& j) { j["gemm_sustained"][0]["duration_s"] = 0; }) ==
+        "m.json: gemm_sustained[0].duration_s: expected a number > 0 and <= 100000, got 0");
   CHECK(with([](json& j) { j["world_size"] = 1; }) ==
         "m.json: world_size: expected at least the largest group (2), got 1");
   CHECK(error_of([] { (void)measurements_from_json(json::array(), "m.json"); }) ==

@@ -452,7 +452,8 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
   for (std::size_t tier = 0; tier < 2; ++tier)
     for (Collective c : kAllCollectives) fit_collective(base, ms, opt, tier, c, out);
   bool compute = false;
-  for (const auto& m : ms) compute = compute || !m.set.gemm.empty() || !m.set.hbm.empty();
+  for (const auto& m : ms)
+    compute = compute || !m.set.gemm.empty() || !m.set.hbm.empty() || !m.set.gemm_sustained.empty();
   if (out.collectives.empty() && !compute)
     throw InputError(files,
                      "nothing to fit: expected collective series of groups inside one node or with one rank per node, "

@@ -104,14 +104,42 @@ void fit_hbm(const HardwareProfile& base, const std::vector<NamedMeasurements>& 
   }
 }
 
+// Sustained clock: the median of sustained / burst over the sustained GEMM
+// runs. It scales gemm_max and attention_max in evaluate (layer_cost.cpp
+// sustained_peak), which stay burst figures; a ratio above 1 (noise) is 1.
+void fit_sustained(const std::vector<NamedMeasurements>& ms, const std::string& files, FitResult& out) {
+  std::vector<double> ratios;
+  std::string from;
+  for (const auto& m : ms)
+    for (const SustainedGemmMeasurement& x : m.set.gemm_sustained)
+      if (x.burst_flops_per_s > 0 && x.sustained_flops_per_s > 0) {
+        ratios.push_back(x.sustained_flops_per_s / x.burst_flops_per_s);
+        if (from.empty())
+          from = fmt::format("{} {}, {:.0f} s: {:.1f} of {:.1f} TFLOP/s", x.name, x.dtype, x.duration_s,
+                             x.sustained_flops_per_s / 1e12, x.burst_flops_per_s / 1e12);
+      }
+  if (ratios.empty()) return;
+  ComputeFitReport& rep = out.compute;
+  rep.sustained_fitted = true;
+  rep.sustained_clock_fraction = std::clamp(median_of(ratios), 1e-3, 1.0);
+  rep.sustained_from = ratios.size() == 1 ? from : fmt::format("median of {} runs; first {}", ratios.size(), from);
+  out.profile.efficiency.sustained_clock_fraction = rep.sustained_clock_fraction;
+  out.sources["efficiency.sustained_clock_fraction"] = fmt::format(
+      "measured by planner-bench --sustain-seconds in {}: a GEMM run back to back until the power limit settles the "
+      "clock, the median rate over the second half of the run over its rate in a short burst on an idle GPU ({})",
+      files, rep.sustained_from);
+}
+
 }  // namespace
 
 void fit_compute(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, FitResult& out) {
   std::string files;
   for (const auto& m : ms)
-    if (!m.set.gemm.empty() || !m.set.hbm.empty()) files += (files.empty() ? "" : ", ") + m.origin;
+    if (!m.set.gemm.empty() || !m.set.hbm.empty() || !m.set.gemm_sustained.empty())
+      files += (files.empty() ? "" : ", ") + m.origin;
   fit_gemm(base, ms, files, out);
   fit_hbm(base, ms, files, out);
+  fit_sustained(ms, files, out);
 }
 
 }  // namespace planner::calibrate_detail

@@ -193,6 +193,26 @@ HbmMeasurement read_hbm(const json& j, const std::string& path, std::vector<std:
   return x;
 }
 
+// One sustained GEMM run; the sustained rate may not exceed the burst rate by
+// more than measurement noise.
+SustainedGemmMeasurement read_sustained(const json& j, const std::string& path, std::vector<std::string>& problems) {
+  FieldReader g(j, path, problems);
+  SustainedGemmMeasurement x;
+  x.name = g.string("name");
+  x.dtype = std::string(to_string(g.choice("dtype", kDTypeNames, DType::bf16)));
+  x.m = g.integer_in("m", 1, 1 << 24, true, 1);
+  x.n = g.integer_in("n", 1, 1 << 24, true, 1);
+  x.k = g.integer_in("k", 1, 1 << 24, true, 1);
+  x.duration_s = g.number("duration_s", 0, 1e5);
+  x.burst_flops_per_s = g.number("burst_flops_per_s", 0, 1e18);
+  x.sustained_flops_per_s = g.number("sustained_flops_per_s", 0, 1e18);
+  g.reject_unknown();
+  if (x.burst_flops_per_s > 0 && x.sustained_flops_per_s > 1.1 * x.burst_flops_per_s)
+    g.problem("sustained_flops_per_s", fmt::format("expected at most the burst rate ({:.4g}) plus noise, got {:.4g}",
+                                                   x.burst_flops_per_s, x.sustained_flops_per_s));
+  return x;
+}
+
 }  // namespace
 
 MeasurementSet measurements_from_json(const json& j, const std::string& origin) {
@@ -247,6 +267,16 @@ MeasurementSet measurements_from_json(const json& j, const std::string& origin) 
         continue;
       }
       m.hbm.push_back(read_hbm((*hs)[i], path, problems));
+    }
+  }
+  if (const json* ss = list_field(r, "gemm_sustained", false)) {
+    for (std::size_t i = 0; i < ss->size(); ++i) {
+      const std::string path = fmt::format("gemm_sustained[{}]", i);
+      if (!(*ss)[i].is_object()) {
+        problems.push_back(path + ": expected an object");
+        continue;
+      }
+      m.gemm_sustained.push_back(read_sustained((*ss)[i], path, problems));
     }
   }
   if (problems.empty()) {
@@ -322,6 +352,19 @@ nlohmann::ordered_json to_json(const MeasurementSet& m) {
       h.push_back(xj);
     }
     j["hbm"] = h;
+  }
+  if (!m.gemm_sustained.empty()) {
+    ojson g = ojson::array();
+    for (const SustainedGemmMeasurement& x : m.gemm_sustained)
+      g.push_back({{"name", x.name},
+                   {"dtype", x.dtype},
+                   {"m", x.m},
+                   {"n", x.n},
+                   {"k", x.k},
+                   {"duration_s", x.duration_s},
+                   {"burst_flops_per_s", x.burst_flops_per_s},
+                   {"sustained_flops_per_s", x.sustained_flops_per_s}});
+    j["gemm_sustained"] = g;
   }
   return j;
 }

@@ -69,16 +69,19 @@ std::string render_fit_report(const FitResult& r) {
                          s.median_abs_error * 100, s.max_abs_error * 100);
   }
   const ComputeFitReport& c = r.compute;
-  if (c.gemm_fitted[0] || c.gemm_fitted[1] || c.hbm_fitted) {
+  if (c.gemm_fitted[0] || c.gemm_fitted[1] || c.hbm_fitted || c.sustained_fitted) {
     out += "\ncompute:\n";
     for (std::size_t d = 0; d < kNumDTypes; ++d)
       if (c.gemm_fitted[d])
         out += fmt::format("  gemm_max.{} {:.3f} from {} GEMM shapes\n", d == 0 ? "bf16" : "fp8", c.gemm_max[d],
                            c.gemm_shapes[d]);
-    // The benchmark's GEMM loops are short (burst clock); the profile's
-    // sustained clock fraction, kept from the base, still applies on top
-    // (docs/calibration.md section 4).
-    if ((c.gemm_fitted[0] || c.gemm_fitted[1]) && r.profile.efficiency.sustained_clock_fraction != 1.0)
+    // The benchmark's GEMM loops are short (burst clock); the sustained clock
+    // fraction, measured (--sustain-seconds) or kept from the base, applies on
+    // top (docs/calibration.md section 4).
+    if (c.sustained_fitted)
+      out += fmt::format("  sustained_clock_fraction {:.3f} measured ({}): evaluate runs GEMMs at gemm_max x {:.3f}\n",
+                         c.sustained_clock_fraction, c.sustained_from, c.sustained_clock_fraction);
+    else if ((c.gemm_fitted[0] || c.gemm_fitted[1]) && r.profile.efficiency.sustained_clock_fraction != 1.0)
       out += fmt::format(
           "  sustained_clock_fraction {:.3f} kept from the base: evaluate runs GEMMs at gemm_max x {:.3f}\n",
           r.profile.efficiency.sustained_clock_fraction, r.profile.efficiency.sustained_clock_fraction);

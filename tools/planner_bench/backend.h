@@ -84,8 +84,11 @@ class Backend {
   // on the current groups; every rank gets the same result. `corrupt`
   // perturbs one output element before the check (a self-test of the check).
   [[nodiscard]] virtual PointResult measure(Collective c, std::int64_t count, int warmup, int iters, bool corrupt) = 0;
-  // GEMM and HBM throughput where the backend has a GPU; nothing otherwise.
-  virtual void measure_compute(MeasurementSet& out, int warmup, int iters) { (void)out, (void)warmup, (void)iters; }
+  // GEMM and HBM throughput where the backend has a GPU, and a GEMM sustained
+  // for `sustain_s` seconds (0: none); nothing otherwise.
+  virtual void measure_compute(MeasurementSet& out, int warmup, int iters, double sustain_s) {
+    (void)out, (void)warmup, (void)iters, (void)sustain_s;
+  }
   // Every rank stops here; for failures the root has reported.
   virtual void barrier() = 0;
 };

@@ -85,6 +85,11 @@ int main(int argc, char** argv) {
   app.add_flag("--largest-groups-only", largest_groups,
                "intra/inter groups of the whole node / all nodes only, not 2, 4, ...");
   app.add_flag("--no-compute", no_compute, "skip the GEMM and HBM measurements of the NCCL backends");
+  CLI::Option* sustain =
+      app.add_option("--sustain-seconds", opt.sustain_s,
+                     "NCCL backends: run one GEMM back to back this long after the others, for the clock the power "
+                     "limit settles at (calibrates efficiency.sustained_clock_fraction; default 30, 0 skips)")
+          ->check(CLI::Range(0.0, 3600.0));
   app.add_flag("--quiet,-q", opt.quiet, "print nothing but errors");
   app.add_flag("--inject-wrong-result", opt.corrupt,
                "self-test of the result check: perturb one result element; the run must fail and write no file");
@@ -93,6 +98,9 @@ int main(int argc, char** argv) {
     opt.min_bytes = parse_size(min_bytes, "--min-bytes");
     opt.max_bytes = parse_size(max_bytes, "--max-bytes");
     if (opt.min_bytes > opt.max_bytes) throw CLI::ValidationError("--min-bytes", "expected at most --max-bytes");
+    if (sustain->count() > 0 && (backend == "mpi" || no_compute))
+      throw CLI::ValidationError("--sustain-seconds", backend == "mpi" ? "needs a GPU backend (nccl or nccl-local)"
+                                                                       : "cannot apply with --no-compute");
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {

@@ -309,11 +309,12 @@ class NcclBackend final : public Backend {
     return r;
   }
 
-  void measure_compute(MeasurementSet& out, int warmup, int iters) override {
+  void measure_compute(MeasurementSet& out, int warmup, int iters, double sustain_s) override {
     if (!is_root()) return;  // one GPU is enough; the others wait at the sweep's barrier
     std::vector<std::string> notes;
     measure_hbm(locals_.front().device, out, warmup, iters);
     measure_gemms(locals_.front().device, out, warmup, iters, notes);
+    if (sustain_s > 0) measure_sustained_gemm(locals_.front().device, out, sustain_s, notes);
     for (const auto& n : notes) std::printf("# %s\n", n.c_str());
   }
 

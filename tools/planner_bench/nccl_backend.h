@@ -23,5 +23,10 @@ namespace planner::bench {
 // Appends to out.gemm / out.hbm; `notes` says what was skipped.
 void measure_gemms(int device, MeasurementSet& out, int warmup, int iters, std::vector<std::string>& notes);
 void measure_hbm(int device, MeasurementSet& out, int warmup, int iters);
+// The largest BF16 shape run back to back for `seconds` after a 5 s idle
+// pause: its burst rate (10 calls) and the median rate over the second half
+// of the run, when the power limit has settled the clock. Appends to
+// out.gemm_sustained.
+void measure_sustained_gemm(int device, MeasurementSet& out, double seconds, std::vector<std::string>& notes);
 
 }  // namespace planner::bench

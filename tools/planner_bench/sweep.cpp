@@ -108,7 +108,7 @@ int run_sweep(Backend& b, const SweepOptions& opt) {
     }
     std::fflush(stdout);
   }
-  if (opt.compute) b.measure_compute(set, opt.warmup, opt.iters);
+  if (opt.compute) b.measure_compute(set, opt.warmup, opt.iters, opt.sustain_s);
   b.barrier();
   if (!b.is_root()) return 0;
   try {

@@ -20,6 +20,7 @@ struct SweepOptions {
   bool world = true, intra = true, inter = true;
   bool all_group_sizes = true;  // 2, 4, ... per node / node count, not only the largest
   bool compute = true;          // GEMM and HBM where the backend has a GPU
+  double sustain_s = 30;        // a GEMM back to back this long for the sustained clock (0: skip)
   bool corrupt = false;         // self-test: a wrong result must fail the run
   bool quiet = false;
   std::string output;

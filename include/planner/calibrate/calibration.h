@@ -75,6 +75,11 @@ struct ComputeFitReport {
   bool hbm_fitted = false;
   double hbm_efficiency = 0;
   double hbm_bandwidth_bytes_per_s = 0;
+  // sustained / burst of planner-bench's --sustain-seconds runs (median over
+  // the runs); else the base's efficiency.sustained_clock_fraction is kept.
+  bool sustained_fitted = false;
+  double sustained_clock_fraction = 0;
+  std::string sustained_from;  // "llama3.1-8b tp1 gate-up bf16, 30 s: 689.1 of 814.6 TFLOP/s"
 };
 
 // Measured against predicted, one series (calibrate check, and the validation

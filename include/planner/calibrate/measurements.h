@@ -57,6 +57,20 @@ struct GemmMeasurement {
   bool operator==(const GemmMeasurement&) const = default;
 };
 
+// One GEMM run back to back for a while (planner-bench --sustain-seconds):
+// its rate in a short burst on an idle GPU and once the power limit has
+// settled the clock. sustained / burst calibrates
+// efficiency.sustained_clock_fraction.
+struct SustainedGemmMeasurement {
+  std::string name;   // the shape, e.g. "llama3.1-8b tp1 gate-up"
+  std::string dtype;  // "bf16" or "fp8"
+  std::int64_t m = 0, n = 0, k = 0;
+  double duration_s = 0;             // how long it ran back to back
+  double burst_flops_per_s = 0;      // the first calls after an idle pause
+  double sustained_flops_per_s = 0;  // median over the second half of the run
+  bool operator==(const SustainedGemmMeasurement&) const = default;
+};
+
 struct HbmMeasurement {
   std::string method;  // e.g. "cudaMemcpy device-to-device"
   double bytes = 0;    // buffer size copied
@@ -79,6 +93,7 @@ struct MeasurementSet {
   std::vector<MeasuredSeries> series;
   std::vector<GemmMeasurement> gemm;
   std::vector<HbmMeasurement> hbm;
+  std::vector<SustainedGemmMeasurement> gemm_sustained;
   bool operator==(const MeasurementSet&) const = default;
 };
 
