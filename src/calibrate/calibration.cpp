@@ -461,10 +461,8 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
   // A one-GPU run (planner-bench on a single GPU measures no collective)
   // calibrates compute alone; the collectives stay the base profile's.
   if (out.collectives.empty())
-    out.notes.push_back(
-        fmt::format("no collective series in {}: only compute is fitted; every collective keeps {}'s "
-                    "values",
-                    files, base.name));
+    out.notes.push_back(fmt::format(
+        "no collective series in {}: only compute is fitted; every collective keeps {}'s values", files, base.name));
 
   for (CollectiveFitReport& rep : out.collectives) {
     fill_residuals(hw, ms, rep);

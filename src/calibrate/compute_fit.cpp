@@ -72,10 +72,8 @@ void fit_gemm(const HardwareProfile& base, const std::vector<NamedMeasurements>&
     rep.gemm_max[d] = eff;
     hw.efficiency.gemm_max[d] = eff;
     out.sources[fmt::format("efficiency.gemm_max.{}", name)] = fmt::format(
-        "fitted by planner calibrate fit to {} cuBLASLt {} GEMM shapes in {}: time = (F / q + gemm_half_flops) / (peak "
-        "* "
-        "gemm_max), q the wave efficiency, "
-        "weighted least squares in relative error",
+        "fitted by planner calibrate fit to {} cuBLASLt {} GEMM shapes in {}: time = (F / q + gemm_half_flops) / "
+        "(peak * gemm_max), q the wave efficiency, weighted least squares in relative error",
         pts.size(), name, files);
   }
   if (rep.half_flops_fitted)
