@@ -8,7 +8,9 @@ hardware_profiles/measured/h100-sxm-2026-11-27/ and prints
      under three wave-quantisation variants: the profile's 256x128 tile
      (layer_cost.cpp wave_capacity_of), that tile or 128x128, and no wave term;
   2. causal attention forward + backward against the profile's combined
-     curve attention_max * L / (L + attention_half_tokens), L = s/2.
+     curve attention_max * L / (L + attention_half_tokens), L = s/2, and
+     against a curve with a term for the query tiles W one call spreads
+     over the SMs (CUDA-graph timings; eager ones below them).
 docs/cost_model.md, Known gaps ("Wave quantisation with one tile", "Attention
 with few heads per GPU") quotes its output.
 
@@ -68,8 +70,21 @@ sweep = json.load(open(os.path.join(DIR, "wave_sweep.json")))
 report("wave sweep, torch.matmul, shapes of 1e11 FLOP or more",
        [(m, n, k, t) for m, n, k, t, _ in sweep["points"] if 2.0 * m * n * k >= 1e11], "bf16")
 
+graphs = json.load(open(os.path.join(DIR, "attention_graphs.json")))
+print("attention, cuDNN, CUDA graphs, forward + backward: the profile's curve and the fit with work per call")
+pts = [(r["heads"] * r["seq"] / 128, r["seq"] / 2, r["pair_flops_per_s"]) for r in graphs["rows"] if "error" not in r]
+
+
+def rms_of(f):
+    e = [(f(w, l) - y) / y for w, l, y in pts]
+    return math.sqrt(sum(x * x for x in e) / len(e))
+
+
+print(f"  profile (0.55, L_half 235): rms {rms_of(lambda w, l: PEAK['bf16'] * 0.55 * l / (l + 235)) * 100:.1f}%")
+print(f"  645e12 * L/(L+540) * W/(W+120): rms "
+      f"{rms_of(lambda w, l: 645e12 * l / (l + 540) * w / (w + 120)) * 100:.1f}%")
 att = json.load(open(os.path.join(DIR, "attention_sweep.json")))
-print("attention, cuDNN, forward + backward against the profile's curve (0.55, L_half 235, L = s/2)")
+print("attention, cuDNN, eager calls, forward + backward against the profile's curve (0.55, L_half 235, L = s/2)")
 for r in att["rows"]:
     if r.get("backend") != "cudnn" or "error" in r:
         continue
