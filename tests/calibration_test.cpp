@@ -323,6 +323,8 @@ TEST_CASE("compute efficiencies from GEMM and HBM measurements", "[calibration]"
         0.25);  // an intercept: only the GEMM overhead, loosely determined
   CHECK(r.profile.efficiency.hbm_efficiency == Approx(2.9e12 / 3.35e12));
   CHECK(r.sources.count("efficiency.gemm_max.fp8") == 1);
+  CHECK(r.compute.gemm_max_abs_error[0] < 0.05);  // 1% noise around the formula: no shape warned about
+  for (const std::string& w : r.warnings) CHECK(w.find("GEMM line") == std::string::npos);
   // The benchmark times short GEMM loops, as MAMF does: the fitted gemm_max is
   // a burst figure and the base's sustained clock still scales it.
   REQUIRE(base.efficiency.sustained_clock_fraction < 1.0);
@@ -387,6 +389,12 @@ TEST_CASE("a one-GPU run fits compute alone; a file with nothing to fit is refus
   // 0.877 comes from other people's GPUs (docs/cost_model.md, Compute).
   CHECK(r.profile.efficiency.sustained_clock_fraction == Approx(0.853).margin(0.001));
   CHECK(render_fit_report(r).find("only compute is fitted") != std::string::npos);
+  // The shape the fitted line misses is named, in the report and as a warning.
+  CHECK(r.compute.gemm_worst_shape[0] == "llama3.1-70b tp8 qkv");
+  CHECK(r.compute.gemm_max_abs_error[0] > 0.15);
+  CHECK(r.compute.gemm_median_abs_error[0] < 0.05);
+  REQUIRE(!r.warnings.empty());
+  CHECK(r.warnings.front().find("the bf16 GEMM line leaves") == 0);
   // The committed fitted profile is that fit and still loads.
   const HardwareProfile saved =
       load_hardware_file(kDir + "/hardware_profiles/measured/h100-sxm-2026-11-27/h100-sxm-measured.json");

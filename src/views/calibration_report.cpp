@@ -73,8 +73,9 @@ std::string render_fit_report(const FitResult& r) {
     out += "\ncompute:\n";
     for (std::size_t d = 0; d < kNumDTypes; ++d)
       if (c.gemm_fitted[d])
-        out += fmt::format("  gemm_max.{} {:.3f} from {} GEMM shapes\n", d == 0 ? "bf16" : "fp8", c.gemm_max[d],
-                           c.gemm_shapes[d]);
+        out += fmt::format("  gemm_max.{} {:.3f} from {} GEMM shapes (median |error| {:.1f}%, max {:.1f}% at {})\n",
+                           d == 0 ? "bf16" : "fp8", c.gemm_max[d], c.gemm_shapes[d], c.gemm_median_abs_error[d] * 100,
+                           c.gemm_max_abs_error[d] * 100, c.gemm_worst_shape[d]);
     // The benchmark's GEMM loops are short (burst clock); the sustained clock
     // fraction, measured (--sustain-seconds) or kept from the base, applies on
     // top (docs/calibration.md section 4).

@@ -70,6 +70,9 @@ struct ComputeFitReport {
   std::array<bool, kNumDTypes> gemm_fitted{false, false};
   std::array<std::size_t, kNumDTypes> gemm_shapes{0, 0};
   std::array<double, kNumDTypes> gemm_max{0, 0};
+  // |predicted - measured| / measured of the fitted line over the shapes.
+  std::array<double, kNumDTypes> gemm_median_abs_error{0, 0}, gemm_max_abs_error{0, 0};
+  std::array<std::string, kNumDTypes> gemm_worst_shape;
   double gemm_half_flops = 0;
   bool half_flops_fitted = false;
   bool hbm_fitted = false;
