@@ -9,11 +9,9 @@
 #include "nccl_backend.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <stdexcept>
 
 #include <cuda_runtime.h>
@@ -21,6 +19,8 @@
 #include <mpi.h>
 #include <nccl.h>
 #include <unistd.h>
+
+#include "driver_version.h"
 
 namespace planner::bench {
 
@@ -44,23 +44,12 @@ std::string host_name() {
   return buf;
 }
 
-// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.124.04  ..." -> "570.124.04".
-// The driver version from /proc/driver/nvidia/version: the first token of
-// digits and dots after "Kernel Module" ("NVRM version: NVIDIA UNIX x86_64
-// Kernel Module  535.104.05 ..." and the open module's "... Open Kernel Module
-// for x86_64  580.159.04 ...", seen on a lent H100).
+// The driver version from /proc/driver/nvidia/version (driver_version.h).
 std::string driver_version() {
   std::ifstream in("/proc/driver/nvidia/version");
   std::string line;
   if (!std::getline(in, line)) return {};
-  const auto at = line.find("Kernel Module");
-  if (at == std::string::npos) return {};
-  std::istringstream words(line.substr(at + 13));
-  for (std::string w; words >> w;)
-    if (std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string::npos &&
-        w.find_first_not_of("0123456789.") == std::string::npos)
-      return w;
-  return {};
+  return parse_driver_version(line);
 }
 
 // One GPU this process drives.
