@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -76,6 +77,28 @@ void fill_random(void* dev, std::size_t bytes, bool fp8) {
                           cudaMemcpyHostToDevice));
 }
 
+// Seconds of each of `iters` calls of `op` on stream `s` after `warmup`
+// untimed ones, back to back: CUDA events around each call, read after one
+// synchronisation (no host gap between calls).
+std::vector<double> time_each(cudaStream_t s, int warmup, int iters, const std::function<void()>& op) {
+  std::vector<cudaEvent_t> ev(std::size_t(2 * iters));
+  for (auto& e : ev) CUDA_CHECK(cudaEventCreate(&e));
+  for (int i = 0; i < warmup + iters; ++i) {
+    if (i >= warmup) CUDA_CHECK(cudaEventRecord(ev[std::size_t(2 * (i - warmup))], s));
+    op();
+    if (i >= warmup) CUDA_CHECK(cudaEventRecord(ev[std::size_t(2 * (i - warmup) + 1)], s));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  std::vector<double> t;
+  for (int i = 0; i < iters; ++i) {
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, ev[std::size_t(2 * i)], ev[std::size_t(2 * i + 1)]));
+    t.push_back(double(ms) * 1e-3);
+  }
+  for (auto e : ev) cudaEventDestroy(e);
+  return t;
+}
+
 }  // namespace
 
 void measure_hbm(int device, MeasurementSet& out, int warmup, int iters) {
@@ -89,20 +112,8 @@ void measure_hbm(int device, MeasurementSet& out, int warmup, int iters) {
   CUDA_CHECK(cudaMemset(a, 1, bytes));
   cudaStream_t s;
   CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  std::vector<cudaEvent_t> ev(std::size_t(2 * iters));
-  for (auto& e : ev) CUDA_CHECK(cudaEventCreate(&e));
-  for (int i = 0; i < warmup + iters; ++i) {
-    if (i >= warmup) CUDA_CHECK(cudaEventRecord(ev[std::size_t(2 * (i - warmup))], s));
-    CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s));
-    if (i >= warmup) CUDA_CHECK(cudaEventRecord(ev[std::size_t(2 * (i - warmup) + 1)], s));
-  }
-  CUDA_CHECK(cudaStreamSynchronize(s));
-  std::vector<double> t;
-  for (int i = 0; i < iters; ++i) {
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, ev[std::size_t(2 * i)], ev[std::size_t(2 * i + 1)]));
-    t.push_back(double(ms) * 1e-3);
-  }
+  const std::vector<double> t =
+      time_each(s, warmup, iters, [&] { CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s)); });
   HbmMeasurement h;
   h.method = "cudaMemcpyAsync device-to-device (read + write counted)";
   h.bytes = double(bytes);
@@ -110,7 +121,6 @@ void measure_hbm(int device, MeasurementSet& out, int warmup, int iters) {
   h.time_min_s = *std::min_element(t.begin(), t.end());
   h.bandwidth_bytes_per_s = 2.0 * h.bytes / h.time_s;
   out.hbm.push_back(h);
-  for (auto e : ev) cudaEventDestroy(e);
   cudaStreamDestroy(s);
   cudaFree(a);
   cudaFree(b);
@@ -220,8 +230,6 @@ void measure_gemms(int device, MeasurementSet& out, int warmup, int iters, std::
   if (!has_fp8)
     notes.push_back(fmt::format("fp8 GEMMs skipped: compute capability {}.{} < 8.9", prop.major, prop.minor));
   LtContext ctx(device);
-  std::vector<cudaEvent_t> ev(std::size_t(2 * iters));
-  for (auto& e : ev) CUDA_CHECK(cudaEventCreate(&e));
 
   for (int fp8 = 0; fp8 < (has_fp8 ? 2 : 1); ++fp8) {
     for (const Shape& sh : kShapes) {
@@ -230,18 +238,7 @@ void measure_gemms(int device, MeasurementSet& out, int warmup, int iters, std::
         notes.push_back(fmt::format("{} {}: no cuBLASLt algorithm, skipped", sh.name, fp8 ? "fp8" : "bf16"));
         continue;
       }
-      for (int i = 0; i < warmup + iters; ++i) {
-        if (i >= warmup) CUDA_CHECK(cudaEventRecord(ev[std::size_t(2 * (i - warmup))], ctx.stream));
-        gemm.run(ctx.stream);
-        if (i >= warmup) CUDA_CHECK(cudaEventRecord(ev[std::size_t(2 * (i - warmup) + 1)], ctx.stream));
-      }
-      CUDA_CHECK(cudaStreamSynchronize(ctx.stream));
-      std::vector<double> times;
-      for (int i = 0; i < iters; ++i) {
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, ev[std::size_t(2 * i)], ev[std::size_t(2 * i + 1)]));
-        times.push_back(double(ms) * 1e-3);
-      }
+      const std::vector<double> times = time_each(ctx.stream, warmup, iters, [&] { gemm.run(ctx.stream); });
       GemmMeasurement g;
       g.name = sh.name;
       g.dtype = fp8 ? "fp8" : "bf16";
@@ -256,7 +253,6 @@ void measure_gemms(int device, MeasurementSet& out, int warmup, int iters, std::
                   (long long)sh.m, (long long)sh.n, (long long)sh.k, g.time_s * 1e6, g.flops_per_s / 1e12);
     }
   }
-  for (auto e : ev) cudaEventDestroy(e);
 }
 
 void measure_sustained_gemm(int device, MeasurementSet& out, double seconds, std::vector<std::string>& notes) {
