@@ -497,3 +497,32 @@ TEST_CASE("CP K/V exchange: the forward's cp-1 transfers hide behind cp-1 of the
     CHECK(lt.cp_comm_bwd_s == Approx(2.0 * sends - lt.attention_bwd_s).epsilon(1e-12));
   }
 }
+
+TEST_CASE("the output layer runs in bf16 under fp8; TE's fused loss moves 6 + 4 bytes a logit", "[layer_cost]") {
+  // Megatron-Core builds the output layer outside Transformer Engine's
+  // fp8_autocast (core_v0.19.0 gpt_model.py), so fp8 training prices it as bf16;
+  // Megatron's unfused fp32 cross-entropy moves 38 + 14 bytes a logit, TE's
+  // fused one 6 + 4 (head_cost.cpp).
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = find_model("llama3.1-8b", kDir);
+  const ParallelConfig pc = config(2, true, Recompute::none, 1);
+  TrainingSpec bf16 = training(8192, AttentionKernel::flash), fp8 = bf16;
+  fp8.dtype = DType::fp8;
+  const HeadTime hb = head_time(m, hw, pc, bf16), hf = head_time(m, hw, pc, fp8);
+  CHECK(hf.output_fwd_s == Approx(hb.output_fwd_s).epsilon(kRel));
+  CHECK(hf.output_bwd_s == Approx(hb.output_bwd_s).epsilon(kRel));
+  // The layers' GEMMs do get faster in fp8, so the head is not priced by accident of a shared rate.
+  CHECK(layer_time(m, hw, pc, fp8).fwd_s() < layer_time(m, hw, pc, bf16).fwd_s());
+
+  TrainingSpec te = bf16;
+  te.te_cross_entropy = true;
+  const HeadTime ht = head_time(m, hw, pc, te);
+  const double saved_fwd = hb.output_fwd_s - ht.output_fwd_s, saved_bwd = hb.output_bwd_s - ht.output_bwd_s;
+  CHECK(saved_fwd > 0.0);
+  CHECK(saved_bwd > 0.0);
+  CHECK(saved_fwd / saved_bwd == Approx((38.0 - 6.0) / (14.0 - 4.0)).epsilon(1e-9));
+  const double logits = 8192.0 * double(m.vocab_size) / 2.0;
+  const double k = 1.0 + straggler_slowdown(hw, bf16.num_gpus);
+  CHECK(saved_fwd ==
+        Approx(32.0 * logits / (hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency) * k).epsilon(1e-9));
+}

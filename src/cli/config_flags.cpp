@@ -70,6 +70,10 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
   app->add_flag("--torch-compile", f.torch_compile,
                 "torchtitan with torch.compile (compile.enable): element-wise ops fused; needs --framework torchtitan "
                 "(default there: eager)");
+  app->add_flag("--te-cross-entropy", f.te_cross_entropy,
+                "the loss as Transformer Engine's fused cross-entropy (Megatron --cross-entropy-loss-fusion "
+                "--cross-entropy-fusion-impl te; Megatron-Bridge's performance recipes); default: Megatron's unfused "
+                "fp32 cross-entropy");
   app->add_flag("--tp-overlap", f.tp_overlap,
                 "TP all-gather / reduce-scatter overlapped with the GEMMs (Megatron --tp-comm-overlap; needs SP)");
   app->add_option("--a2a", f.a2a, "MoE all-to-all backend: nccl or deepep (DeepEP kernels)")
@@ -216,6 +220,7 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
   ts.overlap_grad_reduce = !f.no_overlap_grad_reduce;
   ts.overlap_p2p = f.overlap_p2p;
   ts.tp_comm_overlap = f.tp_overlap;
+  ts.te_cross_entropy = f.te_cross_entropy;
   for (auto [flag, given] : {std::pair{"--a2a", f.a2a.has_value()},
                              {"--moe-imbalance", f.moe_imbalance.has_value()},
                              {"--capacity-factor", f.capacity_factor.has_value()},
@@ -307,6 +312,12 @@ void apply_framework(const CommonFlags& f, std::optional<Framework> fw, Training
     throw InputError("--torch-compile",
                      "applies to --framework torchtitan, which runs eager PyTorch unless compile.enable is set; the "
                      "other stacks' element-wise kernels are priced fused already");
+  if (f.te_cross_entropy && fw && *fw != Framework::megatron && *fw != Framework::nemo)
+    throw InputError(
+        "--te-cross-entropy",
+        fmt::format("is Transformer Engine's fused loss in Megatron-LM and Megatron-Bridge; --framework {} "
+                    "does not run it",
+                    to_string(*fw)));
   if (!fw) return;
   apply_framework_defaults(framework_info(*fw), ts,
                            {f.grad_bytes.has_value(), f.weight_bytes.has_value(), f.optimizer_bytes.has_value(),

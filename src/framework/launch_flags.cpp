@@ -183,6 +183,10 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
     }
   }
   if (ts.tp_comm_overlap) flag("--tp-comm-overlap", "model.tp_comm_overlap");
+  if (ts.te_cross_entropy) {  // core_v0.19.0 model_parallel_config.py: cross_entropy_loss_fusion, _fusion_impl
+    flag("--cross-entropy-loss-fusion", "model.cross_entropy_loss_fusion");
+    arg("--cross-entropy-fusion-impl", "model.cross_entropy_fusion_impl", "te");
+  }
   if (bridge) {
     out.push_back(ts.dtype == DType::fp8 ? "mixed_precision=bf16_with_fp8_current_scaling_mixed"
                                          : "mixed_precision=bf16_mixed");

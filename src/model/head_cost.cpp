@@ -62,13 +62,26 @@ HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const Para
   // subtract max (r4 w4), exp (r4 w4), sum (r4), normalise the saved softmax
   // (r4 w4) = 38; backward scale by the incoming gradient (r4 w4) and cast the
   // fp32 gradient to bf16 for the GEMMs (r4 w2) = 14. Fused cross-entropy
-  // kernels need less: an upper estimate for older stacks (docs/cost_model.md).
+  // kernels need less: an upper estimate for older stacks and Megatron's
+  // jit-fused variant (docs/cost_model.md). Transformer Engine's fused loss
+  // (ts.te_cross_entropy; TE v2.10 transformer_engine/pytorch/triton/
+  // cross_entropy.py) reads the bf16 logits twice in the forward (online
+  // softmax, then the gradient) and writes the gradient in place (2 + 2 + 2),
+  // and scales it by the incoming gradient in the backward (r2 w2) = 6 + 4.
   const double logits = d.n * V / d.t;
   const double Vt = V / d.t;
-  constexpr double kLossFwdBytes = 38.0, kLossBwdBytes = 14.0;
-  ht.output_fwd_s = gemm_time_s(hw, ts.dtype, d.n, Vt, d.h) + logits * kLossFwdBytes / hbm_bw(hw);
-  ht.output_bwd_s = gemm_time_s(hw, ts.dtype, d.n, d.h, Vt) + gemm_time_s(hw, ts.dtype, d.h, Vt, d.n) +
-                    logits * kLossBwdBytes / hbm_bw(hw);
+  const double loss_fwd_bytes = ts.te_cross_entropy ? 6.0 : 38.0;
+  const double loss_bwd_bytes = ts.te_cross_entropy ? 4.0 : 14.0;
+  // The output projection runs in bf16 under FP8 training: Megatron-Core
+  // builds it as its own tensor_parallel.ColumnParallelLinear, outside
+  // Transformer Engine's fp8_autocast (core_v0.19.0
+  // megatron/core/models/gpt/gpt_model.py: TE's LM head only for the opt-in
+  // MXFP8 `fp8_output_proj`, added in core_v0.18.0 for Blackwell), and
+  // torchtitan's float8 configs filter it out (`filter_fqns = ["output"]`).
+  const DType head_dt = DType::bf16;
+  ht.output_fwd_s = gemm_time_s(hw, head_dt, d.n, Vt, d.h) + logits * loss_fwd_bytes / hbm_bw(hw);
+  ht.output_bwd_s = gemm_time_s(hw, head_dt, d.n, d.h, Vt) + gemm_time_s(hw, head_dt, d.h, Vt, d.n) +
+                    logits * loss_bwd_bytes / hbm_bw(hw);
   if (pc.tp > 1) {
     // Vocab-parallel cross-entropy: all-reduces of max and sum-exp (n floats each).
     const GroupPlacement g = placement(hw, pc.tp, 1);
@@ -84,9 +97,13 @@ HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const Para
   if (model.mtp_layers > 0) add_mtp(ht, model, hw, pc, ts, d, ex, mtp_layer);
   if (ex)
     note_step(ex, "output layer (fwd)",
-              "(2*n*h*V/t + F_half)/(peak*clock*gemm_max) + 38 bytes * n*V/t / HBM (bwd: 14 bytes)",
-              "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron fp32 vocab-parallel cross-entropy, pass by pass",
-              {{"tokens_per_gpu", d.n}, {"vocab", V}, {"tp", d.t}}, ht.output_fwd_s, "s");
+              "(2*n*h*V/t + F_half)/(peak*clock*gemm_max), in bf16 even under fp8, + 38 bytes * n*V/t / HBM (bwd: 14 "
+              "bytes; TE fused loss: 6 and 4)",
+              "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron fp32 vocab-parallel cross-entropy, pass by pass; "
+              "Megatron-Core core_v0.19.0 gpt_model.py (output layer outside TE's fp8_autocast); TE v2.10 "
+              "pytorch/triton/cross_entropy.py",
+              {{"tokens_per_gpu", d.n}, {"vocab", V}, {"tp", d.t}, {"loss_bytes_fwd", loss_fwd_bytes}}, ht.output_fwd_s,
+              "s");
   return ht;
 }
 

@@ -105,6 +105,16 @@ bool is_bridge_row(const nlohmann::json& row) {
 
 void apply(const nlohmann::json& row, MeasuredRun& r) {
   if (!is_bridge_row(row)) return;
+  // Megatron-Bridge's performance scripts run Transformer Engine's fused
+  // cross-entropy: v0.1.0rc4 (25.09) sets cross_entropy_fusion_impl "te" in
+  // its Llama 3 and DeepSeek-V3 configs and model providers, v0.2.0 on in
+  // scripts/performance/utils (helpers.py, overrides.py) for every recipe,
+  // with the providers' cross_entropy_loss_fusion True.
+  if (!r.training.te_cross_entropy) {
+    r.training.te_cross_entropy = true;
+    r.assumptions.push_back(
+        "Transformer Engine's fused cross-entropy (not stated; Megatron-Bridge performance scripts, v0.1.0rc4 on)");
+  }
   if (r.model.name == "deepseek-v3") deepseek_v3_dispatcher(row, r);
   if (r.model.name.rfind("qwen3-", 0) == 0) qwen3_dispatcher(row, r);
 }

@@ -7,6 +7,7 @@
 // reason the row is skipped.
 #include "planner/validate/published_runs.h"
 
+#include "validate/bridge_recipes.h"
 #include "validate/moe_runs.h"
 #include "validate/row_text.h"
 #include "validate/row_words.h"
@@ -252,6 +253,7 @@ void map_training(const json& row, const std::string& scope_text, const std::str
     ts.tp_comm_overlap = true;
     r.assumptions.push_back("NeMo recipe: TP communication overlapped with the GEMMs (ub_tp_comm_overlap)");
   }
+  bridge_recipes::apply(row, r);  // Megatron-Bridge's performance scripts (bridge_recipes.cpp)
   if (contains(zero_text, "deepspeed") && contains(zero_text, "zero-3")) {
     ts.grad_reduce_bytes_per_param = 2;
     ts.zero3_recompute_regather = true;

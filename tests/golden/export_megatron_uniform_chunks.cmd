@@ -1,1 +1,1 @@
-export -m llama70b -n 256 --tp 8 --pp 4 --vpp 2 --zero 1 --framework megatron --dtype fp8 --tp-overlap --recompute full
+export -m llama70b -n 256 --tp 8 --pp 4 --vpp 2 --zero 1 --framework megatron --tp-overlap --recompute full

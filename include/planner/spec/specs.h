@@ -288,6 +288,14 @@ struct TrainingSpec {
   // pytorch/pytorch#153666, torch 2.9). Set by validate for torchtitan rows of
   // that era; false: one fused norm kernel.
   bool eager_composite_rmsnorm = false;
+  // The loss as Transformer Engine's fused cross-entropy runs it (Megatron
+  // --cross-entropy-loss-fusion --cross-entropy-fusion-impl te; set by
+  // Megatron-Bridge's performance scripts): an online-softmax pass and a
+  // gradient pass over the bf16 logits, the gradient written in place, and
+  // one scaling pass in the backward (TE v2.10
+  // transformer_engine/pytorch/triton/cross_entropy.py). false: Megatron's
+  // unfused fp32 vocab-parallel cross-entropy (head_cost.cpp).
+  bool te_cross_entropy = false;
   double optimizer_bytes_per_param = 12;  // fp32 master + Adam m, v (ZeRO paper)
   bool overlap_grad_reduce = true;        // DP reduction in buckets during backward
   bool overlap_p2p = false;               // PP send/recv hidden behind compute
