@@ -177,6 +177,18 @@ TEST_CASE("NeMo recipes overlap TP communication: inferred for their rows with T
   CHECK_FALSE(map_published_run(j, 0).run->training.tp_comm_overlap);
 }
 
+TEST_CASE("Megatron-Bridge performance rows run Transformer Engine's fused cross-entropy", "[validate]") {
+  json j = llama8b_row();
+  j["source"] = "NVIDIA DGX Cloud Benchmarking recipes (NVIDIA/dgxc-benchmarking, release v24.11.1)";
+  CHECK_FALSE(map_published_run(j, 0).run->training.te_cross_entropy);  // NeMo 2.0: priced unfused
+  j["source"] = "NVIDIA Megatron-Bridge performance summary 2025 (NeMo 25.11 container)";
+  const RunRow bridge = map_published_run(j, 0);
+  REQUIRE(bridge.run);
+  CHECK(bridge.run->training.te_cross_entropy);
+  CHECK(std::any_of(bridge.run->assumptions.begin(), bridge.run->assumptions.end(),
+                    [](const std::string& a) { return a.find("fused cross-entropy") != std::string::npos; }));
+}
+
 TEST_CASE("sharding and recomputation read however a row words them", "[validate]") {
   const auto zero_of = [](const char* text) {
     json j = llama8b_row();
