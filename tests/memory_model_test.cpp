@@ -105,6 +105,11 @@ TEST_CASE("last stage logits: bf16 + fp32 + fp32 per vocabulary entry", "[memory
   REQUIRE(ev.reason_list() == std::vector<Reason>{});
   // b*s/cp tokens x V/t logits x 10 bytes.
   CHECK(ev.memory.logits_bytes == Approx(2.0 * 8192.0 / 2.0 * 128256.0 / 8.0 * 10.0).epsilon(kRel));
+  // Transformer Engine's fused loss keeps only the bf16 logits (gradient in place).
+  TrainingSpec te = ts;
+  te.te_cross_entropy = true;
+  const Evaluation ev_te = evaluate(m, hw, pc, te);
+  CHECK(ev_te.memory.logits_bytes == Approx(2.0 * 8192.0 / 2.0 * 128256.0 / 8.0 * 2.0).epsilon(kRel));
 }
 
 TEST_CASE("ZeRO-3 gathers a layer (and prefetches the next)", "[memory_model]") {
