@@ -156,15 +156,21 @@ std::string describe(const MeasuredSeries& s) {
 
 namespace {
 
-// One GEMM timing of planner-bench (docs/calibration.md); its FLOP/s must be 2mnk / time.
-GemmMeasurement read_gemm(const json& j, const std::string& path, std::vector<std::string>& problems) {
-  FieldReader g(j, path, problems);
-  GemmMeasurement x;
+// The shape every GEMM record carries: name, dtype and m x n x k.
+template <class Gemm>
+void read_gemm_shape(FieldReader& g, Gemm& x) {
   x.name = g.string("name");
   x.dtype = std::string(to_string(g.choice("dtype", kDTypeNames, DType::bf16)));
   x.m = g.integer_in("m", 1, 1 << 24, true, 1);
   x.n = g.integer_in("n", 1, 1 << 24, true, 1);
   x.k = g.integer_in("k", 1, 1 << 24, true, 1);
+}
+
+// One GEMM timing of planner-bench (docs/calibration.md); its FLOP/s must be 2mnk / time.
+GemmMeasurement read_gemm(const json& j, const std::string& path, std::vector<std::string>& problems) {
+  FieldReader g(j, path, problems);
+  GemmMeasurement x;
+  read_gemm_shape(g, x);
   x.time_s = g.number("time_s", 0, 1e5);
   x.time_min_s = g.number("time_min_s", 0, 1e5, false, 0);
   x.flops_per_s = g.number("flops_per_s", 0, 1e18);
@@ -198,11 +204,7 @@ HbmMeasurement read_hbm(const json& j, const std::string& path, std::vector<std:
 SustainedGemmMeasurement read_sustained(const json& j, const std::string& path, std::vector<std::string>& problems) {
   FieldReader g(j, path, problems);
   SustainedGemmMeasurement x;
-  x.name = g.string("name");
-  x.dtype = std::string(to_string(g.choice("dtype", kDTypeNames, DType::bf16)));
-  x.m = g.integer_in("m", 1, 1 << 24, true, 1);
-  x.n = g.integer_in("n", 1, 1 << 24, true, 1);
-  x.k = g.integer_in("k", 1, 1 << 24, true, 1);
+  read_gemm_shape(g, x);
   x.duration_s = g.number("duration_s", 0, 1e5);
   x.burst_flops_per_s = g.number("burst_flops_per_s", 0, 1e18);
   x.sustained_flops_per_s = g.number("sustained_flops_per_s", 0, 1e18);
