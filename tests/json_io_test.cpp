@@ -57,6 +57,12 @@ TEST_CASE("model JSON errors name the file and the field, verbatim", "[json_io]"
        "x.json: num_attention_heads: expected a positive integer, got 0"},
       {"cross-field", [](json& j) { j["num_kv_heads"] = 5; },
        "x.json: num_kv_heads: expected a divisor of num_attention_heads 32, got 5"},
+      {"sequence beyond the learned position table",
+       [](json& j) {
+         j["position_embedding"] = "learned";
+         j["max_position_embeddings"] = 4096;
+       },
+       "x.json: default_seq_len: expected at most max_position_embeddings 4096 (learned positions), got 8192"},
       {"every problem is reported",
        [](json& j) {
          j["hidden_size"] = -1;

@@ -98,6 +98,24 @@ TEST_CASE("A row maps onto specs by its own fields", "[validate]") {
   CHECK(r.training.attention == AttentionKernel::flash);  // 2024 source: modern stack
 }
 
+TEST_CASE("A row that states learned positions gets a table as long as its sequence, or the one it gives",
+          "[validate]") {
+  json opt = llama8b_row();  // a ReLU-family row (RoPE by default) that says learned positions, as OPT's would
+  opt["ffn_type"] = "relu";
+  opt["position_embedding"] = "learned";
+  const RunRow row = map_published_run(opt, 0);
+  REQUIRE(row.run);
+  CHECK(row.run->model.position == PositionKind::learned);
+  CHECK(row.run->model.max_position_embeddings == 8192);
+  opt["max_position_embeddings"] = 16384;
+  CHECK(map_published_run(opt, 0).run->model.max_position_embeddings == 16384);
+  // A table shorter than the sequence cannot train it (Megatron-LM asserts it).
+  opt["max_position_embeddings"] = 4096;
+  const RunRow short_table = map_published_run(opt, 0);
+  CHECK_FALSE(short_table.run);
+  CHECK_THAT(short_table.skip_reason, Catch::Contains("max_position_embeddings: expected at least seq_len 8192"));
+}
+
 TEST_CASE("torchtitan rows run eager PyTorch unless the row says torch_compile", "[validate]") {
   json j = llama8b_row();
   j["source"] = "pytorch/torchtitan docs/performance.md";

@@ -190,6 +190,13 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
   ts.seq_len = f.seq_len.value_or(model.default_seq_len);
   if (ts.seq_len > kMaxSeqLen)
     throw InputError("--seq-len", fmt::format("expected at most {}, got {}", kMaxSeqLen, ts.seq_len));
+  // A learned position table has one row a position, so it bounds the
+  // sequence (Megatron-LM asserts max_position_embeddings >= seq_length,
+  // megatron/training/arguments.py); RoPE models carry no table.
+  if (model.position == PositionKind::learned && ts.seq_len > model.max_position_embeddings)
+    throw InputError("--seq-len",
+                     fmt::format("expected at most the model's max_position_embeddings {} (learned positions), got {}",
+                                 model.max_position_embeddings, ts.seq_len));
   if (f.global_batch) {
     ts.global_batch_sequences = *f.global_batch;
   } else {

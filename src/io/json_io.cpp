@@ -198,6 +198,11 @@ ModelSpec model_from_json(const json& j, const std::string& origin) {
     if (m.num_heads % m.num_kv_heads != 0)
       problems.push_back(fmt::format("num_kv_heads: expected a divisor of num_attention_heads {}, got {}", m.num_heads,
                                      m.num_kv_heads));
+    if (m.position == PositionKind::learned && m.default_seq_len > m.max_position_embeddings)
+      problems.push_back(
+          fmt::format("default_seq_len: expected at most max_position_embeddings {} (learned "
+                      "positions), got {}",
+                      m.max_position_embeddings, m.default_seq_len));
   }
   // Bounds that keep every 64-bit product in the cost model exact (limits.h).
   if (problems.empty())

@@ -144,9 +144,17 @@ std::int64_t map_model(const json& row, const std::string& notes, MeasuredRun& r
   } else {
     throw RowError{"vocab_size: missing"};
   }
-  if (gpt) mj["max_position_embeddings"] = seq_len;
   for (const char* key : {"norm", "position_embedding"})
     if (const json* v = field(row, key)) mj[key] = *v;
+  // Learned positions (the GPT family's default, or stated) cover the row's
+  // sequence unless the row gives the table's length.
+  if (mj["position_embedding"] == "learned") {
+    const std::int64_t positions = integer(row, "max_position_embeddings").value_or(seq_len);
+    if (positions < seq_len)
+      throw RowError{fmt::format("max_position_embeddings: expected at least seq_len {} (learned positions), got {}",
+                                 seq_len, positions)};
+    mj["max_position_embeddings"] = positions;
+  }
   for (const char* key : {"bias", "dropout", "tied_embeddings"})
     if (const json* v = field(row, key)) mj[key] = *v;
   if (!field(row, "tied_embeddings") && !gpt && contains(notes, "tied") && !contains(notes, "untied")) {
