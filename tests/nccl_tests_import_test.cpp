@@ -305,6 +305,21 @@ TEST_CASE("Intel MPI rank tags, CRLF, indentation and NCCL INFO lines between ro
   CHECK(imp.measurements.hosts == std::vector<std::string>{"node-a", "node-b"});
 }
 
+TEST_CASE("nccl-tests 2.19 with -I 1: per-iteration columns and timestamps after the row", "[nccl_tests]") {
+  // Each half gains i_min, i_max, i_p99 and i_cv% after #wrong, and the row a
+  // two-token timestamp: the measurement is still the time column, the mean.
+  const auto imp = import_nccl_tests_files({kCons + "reduce_scatter_2x8_per_iteration.log"}, {});
+  const MeasuredSeries& s = only_series(imp);
+  CHECK(s.collective == Collective::reduce_scatter);
+  CHECK(s.group_size == 16);
+  CHECK(s.ranks_per_node == 8);
+  REQUIRE(s.points.size() == 11);
+  CHECK(s.points[0].time_s == Approx(44.71e-6));  // not i_min 43.37 or i_p99 47.84
+  CHECK(s.points[0].busbw_bytes_per_s / 1e9 == Approx(21.99).margin(0.01));
+  CHECK(imp.measurements.versions.at("nccl_tests") == "2.19.6");
+  CHECK(imp.warnings.empty());
+}
+
 TEST_CASE("a units-only header imports with --collective and the ratio's rank count", "[nccl_tests]") {
   const std::string f = kCons + "reduce_scatter_units_only.log";
   NcclTestsImportOptions o;

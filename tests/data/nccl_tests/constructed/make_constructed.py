@@ -123,3 +123,32 @@ write("all_reduce_list_contradicts_ratio.log", preamble("all_reduce_perf", devs)
 devs = [dev(r, "dgx-b07", r) for r in range(8)]
 rows = [row("all_reduce", 8, s, 30, 360, jitter=jit(i)) for i, s in enumerate(sizes(32 << 20, 16 << 30))]
 write("all_reduce_1x8_from_32MiB.log", preamble("all_reduce_perf", devs) + HEADER + rows + footer(352.4))
+
+# 7. 2 x 8 H100 reduce-scatter from nccl-tests 2.19 run with "-I 1" (per-iteration
+#    CUDA-event timing: i_min, i_max, i_p99 and i_cv% after each half's #wrong,
+#    src/util.cu writeResultHeader / writePerIterReport) and timestamps at the end
+#    of each row (printed as two tokens, date and time).
+PER_ITER_HEADER = [
+    "#                                                              out-of-place (+ per-iteration)                                in-place (+ per-iteration)",
+    "#       size         count      type   redop    root     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv%     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv%           timestamp",
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)     (us)     (us)      (%)     (us)  (GB/s)  (GB/s)             (us)     (us)     (us)      (%)   %Y-%m-%d %H:%M:%S",
+]
+
+
+def per_iter_row(coll, n, size, lat_us, busbw_gbs, jitter, stamp):
+    base = row(coll, n, size, lat_us, busbw_gbs, jitter=jitter).split()
+    head, halves = base[:5], [base[5:9], base[9:13]]
+    out = f"{int(head[0]):12d}  {int(head[1]):12d}  {head[2]:>8s}  {head[3]:>6s}  {int(head[4]):6d}"
+    for t, alg, bus, wrong in halves:
+        tt = float(t)
+        stats = (tt * 0.97, tt * 1.09, tt * 1.07, 1.8)  # min, max, p99 well apart from the mean
+        out += f"  {t:>7s}  {alg:>6s}  {bus:>6s}  {wrong:>6s}" + "".join(f"  {v:7.2f}" for v in stats)
+    return out + f"  {stamp}"
+
+
+devs = [dev(r, "node-a" if r < 8 else "node-b", r % 8) for r in range(16)]
+rows = [per_iter_row("reduce_scatter", 16, s, 40, 175, jit(i), f"2026-11-27 05:{20 + i:02d}:00")
+        for i, s in enumerate(sizes(1 << 20, 1 << 30))]
+pre = preamble("reduce_scatter_perf", devs)
+pre[0] = "# nccl-tests version 2.19.6 nccl-headers=23007 nccl-library=23007"
+write("reduce_scatter_2x8_per_iteration.log", pre + PER_ITER_HEADER + rows + footer(160.2))
