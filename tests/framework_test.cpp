@@ -183,6 +183,42 @@ TEST_CASE("Megatron's layout string lists chunk c of stage s at c*p + s", "[fram
   CHECK(flags.text.find("--pipeline-model-parallel-layout") != std::string::npos);
 }
 
+TEST_CASE("Megatron overlaps pipeline p2p only when interleaved, and its flags say what was priced", "[framework]") {
+  const ModelSpec m = find_model("llama70b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  TrainingSpec ts = training(m, 128);
+  ts.global_batch_sequences = 128;
+  ts.overlap_p2p = true;
+  apply_framework_defaults(framework_info(Framework::megatron), ts, {});
+  CHECK(ts.overlap_p2p_interleaved_only);
+  ParallelConfig pc;
+  pc.tp = 8, pc.pp = 4, pc.dp = 4, pc.zero_stage = 1, pc.sequence_parallel = true, pc.recompute = Recompute::full;
+  CHECK_FALSE(overlaps_p2p(ts, pc));  // 1F1B: Megatron-LM turns the overlap off
+  TrainingSpec blocking = ts;
+  blocking.overlap_p2p = false;
+  CHECK(evaluate(m, hw, pc, ts).time.step_s == evaluate(m, hw, pc, blocking).time.step_s);
+  pc.virtual_stages = 5;
+  CHECK(overlaps_p2p(ts, pc));
+  CHECK(evaluate(m, hw, pc, ts).time.step_s < evaluate(m, hw, pc, blocking).time.step_s);
+  // Megatron-LM overlaps by default when interleaved: a blocking plan says so.
+  const std::string plain = launch_flags(Framework::megatron, m, hw, blocking, evaluate(m, hw, pc, blocking)).text;
+  CHECK(plain.find("--no-overlap-p2p-communication") != std::string::npos);
+  CHECK(launch_flags(Framework::megatron, m, hw, ts, evaluate(m, hw, pc, ts)).text.find("p2p") == std::string::npos);
+  // Megatron-Core's config has it off (batch_p2p_comm on): Megatron-Bridge overrides say so when it is on.
+  TrainingSpec bridge = training(m, 128);
+  bridge.global_batch_sequences = 128;
+  bridge.overlap_p2p = true;
+  apply_framework_defaults(framework_info(Framework::nemo), bridge, {});
+  const std::string nemo = launch_flags(Framework::nemo, m, hw, bridge, evaluate(m, hw, pc, bridge)).text;
+  CHECK(nemo.find("model.overlap_p2p_comm=true") != std::string::npos);
+  CHECK(nemo.find("model.batch_p2p_comm=false") != std::string::npos);
+  // Without a framework, the overlap applies to 1F1B too (asynchronous p2p, as Meta's Llama 3 ran it).
+  TrainingSpec any = training(m, 128);
+  any.overlap_p2p = true;
+  pc.virtual_stages = 1;
+  CHECK(overlaps_p2p(any, pc));
+}
+
 TEST_CASE("launch flags refuse what the framework cannot express", "[framework]") {
   const ModelSpec m = find_model("llama70b", kDir);
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);

@@ -325,6 +325,11 @@ void apply_framework(const CommonFlags& f, std::optional<Framework> fw, Training
         fmt::format("is Transformer Engine's fused loss in Megatron-LM and Megatron-Bridge; --framework {} "
                     "does not run it",
                     to_string(*fw)));
+  if (f.overlap_p2p && fw == Framework::deepspeed)
+    throw InputError("--overlap-p2p",
+                     "DeepSpeed's pipeline engine sends and receives in schedule order and waits for each "
+                     "(deepspeed/runtime/pipe/p2p.py send: \"Doesn't support async_op true\"); --framework "
+                     "deepspeed cannot overlap them");
   if (!fw) return;
   apply_framework_defaults(framework_info(*fw), ts,
                            {f.grad_bytes.has_value(), f.weight_bytes.has_value(), f.optimizer_bytes.has_value(),

@@ -199,6 +199,10 @@ void apply_framework_defaults(const FrameworkInfo& info, TrainingSpec& ts, Preci
   // config/job_config.py Compile.enable = False): unfused element-wise ops.
   // Async TP requires compile (distributed/tensor_parallel.py).
   if (info.framework == Framework::torchtitan) ts.eager_elementwise = !ts.tp_comm_overlap;
+  // Megatron-Core overlaps pipeline p2p only in the interleaved schedule
+  // (TrainingSpec::overlap_p2p_interleaved_only).
+  if (info.framework == Framework::megatron || info.framework == Framework::nemo)
+    ts.overlap_p2p_interleaved_only = true;
   if (info.framework == Framework::torchtitan && !given.selective_policy) {
     ts.selective = SelectivePolicy::torchtitan_every_nth_layer;
     ts.selective_every_n_layers = 2;

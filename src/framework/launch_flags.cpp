@@ -183,6 +183,18 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
     }
   }
   if (ts.tp_comm_overlap) flag("--tp-comm-overlap", "model.tp_comm_overlap");
+  // Pipeline p2p overlap, as priced (overlaps_p2p). Megatron-LM overlaps it by
+  // default in the interleaved schedule (--no-overlap-p2p-communication turns
+  // it off; default since 4eeff55d1f, 2023-10-12); Megatron-Core's
+  // ModelParallelConfig has it off, with batch_p2p_comm on, which must be off
+  // to overlap (core_v0.19.0 model_parallel_config.py).
+  if (pc.pp > 1 && pc.virtual_stages > 1) {
+    if (!bridge && !overlaps_p2p(ts, pc)) out.push_back("--no-overlap-p2p-communication");
+    if (bridge && overlaps_p2p(ts, pc)) {
+      out.push_back("model.overlap_p2p_comm=true");
+      out.push_back("model.batch_p2p_comm=false");
+    }
+  }
   if (ts.te_cross_entropy) {  // core_v0.19.0 model_parallel_config.py: cross_entropy_loss_fusion, _fusion_impl
     flag("--cross-entropy-loss-fusion", "model.cross_entropy_loss_fusion");
     arg("--cross-entropy-fusion-impl", "model.cross_entropy_fusion_impl", "te");

@@ -148,7 +148,7 @@ double p2p_term_s(const ModelSpec& model, const HardwareProfile& hw, const Paral
   const CollectiveCost one_cost = collective_cost(hw, pair, Collective::send_recv, bytes);
   const double one = one_cost.total_s();
   const double transfers =
-      ts.overlap_p2p ? 2.0 * double(p - 1) : 2.0 * (double(plan.micro_batches) * double(v) + double(p - 1));
+      overlaps_p2p(ts, pc) ? 2.0 * double(p - 1) : 2.0 * (double(plan.micro_batches) * double(v) + double(p - 1));
   const double p2p = transfers * one;
   if (ex)
     note_step(ex, "pipeline send/recv", "transfers * (alpha + b*s/cp*h*2/t / B)", "Narayanan et al. 2021 §4.1",

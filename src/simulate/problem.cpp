@@ -76,7 +76,7 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
   pr.stages = pc.pp;
   pr.chunks_per_stage = pc.virtual_stages;
   pr.micro_batches = plan.micro_batches;
-  pr.overlap_p2p = ts.overlap_p2p;
+  pr.overlap_p2p = overlaps_p2p(ts, pc);
   pr.overlap_grad_reduce = ts.overlap_grad_reduce;
   pr.overlap_param_gather = ts.overlap_grad_reduce;
 

@@ -299,6 +299,13 @@ struct TrainingSpec {
   double optimizer_bytes_per_param = 12;  // fp32 master + Adam m, v (ZeRO paper)
   bool overlap_grad_reduce = true;        // DP reduction in buckets during backward
   bool overlap_p2p = false;               // PP send/recv hidden behind compute
+  // Megatron-Core runs overlap_p2p only in the interleaved schedule:
+  // Megatron-LM turns it off without virtual stages (core_v0.19.0
+  // megatron/training/arguments.py validate_args: "non-interleaved schedule
+  // does not support overlapping p2p communication"), Megatron-Bridge's
+  // CommOverlapConfig likewise (training/comm_overlap.py: vp_size > 1). Set by
+  // --framework megatron and nemo; read through overlaps_p2p() below.
+  bool overlap_p2p_interleaved_only = false;
   // TP all-gathers / reduce-scatters overlapped with the GEMMs beside them
   // (Megatron --tp-comm-overlap, Transformer Engine userbuffers; needs
   // sequence parallelism): layer_cost.cpp add_tp_comm.
@@ -327,5 +334,11 @@ struct TrainingSpec {
   std::uint8_t recompute_modules = 1;
   bool operator==(const TrainingSpec&) const = default;
 };
+
+// Whether this layout's pipeline sends and receives overlap compute: the
+// requested overlap, where the framework can run it (overlap_p2p_interleaved_only).
+[[nodiscard]] inline bool overlaps_p2p(const TrainingSpec& ts, const ParallelConfig& pc) {
+  return ts.overlap_p2p && (!ts.overlap_p2p_interleaved_only || pc.virtual_stages > 1);
+}
 
 }  // namespace planner
