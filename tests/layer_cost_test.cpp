@@ -237,15 +237,20 @@ TEST_CASE("layer time structure: backward multiples, TP collectives, recompute",
     CHECK(lt.tp_comm_bwd_s == 0.0);
     CHECK(lt.cp_comm_total_s == 0.0);
   }
+  // Every backward TP collective exposed (TrainingSpec::tp_bwd_overlap false:
+  // Megatron-LM before 2021-09, Megatron-DeepSpeed, torchtitan, DeepSpeed).
+  TrainingSpec exposed = flash;
+  exposed.tp_bwd_overlap = false;
   SECTION("TP without SP: two all-reduces of n*h*2 bytes each way") {
-    const LayerTime lt = layer_time(m, hw, config(8, false, Recompute::none, 1), flash);
+    const LayerTime lt = layer_time(m, hw, config(8, false, Recompute::none, 1), exposed);
     const double ar = collective_cost(hw, placement(hw, 8, 1), Collective::all_reduce, 2.0 * n * h).total_s();
     CHECK(lt.tp_comm_fwd_s == Approx(2.0 * ar).epsilon(kRel));
     CHECK(lt.tp_comm_bwd_s == Approx(2.0 * ar).epsilon(kRel));
+    CHECK(lt.tp_comm_bwd_mlp_s == Approx(ar).epsilon(kRel));
     CHECK(lt.tp_comm_recompute_s == 0.0);
   }
   SECTION("TP with SP: all-gather + reduce-scatter of the same volume") {
-    const LayerTime lt = layer_time(m, hw, config(8, true, Recompute::full, 1), flash);
+    const LayerTime lt = layer_time(m, hw, config(8, true, Recompute::full, 1), exposed);
     const GroupPlacement g = placement(hw, 8, 1);
     const double pair = collective_cost(hw, g, Collective::all_gather, 2.0 * n * h).total_s() +
                         collective_cost(hw, g, Collective::reduce_scatter, 2.0 * n * h).total_s();
@@ -255,6 +260,34 @@ TEST_CASE("layer time structure: backward multiples, TP collectives, recompute",
     const double regather = collective_cost(hw, g, Collective::all_gather, 2.0 * n * h).total_s();
     CHECK(lt.tp_comm_bwd_s == Approx(2.0 * pair + 2.0 * regather).epsilon(kRel));
     CHECK(lt.tp_comm_recompute_s == Approx(2.0 * pair).epsilon(kRel));  // full recompute repeats the forward's
+  }
+  SECTION("Megatron's default: the column-parallel backward collectives run beside their GEMMs") {
+    // Llama 70B at TP8, 8192 tokens: the QKV GEMM (GQA: 1280 outputs a rank)
+    // is shorter than an all-reduce of its input, the FFN-in GEMM longer, so
+    // only the difference on QKV stays exposed; what hides slows the GEMMs
+    // (contention), and the forward is unchanged.
+    const GroupPlacement g = placement(hw, 8, 1);
+    const double qkv = gemm_time_s(hw, DType::bf16, n, (64.0 + 2.0 * 8.0) * 128.0 / 8.0, h);
+    const double ffn_in = gemm_time_s(hw, DType::bf16, n, 2.0 * 28672.0 / 8.0, h);
+    const double ar = collective_cost(hw, g, Collective::all_reduce, 2.0 * n * h).total_s();
+    REQUIRE(qkv < ar);
+    REQUIRE(ffn_in > ar);
+    const LayerTime off = layer_time(m, hw, config(8, false, Recompute::none, 1), exposed);
+    const LayerTime on = layer_time(m, hw, config(8, false, Recompute::none, 1), flash);
+    CHECK(on.tp_comm_fwd_s == off.tp_comm_fwd_s);
+    CHECK(on.tp_comm_bwd_s == Approx(ar - qkv).epsilon(kRel));
+    CHECK(on.tp_comm_bwd_mlp_s == 0.0);
+    CHECK(on.contention_bwd_s > off.contention_bwd_s);
+    CHECK(on.bwd_s() < off.bwd_s());
+    // With SP: the row-parallel gradient all-gathers stay exposed, and the
+    // QKV's re-gather and reduce-scatter hide behind its two GEMMs up to their length.
+    const LayerTime sp = layer_time(m, hw, config(8, true, Recompute::none, 1), flash);
+    const double ag = collective_cost(hw, g, Collective::all_gather, 2.0 * n * h).total_s();
+    const double rs = collective_cost(hw, g, Collective::reduce_scatter, 2.0 * n * h).total_s();
+    const auto over = [](double c, double gemm) { return c > gemm ? c - gemm : 0.0; };
+    CHECK(sp.tp_comm_bwd_s ==
+          Approx(2.0 * ag + over(ag, qkv) + over(rs, qkv) + over(ag, ffn_in) + over(rs, ffn_in)).epsilon(kRel));
+    CHECK(sp.tp_comm_bwd_mlp_s == Approx(ag + over(ag, ffn_in) + over(rs, ffn_in)).epsilon(kRel));
   }
   SECTION("gradient accumulation: read 2 + read/write grad_bytes per local layer parameter") {
     const double hbm = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;

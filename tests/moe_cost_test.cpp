@@ -318,7 +318,12 @@ TEST_CASE("without shared experts a MoE layer runs only the attention's TP colle
   const LayerTime e = moe_layer_time(m, hw, pc, ts);
   // The dense layer's two all-gather / reduce-scatter pairs are equal (same bytes): half remain.
   CHECK(e.tp_comm_fwd_s == Approx(0.5 * d.tp_comm_fwd_s).epsilon(1e-12));
-  CHECK(e.tp_comm_bwd_s == Approx(0.5 * d.tp_comm_bwd_s).epsilon(1e-12));
+  // Backward: the attention half's part (the MLP's collectives beside its GEMMs are dropped too).
+  CHECK(e.tp_comm_bwd_s == Approx(d.tp_comm_bwd_s - d.tp_comm_bwd_mlp_s).epsilon(1e-12));
+  TrainingSpec exposed = ts;
+  exposed.tp_bwd_overlap = false;  // every backward collective exposed: again half
+  CHECK(moe_layer_time(m, hw, pc, exposed).tp_comm_bwd_s ==
+        Approx(0.5 * layer_time(dense, hw, pc, exposed).tp_comm_bwd_s).epsilon(1e-12));
   ModelSpec shared = m;
   shared.moe.num_shared_experts = 1;
   CHECK(moe_layer_time(shared, hw, pc, ts).tp_comm_fwd_s == Approx(d.tp_comm_fwd_s).epsilon(1e-12));

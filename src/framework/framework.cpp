@@ -203,6 +203,11 @@ void apply_framework_defaults(const FrameworkInfo& info, TrainingSpec& ts, Preci
   // (TrainingSpec::overlap_p2p_interleaved_only).
   if (info.framework == Framework::megatron || info.framework == Framework::nemo)
     ts.overlap_p2p_interleaved_only = true;
+  // torchtitan's TP (DTensor parallel styles) and DeepSpeed's AutoTP run
+  // their backward collectives in autograd order, with no launch beside the
+  // weight-gradient GEMM (TrainingSpec::tp_bwd_overlap); torchtitan's async
+  // TP is --tp-overlap.
+  if (info.framework == Framework::torchtitan || info.framework == Framework::deepspeed) ts.tp_bwd_overlap = false;
   if (info.framework == Framework::torchtitan && !given.selective_policy) {
     ts.selective = SelectivePolicy::torchtitan_every_nth_layer;
     ts.selective_every_n_layers = 2;

@@ -105,10 +105,50 @@ void add_tp_comm(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const 
   if (pc.sequence_parallel) {
     // SP keeps only the sequence-sharded norm outputs, so the backward
     // all-gathers them again for the QKV and FFN-in weight gradients
-    // (Korthikanti et al. 2022 §4.2.2). Megatron launches it next to the
-    // input-gradient GEMM, but the two share SMs and HBM; counted exposed
-    // (an approximation, see docs/cost_model.md).
+    // (Korthikanti et al. 2022 §4.2.2).
     lt.tp_comm_bwd_s += 2.0 * collective_cost(hw, g, Collective::all_gather, bytes).total_s();
+  }
+  if (ts.tp_bwd_overlap) {
+    // The column-parallel layers (QKV, FFN-in) launch their backward
+    // collectives asynchronously beside their own GEMMs (TrainingSpec::
+    // tp_bwd_overlap): without SP the input-gradient all-reduce beside the
+    // weight-gradient GEMM; with SP the re-gather beside the input-gradient
+    // GEMM and the reduce-scatter beside the weight-gradient GEMM, while the
+    // row-parallel layers' gradient all-gathers stay exposed. Each backward
+    // GEMM has its forward GEMM's FLOPs. What hides slows the GEMM
+    // (contention.h).
+    const double k = 1.0 + straggler_slowdown(hw, ts.num_gpus);
+    lt.tp_comm_bwd_s = pc.sequence_parallel ? 2.0 * ag : 0.0;
+    lt.tp_comm_bwd_mlp_s = pc.sequence_parallel ? ag : 0.0;
+    bool mlp = false;
+    const auto beside = [&](Collective c, double comm_s, double gemm_s) {
+      const double exposed = std::max(0.0, comm_s - gemm_s);
+      const double slowed = contention_s(hw, g, c, collective_cost(hw, g, c, bytes), comm_s - exposed, gemm_s, 0.0);
+      lt.tp_comm_bwd_s += exposed;
+      lt.contention_bwd_s += slowed;
+      if (mlp) lt.tp_comm_bwd_mlp_s += exposed, lt.tp_contention_bwd_mlp_s += slowed;
+    };
+    for (const std::size_t i : {std::size_t(0), std::size_t(2)}) {
+      const double gemm_s = k * gemm_fwd[i];
+      mlp = i == 2;
+      if (pc.sequence_parallel) {
+        beside(Collective::all_gather, ag, gemm_s);
+        beside(Collective::reduce_scatter, rs, gemm_s);
+      } else {
+        beside(Collective::all_reduce, per_pair, gemm_s);
+      }
+    }
+    if (ex)
+      note_step(ex, "TP communication per layer (bwd, beside the column-parallel GEMMs)",
+                pc.sequence_parallel
+                    ? "2 x all-gather (row-parallel gradients) + sum over QKV, FFN-in of max(0, re-gather - dgrad) + "
+                      "max(0, reduce-scatter - wgrad)"
+                    : "sum over QKV, FFN-in of max(0, all-reduce - wgrad)",
+                "Megatron-LM megatron/core/tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication "
+                "(async all-reduce since 2021-09; SP re-gather and reduce-scatter since 2022-04)",
+                {{"bytes", bytes}, {"qkv_gemm_s", gemm_fwd[0]}, {"ffn_in_gemm_s", gemm_fwd[2]}}, lt.tp_comm_bwd_s, "s");
+  } else {
+    lt.tp_comm_bwd_mlp_s = 0.5 * lt.tp_comm_bwd_s;  // the halves' collectives are alike
   }
   if (pc.recompute == Recompute::full) lt.tp_comm_recompute_s = 2.0 * per_pair;
   if (ex) {

@@ -221,8 +221,10 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
     // the attention's remain (Megatron-Core MoELayer with the alltoall
     // dispatcher: no TP gather before the router when SP is on).
     lt.tp_comm_fwd_s *= 0.5;
-    lt.tp_comm_bwd_s *= 0.5;
+    lt.tp_comm_bwd_s -= lt.tp_comm_bwd_mlp_s;
+    lt.contention_bwd_s -= lt.tp_contention_bwd_mlp_s;
     lt.tp_comm_recompute_s *= 0.5;
+    lt.tp_comm_bwd_mlp_s = lt.tp_contention_bwd_mlp_s = 0;
   }
   const MoeTokens tk = moe_tokens(model, pc, ts);
   const DType dt = ts.dtype;

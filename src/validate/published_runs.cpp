@@ -195,6 +195,23 @@ void map_training(const json& row, const std::string& scope_text, const std::str
     r.assumptions.push_back(fmt::format(
         "{} software stack: unfused attention, fp32 main gradients, gradient reduction after the backward pass", year));
   }
+  // Megatron-LM's backward TP collectives beside the column-parallel GEMMs
+  // (TrainingSpec::tp_bwd_overlap) arrived in 2021-09 (commit 16c90445e7,
+  // --async-tensor-model-parallel-allreduce), after the 2021 rows ran;
+  // Megatron-DeepSpeed kept the synchronous copy_to_tensor_model_parallel_region
+  // (bigscience-workshop/Megatron-DeepSpeed megatron/mpu/layers.py), and
+  // torchtitan's TP has none. The optional row field tp_bwd_overlap overrides.
+  const bool deepspeed_row = contains(lower(r.source + " " + text(row, "zero_or_fsdp") + " " + notes), "deepspeed");
+  if ((year > 0 && year <= 2021) || deepspeed_row || contains(lower(r.source), "torchtitan")) {
+    ts.tp_bwd_overlap = false;
+    if (integer(row, "tp").value_or(1) > 1)
+      r.assumptions.push_back(year > 0 && year <= 2021 ? "Megatron-LM before 2021-09: backward TP all-reduce exposed"
+                                                       : "backward TP collectives exposed (no async launch)");
+  }
+  if (const json* v = field(row, "tp_bwd_overlap")) {
+    if (!v->is_boolean()) throw RowError{fmt::format("tp_bwd_overlap: expected true or false, got {}", v->dump())};
+    ts.tp_bwd_overlap = v->get<bool>();
+  }
   // ZeRO-3 frameworks. torchtitan reduce-scatters FSDP2 gradients in fp32
   // (--training.mixed_precision_reduce, default and only choice "float32":
   // torchtitan config_manager.py @eef8bb2, config/configs.py @b5bcd76).

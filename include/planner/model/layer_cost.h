@@ -18,6 +18,10 @@ struct LayerTime {
   double grad_accumulate_s = 0;  // adding this micro-batch's weight gradients into the accumulator
   double recompute_s = 0;        // extra forward work in the backward pass
   double tp_comm_fwd_s = 0, tp_comm_bwd_s = 0, tp_comm_recompute_s = 0;  // exposed
+  // The MLP half's part of tp_comm_bwd_s and of contention_bwd_s (the FFN-in
+  // collectives and, with SP, the FFN-out gradient gather): a MoE layer
+  // without shared experts runs only the attention half (moe_cost.cpp).
+  double tp_comm_bwd_mlp_s = 0, tp_contention_bwd_mlp_s = 0;
   double cp_comm_fwd_s = 0, cp_comm_bwd_s = 0;                           // exposed part of the K/V ring exchange
   double cp_comm_total_s = 0;                                            // before overlap
   // Compute slowed by the hidden part of the CP exchange (contention.h); under

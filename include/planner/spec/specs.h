@@ -310,6 +310,15 @@ struct TrainingSpec {
   // (Megatron --tp-comm-overlap, Transformer Engine userbuffers; needs
   // sequence parallelism): layer_cost.cpp add_tp_comm.
   bool tp_comm_overlap = false;
+  // Without tp_comm_overlap: Megatron-LM's column-parallel backward overlaps
+  // its TP collective with its own GEMMs (LinearWithGradAccumulationAndAsync-
+  // Communication, default on since 2021-09, megatron/core/tensor_parallel/
+  // layers.py): the input-gradient all-reduce beside the weight-gradient GEMM;
+  // with SP the input re-gather beside the input-gradient GEMM and the
+  // reduce-scatter beside the weight-gradient GEMM. false: every backward TP
+  // collective exposed (Megatron-LM before 2021-09, Megatron-DeepSpeed's
+  // copy_to_tensor_model_parallel_region, torchtitan's and DeepSpeed's TP).
+  bool tp_bwd_overlap = true;
   // MoE (ignored for dense models): how tokens move to their experts
   // (NCCL all-to-all, or DeepEP's NVLink+RDMA kernels), the busiest expert's
   // load over the mean (1 = force-balanced, as NVIDIA's benchmark rows), the
