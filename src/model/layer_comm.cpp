@@ -45,11 +45,13 @@ void add_tp_comm(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const 
                  const TrainingSpec& ts, const GemmTimes& gemm_fwd, Explain* ex) {
   const GroupPlacement g = placement(hw, pc.tp, 1);
   const double bytes = kAct * d.n * d.h;
-  // Only the collectives the layout runs (this is on the search's hot path).
-  const double ag = pc.sequence_parallel ? collective_cost(hw, g, Collective::all_gather, bytes).total_s() : 0.0;
-  const double rs = pc.sequence_parallel ? collective_cost(hw, g, Collective::reduce_scatter, bytes).total_s() : 0.0;
-  const double per_pair =
-      pc.sequence_parallel ? ag + rs : collective_cost(hw, g, Collective::all_reduce, bytes).total_s();
+  // Only the collectives the layout runs, each priced once (this is on the search's hot path).
+  const bool sp = pc.sequence_parallel;
+  const CollectiveCost ag_cost = sp ? collective_cost(hw, g, Collective::all_gather, bytes) : CollectiveCost{};
+  const CollectiveCost rs_cost = sp ? collective_cost(hw, g, Collective::reduce_scatter, bytes) : CollectiveCost{};
+  const CollectiveCost ar_cost = sp ? CollectiveCost{} : collective_cost(hw, g, Collective::all_reduce, bytes);
+  const double ag = ag_cost.total_s(), rs = rs_cost.total_s();
+  const double per_pair = sp ? ag + rs : ar_cost.total_s();
   lt.tp_comm_fwd_s = 2.0 * per_pair;
   lt.tp_comm_bwd_s = 2.0 * per_pair;
   if (hw.tiers[0].topology == Topology::torus && !g.crosses_domains() && pc.sequence_parallel) {
@@ -106,7 +108,7 @@ void add_tp_comm(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const 
     // SP keeps only the sequence-sharded norm outputs, so the backward
     // all-gathers them again for the QKV and FFN-in weight gradients
     // (Korthikanti et al. 2022 §4.2.2).
-    lt.tp_comm_bwd_s += 2.0 * collective_cost(hw, g, Collective::all_gather, bytes).total_s();
+    lt.tp_comm_bwd_s += 2.0 * ag;
   }
   if (ts.tp_bwd_overlap) {
     // The column-parallel layers (QKV, FFN-in) launch their backward
@@ -121,9 +123,9 @@ void add_tp_comm(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const 
     lt.tp_comm_bwd_s = pc.sequence_parallel ? 2.0 * ag : 0.0;
     lt.tp_comm_bwd_mlp_s = pc.sequence_parallel ? ag : 0.0;
     bool mlp = false;
-    const auto beside = [&](Collective c, double comm_s, double gemm_s) {
-      const double exposed = std::max(0.0, comm_s - gemm_s);
-      const double slowed = contention_s(hw, g, c, collective_cost(hw, g, c, bytes), comm_s - exposed, gemm_s, 0.0);
+    const auto beside = [&](Collective c, const CollectiveCost& cost, double gemm_s) {
+      const double comm_s = cost.total_s(), exposed = std::max(0.0, comm_s - gemm_s);
+      const double slowed = contention_s(hw, g, c, cost, comm_s - exposed, gemm_s, 0.0);
       lt.tp_comm_bwd_s += exposed;
       lt.contention_bwd_s += slowed;
       if (mlp) lt.tp_comm_bwd_mlp_s += exposed, lt.tp_contention_bwd_mlp_s += slowed;
@@ -131,11 +133,11 @@ void add_tp_comm(LayerTime& lt, const Dims& d, const HardwareProfile& hw, const 
     for (const std::size_t i : {std::size_t(0), std::size_t(2)}) {
       const double gemm_s = k * gemm_fwd[i];
       mlp = i == 2;
-      if (pc.sequence_parallel) {
-        beside(Collective::all_gather, ag, gemm_s);
-        beside(Collective::reduce_scatter, rs, gemm_s);
+      if (sp) {
+        beside(Collective::all_gather, ag_cost, gemm_s);
+        beside(Collective::reduce_scatter, rs_cost, gemm_s);
       } else {
-        beside(Collective::all_reduce, per_pair, gemm_s);
+        beside(Collective::all_reduce, ar_cost, gemm_s);
       }
     }
     if (ex)
