@@ -1,0 +1,38 @@
+// Typed fields of measured-runs rows: integers (also written as digit
+// strings), positive bounded integers, positive numbers and booleans (also
+// "False (TP=1)"), each refusing a value of the wrong kind with a RowError
+// that names the field (published_runs.cpp). Private to validate/.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace planner::row_fields {
+
+// A problem in one row: the row is skipped with this message.
+struct RowError {
+  std::string message;
+};
+
+// An integer field: a JSON integer, an integral number, or a string that is
+// only digits. Text such as "unknown (likely interleaved)" counts as unknown
+// when text_means_unknown, else it is a RowError.
+[[nodiscard]] std::optional<std::int64_t> integer(const nlohmann::json& row, const char* key,
+                                                  bool text_means_unknown = false);
+
+// A required integer from 1 to max. Bounds as for the CLI flags: they keep
+// every 64-bit product in the cost model exact.
+[[nodiscard]] std::int64_t required_positive(const nlohmann::json& row, const char* key,
+                                             std::int64_t max = std::int64_t(1) << 30);
+
+// A positive finite number.
+[[nodiscard]] std::optional<double> number(const nlohmann::json& row, const char* key);
+
+// true/false, or text that starts with true/false/yes/no/on/off ("False (TP=1)");
+// other text: nullopt.
+[[nodiscard]] std::optional<bool> boolean(const nlohmann::json& row, const char* key);
+
+}  // namespace planner::row_fields
