@@ -40,6 +40,12 @@ using row_text::text;
 using namespace row_words;
 using namespace row_fields;
 
+// The row names DeepSpeed (Megatron-DeepSpeed included) in its source,
+// sharding or notes.
+bool names_deepspeed(const json& row, const std::string& source) {
+  return contains(lower(source + " " + text(row, "zero_or_fsdp") + " " + text(row, "notes")), "deepspeed");
+}
+
 FfnKind parse_ffn(const std::string& s_in) {
   const std::string s = lower(s_in);
   if (contains(s, "swiglu") || contains(s, "silu")) return FfnKind::swiglu;
@@ -144,8 +150,7 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   // Megatron-DeepSpeed kept the synchronous copy_to_tensor_model_parallel_region
   // (bigscience-workshop/Megatron-DeepSpeed megatron/mpu/layers.py), and
   // torchtitan's TP has none. The optional row field tp_bwd_overlap overrides.
-  const bool deepspeed_row = contains(lower(r.source + " " + text(row, "zero_or_fsdp") + " " + notes), "deepspeed");
-  if ((year > 0 && year <= 2021) || deepspeed_row || contains(lower(r.source), "torchtitan")) {
+  if ((year > 0 && year <= 2021) || names_deepspeed(row, r.source) || contains(lower(r.source), "torchtitan")) {
     ts.tp_bwd_overlap = false;
     if (integer(row, "tp").value_or(1) > 1)
       r.assumptions.push_back(year > 0 && year <= 2021 ? "Megatron-LM before 2021-09: backward TP all-reduce exposed"
@@ -320,7 +325,7 @@ void map_layout(const json& row, MeasuredRun& r) {
       throw RowError{fmt::format("virtual_pipeline_stages: expected an integer from 1 to num_layers {}, got {}",
                                  r.model.num_layers, *v)};
     p.virtual_stages = *v;
-  } else if (contains(lower(r.source + " " + text(row, "zero_or_fsdp") + " " + text(row, "notes")), "deepspeed")) {
+  } else if (names_deepspeed(row, r.source)) {
     // DeepSpeed's pipeline engine (Megatron-DeepSpeed included) runs one
     // chunk per stage: deepspeed/runtime/pipe/schedule.py TrainSchedule.
     p.virtual_stages = 1;
