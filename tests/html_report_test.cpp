@@ -175,3 +175,58 @@ TEST_CASE("evaluate and simulate pages hold the breakdowns, the timeline and the
   CHECK(page_bad.find("id=\"timeline\"") == std::string::npos);
   CHECK(page_bad.find("cannot be simulated") != std::string::npos);
 }
+
+// The percentages of the step-time legend: each term's share of the step.
+double time_legend_percent_sum(const std::string& page) {
+  const std::size_t begin = page.find("id=\"time-breakdown\"");
+  const std::size_t end = page.find("</figure>", begin);
+  REQUIRE(begin != std::string::npos);
+  REQUIRE(end != std::string::npos);
+  const std::string figure = page.substr(begin, end - begin);
+  static const std::regex share(R"(\((\d+\.\d)%\)</li>)");
+  double sum = 0;
+  for (auto it = std::sregex_iterator(figure.begin(), figure.end(), share); it != std::sregex_iterator(); ++it)
+    sum += std::stod((*it)[1].str());
+  return sum;
+}
+
+TEST_CASE("the step-time bar stacks every term of the step, the MoE all-to-all included", "[views][html]") {
+  // The bar once left out the EP all-to-all, so an MoE page's legend covered
+  // ~60% of a step whose dominant overhead it did not show.
+  const HardwareProfile hw = find_hardware("dgx-h100", kSourceDir);
+  for (const char* name : {"mixtral-8x7b", "llama8b"}) {
+    const ModelSpec m = find_model(name, kSourceDir);
+    const bool moe = std::string(name) == "mixtral-8x7b";
+    const TrainingSpec ts = training_run(64, 128, 4096);
+    ParallelConfig pc;
+    pc.tp = 1, pc.pp = 1, pc.dp = 64, pc.zero_stage = 1;
+    if (moe) pc.ep = 8;
+    Explain ex;
+    const Evaluation ev = evaluate(m, hw, pc, ts, &ex);
+    REQUIRE(ev.feasible());
+    REQUIRE((ev.time.ep_comm_s > 0) == moe);
+    const std::string page = render_evaluation_html(ev, ex, nullptr, RunContext{m, hw, ts}, kInfo);
+    CHECK((page.find("EP all-to-all") != std::string::npos) == moe);
+    // Shares printed to 0.1%, one rounding each: within 0.05% per term.
+    CHECK(time_legend_percent_sum(page) == Approx(100.0).margin(0.05 * double(kNumStepTerms)));
+    double sum = 0;
+    for (const StepTermValue& x : step_terms(ev.time)) sum += x.s;
+    CHECK(sum == Approx(ev.time.step_s).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("an MoE search page names each layout's expert parallelism, as the CLI table does", "[views][html]") {
+  const ModelSpec m = find_model("mixtral-8x7b", kSourceDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kSourceDir);
+  SearchSpec spec;
+  spec.training = training_run(64, 256, 4096);
+  spec.pins.tp = 2, spec.pins.pp = 1;
+  const SearchReport rep = search_and_simulate(m, hw, spec, 3, 0, false);
+  REQUIRE(rep.search.top.size() == 3);
+  const std::string page = render_search_html(rep, RunContext{m, hw, spec.training}, kInfo);
+  CHECK(occurrences(page, "<th>EP</th><th>ETP</th>") == 1);
+  for (const Evaluation& ev : rep.search.top)
+    CHECK(page.find(fmt::format("<td>{}</td><td>{}</td><td class=\"l\">{}</td>", ev.config.ep, ev.config.etp,
+                                ev.overlap_a2a ? "overlapped" : "exposed")) != std::string::npos);
+  CHECK(occurrences(page, "<td colspan=\"20\">") == 3);
+}

@@ -212,26 +212,52 @@ Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const Par
   return ev;
 }
 
+namespace {
+
+// The term's name in "dominant overhead" (CLI tables, JSON, CSV); compute is
+// not an overhead.
+const char* overhead_name(StepTerm term) {
+  switch (term) {
+    case StepTerm::compute:
+      return nullptr;
+    case StepTerm::recompute:
+      return "recompute";
+    case StepTerm::contention:
+      return "contention";
+    case StepTerm::tp_comm:
+      return "TP comm";
+    case StepTerm::cp_comm:
+      return "CP comm";
+    case StepTerm::pp_p2p:
+      return "PP p2p";
+    case StepTerm::pp_bubble:
+      return "PP bubble";
+    case StepTerm::dp_comm:
+      return "DP comm";
+    case StepTerm::zero3_comm:
+      return "ZeRO comm";
+    case StepTerm::ep_comm:
+      return "EP all-to-all";
+    case StepTerm::optimizer:
+      return "optimizer";
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 const char* dominant_overhead(const StepTimeBreakdown& t) {
-  struct Term {
-    const char* name;
-    double s;
-  };
-  const Term terms[] = {{"recompute", t.recompute_s},
-                        {"contention", t.contention_s},
-                        {"TP comm", t.tp_comm_s},
-                        {"CP comm", t.cp_comm_s},
-                        {"PP p2p", t.pp_p2p_s},
-                        {"PP bubble", t.pp_bubble_s},
-                        {"DP comm", t.dp_comm_s},
-                        {"ZeRO comm", t.zero3_comm_s},
-                        {"EP all-to-all", t.ep_comm_s},
-                        {"optimizer", t.optimizer_s}};
-  const Term* best = &terms[0];
-  for (const Term& x : terms)
-    if (x.s > best->s) best = &x;
+  const char* best = "none";
+  double best_s = 0;
+  for (const StepTermValue& x : step_terms(t)) {
+    const char* name = overhead_name(x.term);
+    if (name && x.s > best_s) {
+      best = name;
+      best_s = x.s;
+    }
+  }
   // An overhead under 1% of the step dominates nothing worth naming.
-  return best->s > 0.01 * t.step_s ? best->name : "none";
+  return best_s > 0.01 * t.step_s ? best : "none";
 }
 
 }  // namespace planner

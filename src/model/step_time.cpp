@@ -443,10 +443,24 @@ StepTimeBreakdown step_time(const ModelSpec& model, const HardwareProfile& hw, c
   st.zero3_comm_s = z3.exposed_s;
   st.zero3_comm_total_s = z3.total_s;
 
-  st.step_s = st.compute_s + st.recompute_s + st.contention_s + st.tp_comm_s + st.cp_comm_s + st.pp_p2p_s +
-              st.pp_bubble_s + st.dp_comm_s + st.zero3_comm_s + st.optimizer_s + st.ep_comm_s;
+  st.step_s = 0;
+  for (const StepTermValue& x : step_terms(st)) st.step_s += x.s;
   add_rates(model, hw, pc, ts, st, ex);
   return st;
+}
+
+std::array<StepTermValue, kNumStepTerms> step_terms(const StepTimeBreakdown& t) {
+  return {{{StepTerm::compute, t.compute_s},
+           {StepTerm::recompute, t.recompute_s},
+           {StepTerm::contention, t.contention_s},
+           {StepTerm::tp_comm, t.tp_comm_s},
+           {StepTerm::cp_comm, t.cp_comm_s},
+           {StepTerm::pp_p2p, t.pp_p2p_s},
+           {StepTerm::pp_bubble, t.pp_bubble_s},
+           {StepTerm::dp_comm, t.dp_comm_s},
+           {StepTerm::zero3_comm, t.zero3_comm_s},
+           {StepTerm::ep_comm, t.ep_comm_s},
+           {StepTerm::optimizer, t.optimizer_s}}};
 }
 
 }  // namespace planner

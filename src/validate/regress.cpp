@@ -185,7 +185,7 @@ struct MetricDef {
   }
 
 const MetricDef kMetrics[] = {
-    // Step time (StepTimeBreakdown), in its declaration order.
+    // Step time (StepTimeBreakdown): its terms, then the context reports read.
     PLANNER_TIME(compute_s),
     PLANNER_TIME(recompute_s),
     PLANNER_TIME(tp_comm_s),
@@ -194,11 +194,13 @@ const MetricDef kMetrics[] = {
     PLANNER_TIME(pp_bubble_s),
     PLANNER_TIME(dp_comm_s),
     PLANNER_TIME(zero3_comm_s),
+    PLANNER_TIME(ep_comm_s),
     PLANNER_TIME(contention_s),
     PLANNER_TIME(optimizer_s),
     PLANNER_TIME(step_s),
     PLANNER_TIME(dp_comm_total_s),
     PLANNER_TIME(zero3_comm_total_s),
+    PLANNER_TIME(ep_comm_total_s),
     PLANNER_TIME(stage_time_per_micro_batch_s),
     PLANNER_TIME(layer_fwd_s),
     PLANNER_TIME(layer_bwd_s),

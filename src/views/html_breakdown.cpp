@@ -54,16 +54,41 @@ std::string legend(const std::vector<Segment>& segs, std::string (*unit)(double)
   return out + "</ul>\n";
 }
 
+// A term's label and colour in the bar: Tol's "muted" qualitative scheme
+// (colour-blind safe) with #661100 from his 12-colour set, plus pale grey.
+Segment time_segment(StepTermValue x) {
+  switch (x.term) {
+    case StepTerm::compute:
+      return {"compute", x.s, "#332288"};
+    case StepTerm::recompute:
+      return {"recompute", x.s, "#88CCEE"};
+    case StepTerm::contention:
+      return {"contention", x.s, "#44AA99"};
+    case StepTerm::tp_comm:
+      return {"TP comm", x.s, "#117733"};
+    case StepTerm::cp_comm:
+      return {"CP comm", x.s, "#999933"};
+    case StepTerm::pp_p2p:
+      return {"PP send/recv", x.s, "#DDCC77"};
+    case StepTerm::pp_bubble:
+      return {"PP bubble", x.s, "#CC6677"};
+    case StepTerm::dp_comm:
+      return {"DP comm", x.s, "#882255"};
+    case StepTerm::zero3_comm:
+      return {"ZeRO-2/3 comm", x.s, "#AA4499"};
+    case StepTerm::ep_comm:
+      return {"EP all-to-all", x.s, "#661100"};
+    case StepTerm::optimizer:
+      return {"optimizer", x.s, "#BBBBBB"};
+  }
+  return {"?", x.s, "#000000"};
+}
+
 }  // namespace
 
 std::string time_breakdown(const StepTimeBreakdown& t, std::string_view id) {
-  // Tol's "muted" qualitative scheme (colour-blind safe), plus pale grey.
-  const std::vector<Segment> segs = {
-      {"compute", t.compute_s, "#332288"},         {"recompute", t.recompute_s, "#88CCEE"},
-      {"contention", t.contention_s, "#44AA99"},   {"TP comm", t.tp_comm_s, "#117733"},
-      {"CP comm", t.cp_comm_s, "#999933"},         {"PP send/recv", t.pp_p2p_s, "#DDCC77"},
-      {"PP bubble", t.pp_bubble_s, "#CC6677"},     {"DP comm", t.dp_comm_s, "#882255"},
-      {"ZeRO-2/3 comm", t.zero3_comm_s, "#AA4499"}, {"optimizer", t.optimizer_s, "#BBBBBB"}};
+  std::vector<Segment> segs;
+  for (const StepTermValue& x : step_terms(t)) segs.push_back(time_segment(x));
   std::string out = fmt::format(
       "<figure class=\"breakdown time\" id=\"{}\">\n<figcaption>Step time {} on the heaviest stage, by term "
       "(exposed communication only; {} micro-batches)</figcaption>\n",

@@ -31,6 +31,7 @@ dl.run dt{font-weight:600}
 dl.run dd{margin:0}
 code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 pre{background:#f6f6f6;padding:8px;overflow-x:auto}
+.wide{overflow-x:auto}
 dd code{white-space:pre-wrap;word-break:break-all}
 table{border-collapse:collapse;font-variant-numeric:tabular-nums;margin:6px 0}
 th,td{padding:3px 8px;border-bottom:1px solid #e6e6e6;text-align:right;white-space:nowrap}

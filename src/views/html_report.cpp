@@ -21,29 +21,39 @@ using html::gib;
 using html::seconds;
 
 std::string ranked_table(const std::vector<Evaluation>& top, const RunContext& ctx) {
+  // MoE models: expert parallelism and the all-to-all's overlap, as the CLI table has them.
+  const bool moe = ctx.model.is_moe();
   std::string out =
-      "<table id=\"ranked-table\">\n<tr><th>rank</th><th>TP</th><th>CP</th><th>PP</th><th>DP</th><th>mbs</th>"
-      "<th>micro-batches</th><th>vpp</th><th class=\"l\">recompute</th><th>ZeRO</th><th>SP</th>"
-      "<th>memory per GPU</th><th>step</th><th>tokens/s</th><th>MFU</th><th>TFLOP/s per GPU</th><th class=\"l\">dominant overhead</th></tr>\n";
+      "<div class=\"wide\"><table "
+      "id=\"ranked-table\">\n<tr><th>rank</th><th>TP</th><th>CP</th><th>PP</th><th>DP</th><th>mbs</th>"
+      "<th>micro-batches</th><th>vpp</th><th class=\"l\">recompute</th><th>ZeRO</th><th>SP</th>";
+  if (moe) out += "<th>EP</th><th>ETP</th><th class=\"l\">all-to-all</th>";
+  out +=
+      "<th>memory per GPU</th><th>step</th><th>tokens/s</th><th>MFU</th><th>TFLOP/s per GPU</th>"
+      "<th class=\"l\">dominant overhead</th></tr>\n";
+  const int columns = moe ? 20 : 17;
   for (std::size_t i = 0; i < top.size(); ++i) {
     const Evaluation& ev = top[i];
     const ParallelConfig& c = ev.config;
     out += fmt::format(
         "<tr class=\"result\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td>"
-        "<td>{:.0f}</td><td class=\"l\">{}</td></tr>\n",
+        "<td class=\"l\">{}</td><td>{}</td><td>{}</td>",
         i + 1, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, ev.time.micro_batches, c.virtual_stages,
-        to_string(c.recompute), zero_label(c), c.sequence_parallel ? "on" : "off", gib(ev.memory.total_bytes),
-        seconds(ev.time.step_s), count(ev.time.tokens_per_s), 100.0 * ev.time.mfu, ev.time.tflops_per_gpu,
-        dominant_overhead(ev.time));
+        escape(recompute_label(c, ev.recompute_modules)), zero_label(c), c.sequence_parallel ? "on" : "off");
+    if (moe)
+      out += fmt::format("<td>{}</td><td>{}</td><td class=\"l\">{}</td>", c.ep, c.etp,
+                         ev.overlap_a2a ? "overlapped" : "exposed");
+    out += fmt::format("<td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td><td>{:.0f}</td><td class=\"l\">{}</td></tr>\n",
+                       gib(ev.memory.total_bytes), seconds(ev.time.step_s), count(ev.time.tokens_per_s),
+                       100.0 * ev.time.mfu, ev.time.tflops_per_gpu, dominant_overhead(ev.time));
     out += fmt::format(
-        "<tr class=\"detail\"><td colspan=\"17\"><details{}><summary>rank {}: where the time and the memory "
+        "<tr class=\"detail\"><td colspan=\"{}\"><details{}><summary>rank {}: where the time and the memory "
         "go</summary>\n{}{}{}</details></td></tr>\n",
-        i == 0 ? " open" : "", i + 1, html::summary_line(ev, ctx),
+        columns, i == 0 ? " open" : "", i + 1, html::summary_line(ev, ctx),
         html::time_breakdown(ev.time, fmt::format("time-breakdown-{}", i + 1)),
         html::memory_breakdown(ev.memory, fmt::format("memory-breakdown-{}", i + 1)));
   }
-  return out + "</table>\n";
+  return out + "</table></div>\n";
 }
 
 std::string simulated_table(const std::vector<SimulatedRank>& ranks) {

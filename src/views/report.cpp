@@ -248,23 +248,46 @@ std::string memory_text(const MemoryBreakdown& m, const HardwareProfile& hw) {
   return out;
 }
 
+// A term's row in the step-time table.
+const char* step_term_row_label(StepTerm term) {
+  switch (term) {
+    case StepTerm::compute:
+      return "compute";
+    case StepTerm::recompute:
+      return "recompute";
+    case StepTerm::contention:
+      return "overlap contention";
+    case StepTerm::tp_comm:
+      return "TP comm (exposed)";
+    case StepTerm::cp_comm:
+      return "CP comm (exposed)";
+    case StepTerm::pp_p2p:
+      return "PP send/recv";
+    case StepTerm::pp_bubble:
+      return "PP bubble";
+    case StepTerm::dp_comm:
+      return "DP comm (exposed)";
+    case StepTerm::zero3_comm:
+      return "ZeRO-2/3 comm (exposed)";
+    case StepTerm::ep_comm:
+      return "EP all-to-all (exposed)";
+    case StepTerm::optimizer:
+      return "optimizer";
+  }
+  return "?";
+}
+
 std::string step_time_text(const StepTimeBreakdown& t, const RunContext& ctx) {
   std::string out = fmt::format("step time ({} micro-batches; heaviest stage {:.4f} s per micro-batch)\n",
                                 t.micro_batches, t.stage_time_per_micro_batch_s);
   auto row = [&](const char* name, double s) {
     out += fmt::format("  {:<26}{:>10.4f} s {:>6.1f}%\n", name, s, t.step_s > 0 ? 100.0 * s / t.step_s : 0.0);
   };
-  row("compute", t.compute_s);
-  row("recompute", t.recompute_s);
-  row("overlap contention", t.contention_s);
-  row("TP comm (exposed)", t.tp_comm_s);
-  row("CP comm (exposed)", t.cp_comm_s);
-  row("PP send/recv", t.pp_p2p_s);
-  row("PP bubble", t.pp_bubble_s);
-  row("DP comm (exposed)", t.dp_comm_s);
-  row("ZeRO-2/3 comm (exposed)", t.zero3_comm_s);
-  if (t.ep_comm_total_s > 0) row("EP all-to-all (exposed)", t.ep_comm_s);
-  row("optimizer", t.optimizer_s);
+  for (const StepTermValue& x : step_terms(t)) {
+    // Dense models print no EP row (their tables keep their lines).
+    if (x.term == StepTerm::ep_comm && t.ep_comm_total_s <= 0) continue;
+    row(step_term_row_label(x.term), x.s);
+  }
   out += fmt::format("  {:<26}{:>10.4f} s\n", "step", t.step_s);
   out += fmt::format(
       "  DP comm before overlap {:.4f} s; ZeRO-2/3 comm before overlap {:.4f} s; DP and optimizer "
@@ -401,6 +424,8 @@ std::string search_csv(const SearchResult& r, const RunContext& ctx) {
   std::string out =
       "rank,tp,cp,pp,dp,mbs,micro_batches,vpp,recompute,zero,sp,gib_per_gpu,step_s,tokens_per_s,mfu,tflops_per_gpu,"
       "dominant_overhead,split";
+  const bool moe = ctx.model.is_moe();  // expert parallelism, as the table's EP/ETP and a2a columns
+  if (moe) out += ",ep,etp,overlap_a2a";
   if (ctx.budget) out += ",days,gpu_hours";
   if (cost) out += ",cost_usd";
   out += "\n";
@@ -412,6 +437,7 @@ std::string search_csv(const SearchResult& r, const RunContext& ctx) {
                        csv_field(recompute_label(c, ev.recompute_modules)), zero_label(c), c.sequence_parallel ? 1 : 0,
                        ev.memory.total_bytes / kGiB, ev.time.step_s, ev.time.tokens_per_s, ev.time.mfu,
                        ev.time.tflops_per_gpu, dominant_overhead(ev.time), split_label(ev.plan));
+    if (moe) out += fmt::format(",{},{},{}", c.ep, c.etp, ev.overlap_a2a ? 1 : 0);
     if (ctx.budget) {
       const TimeToTrain t = time_to_train(*ctx.budget, ev.time.tokens_per_s, ctx.training.num_gpus);
       out += fmt::format(",{:.2f},{:.0f}", t.days, t.gpu_hours);

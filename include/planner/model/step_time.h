@@ -4,6 +4,8 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstdint>
 
 #include "planner/model/explain.h"
@@ -53,6 +55,29 @@ struct StepTimeBreakdown {
 // parameters, never splitting one (distrib_optimizer.py, param_and_grad_buffer.py),
 // so the input embedding, whose gradient is the backward's last, ends the last
 // bucket: its reduction starts when the backward ends and is always exposed.
+// The terms of StepTimeBreakdown that add up to step_s, in the order the
+// reports list them. One list for every view (the CLI table, the HTML bar,
+// dominant_overhead), so that a term cannot be left out of one of them.
+enum class StepTerm {
+  compute,
+  recompute,
+  contention,
+  tp_comm,
+  cp_comm,
+  pp_p2p,
+  pp_bubble,
+  dp_comm,
+  zero3_comm,
+  ep_comm,
+  optimizer
+};
+inline constexpr std::size_t kNumStepTerms = 11;
+struct StepTermValue {
+  StepTerm term;
+  double s;
+};
+[[nodiscard]] std::array<StepTermValue, kNumStepTerms> step_terms(const StepTimeBreakdown& t);
+
 inline constexpr double kGradBucketParams = 40e6;
 [[nodiscard]] inline double grad_bucket_params(std::int64_t dp_cp) {
   return std::max(kGradBucketParams, 1e6 * double(dp_cp));
