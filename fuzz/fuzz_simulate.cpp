@@ -2,6 +2,8 @@
 // the schedule, p, v, m and every duration; the simulation must finish (or
 // reject the problem), every stage's time must add up to its end, and no
 // event may be negative, inverted or non-finite.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "fuzz_support.h"
@@ -46,6 +48,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     c.layers = 1 + b.next() % 4;
     c.param_gather_s = (flags & 16) ? b.duration() : 0.0;
     for (int k = b.next() % 4; k > 0; --k) c.grad_buckets_s.push_back(b.duration());
+    if (flags & 32) {  // buckets ready where the bytes say (MoE: two interleaved lists), sorted
+      for (std::size_t k = 0; k < c.grad_buckets_s.size(); ++k)
+        c.grad_bucket_ready.push_back(double(1 + b.next() % 16) / 16.0);
+      std::sort(c.grad_bucket_ready.begin(), c.grad_bucket_ready.end());
+    }
   }
   pr.send_s.resize(std::size_t(pr.stages));
   for (double& x : pr.send_s) x = b.duration() / 8;

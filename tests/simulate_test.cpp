@@ -317,3 +317,32 @@ TEST_CASE("search --simulate-top re-ranks by simulated step", "[simulate]") {
   std::sort(seen.begin(), seen.end());
   CHECK(seen == std::vector<std::size_t>{1, 2, 3, 4});
 }
+
+TEST_CASE("MoE: the experts' gradient buckets interleave with the rest's, as the closed form hides them",
+          "[simulate]") {
+  // The routed experts' gradients (reduced over EDP) come out of each layer's
+  // backward beside the rest's. Simulated as one bucket at the end of the
+  // backward, they were all exposed: +3.6% on this layout (0.09 s of DP wait
+  // where the closed form hides the reduction behind the last backward).
+  const ModelSpec m = find_model("mixtral-8x7b");
+  const HardwareProfile hw = find_hardware("dgx-h100");
+  for (bool overlap_a2a : {false, true}) {
+    TrainingSpec ts = training(64, 256, 4096);
+    ts.overlap_a2a = overlap_a2a;
+    ParallelConfig pc = layout(2, 1, 32, 1, Recompute::none, 1);
+    pc.micro_batch_size = 2, pc.ep = 8, pc.etp = 2;
+    const Evaluation ev = evaluate(m, hw, pc, ts);
+    INFO("overlap_a2a " << overlap_a2a);
+    REQUIRE(ev.feasible());
+    REQUIRE(ev.time.dp_comm_total_s > 0.1);  // a reduction worth hiding
+    const PipelineProblem pr = pipeline_problem(m, hw, pc, ts, ev, default_sim_schedule(ev.config));
+    const ChunkCost& cc = pr.cost(0, 0);
+    REQUIRE(cc.grad_bucket_ready.size() == cc.grad_buckets_s.size());
+    CHECK(std::is_sorted(cc.grad_bucket_ready.begin(), cc.grad_bucket_ready.end()));
+    CHECK(cc.grad_bucket_ready.back() == 1.0);
+    const SimResult r = simulate(pr);
+    const SimComparison cmp = compare_with_closed_form(ev, pr, r);
+    CHECK(std::abs(cmp.relative_difference()) < 0.005);
+    CHECK(r.stages[0].dp_wait_s < 0.01);
+  }
+}

@@ -88,6 +88,15 @@ void check_problem(const PipelineProblem& pr) {
       if (!ok(x)) bad("chunk costs: expected finite non-negative durations");
     for (double x : c.grad_buckets_s)
       if (!ok(x)) bad("gradient buckets: expected finite non-negative durations");
+    if (!c.grad_bucket_ready.empty()) {
+      if (c.grad_bucket_ready.size() != c.grad_buckets_s.size())
+        bad("gradient buckets: expected one ready fraction per bucket");
+      double prev = 0;
+      for (double f : c.grad_bucket_ready) {
+        if (!(f > 0 && f <= 1) || f < prev) bad("gradient buckets: expected non-decreasing ready fractions in (0, 1]");
+        prev = f;
+      }
+    }
     if (c.weight_grad_s > c.backward_s) bad("chunk costs: weight-gradient part exceeds the backward");
   }
   for (double x : pr.send_s)

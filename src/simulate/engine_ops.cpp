@@ -99,11 +99,13 @@ void Engine::send(std::int64_t from, std::int64_t to, std::int64_t chunk, std::i
 
 void Engine::reduce_buckets(std::int64_t s, std::int64_t chunk, double from_s, double to_s) {
   Stage& st = stages_[std::size_t(s)];
-  const auto& buckets = pr_.cost(s, chunk).grad_buckets_s;
+  const ChunkCost& cc = pr_.cost(s, chunk);
+  const auto& buckets = cc.grad_buckets_s;
   const double n = double(buckets.size());
   for (std::size_t k = 0; k < buckets.size(); ++k) {
     // Gradients come out of the op uniformly over its duration (approximation).
-    const double ready = from_s + (to_s - from_s) * double(k + 1) / n;
+    const double f = cc.grad_bucket_ready.empty() ? double(k + 1) / n : cc.grad_bucket_ready[k];
+    const double ready = from_s + (to_s - from_s) * f;
     const double start = std::max(ready, st.dp_free);
     st.dp_free = start + buckets[k];
     emit({start, st.dp_free, std::int32_t(s), Stream::dp, EventKind::grad_reduce, -1, std::int32_t(chunk),

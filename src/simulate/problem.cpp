@@ -150,17 +150,34 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
         const double bucket = std::max(grad_bucket_params(wg.size), params / 4096.0);
         const double embedding_params = chunk.embedding ? std::min(params, double(plan.params.embedding) / t) : 0.0;
         const double last = embedding_params >= bucket ? embedding_params : 0.0;
+        std::vector<double> dense;
         double left = params - last;
         while (left > 0) {
           const double b = std::min(left, bucket);
-          cc.grad_buckets_s.push_back(collective_cost(hw, wg, red, b * reduce_bytes_per_param(ts)).total_s());
+          dense.push_back(collective_cost(hw, wg, red, b * reduce_bytes_per_param(ts)).total_s());
           left -= b;
         }
-        if (last > 0)
-          cc.grad_buckets_s.push_back(collective_cost(hw, wg, red, last * reduce_bytes_per_param(ts)).total_s());
-        if (expert > 0)  // one bucket: as the closed form's tail prices the expert reduction
-          cc.grad_buckets_s.push_back(
-              collective_cost(hw, plan.expert_dp_group, red, expert * ts.grad_bytes_per_param).total_s());
+        if (last > 0) dense.push_back(collective_cost(hw, wg, red, last * reduce_bytes_per_param(ts)).total_s());
+        // MoE: the routed experts' buffer, in buckets of the same size
+        // (Megatron-Core DDP sizes every buffer's buckets alike), reduced over
+        // EDP as the closed form's tail prices it (ts.grad_bytes_per_param).
+        std::vector<double> experts;
+        const double expert_bucket = std::max(bucket, expert / 4096.0);
+        for (double e = expert; e > 0; e -= expert_bucket)
+          experts.push_back(
+              collective_cost(hw, plan.expert_dp_group, red, std::min(e, expert_bucket) * ts.grad_bytes_per_param)
+                  .total_s());
+        // Each list comes out of the backward uniformly; merged by readiness,
+        // an expert bucket first on a tie (the input embedding stays last).
+        std::size_t i = 0, j = 0;
+        while (i < dense.size() || j < experts.size()) {
+          const double fd = i < dense.size() ? double(i + 1) / double(dense.size()) : 2.0;
+          const double fe = j < experts.size() ? double(j + 1) / double(experts.size()) : 2.0;
+          const bool take_expert = fe <= fd;
+          cc.grad_buckets_s.push_back(take_expert ? experts[j] : dense[i]);
+          cc.grad_bucket_ready.push_back(std::min(fd, fe));
+          ++(take_expert ? j : i);
+        }
       }
       if (plan.params_gathered && params > 0) {
         cc.param_gather_s = collective_cost(hw, wg, Collective::all_gather, params * ts.weight_bytes_per_param).total_s();

@@ -63,6 +63,11 @@ struct ChunkCost {
   double zero3_forward_total_s = 0, zero3_backward_total_s = 0;          // before overlap (DP stream)
   std::int64_t layers = 0;             // transformer layers in the chunk (>= 1 for gather progress)
   std::vector<double> grad_buckets_s;  // DP reduction of each gradient bucket, in backward order
+  // Where in the chunk's backward op each bucket's gradients are complete, as
+  // a fraction of the op, (0, 1] and non-decreasing; empty: bucket k of n at
+  // (k + 1) / n. MoE: the routed experts' buckets (reduced over EDP) are
+  // produced alongside the rest's, layer by layer, so the two interleave.
+  std::vector<double> grad_bucket_ready;
   double param_gather_s = 0;           // ZeRO-1/2: all-gather of the chunk's updated weights (start of step)
 };
 
