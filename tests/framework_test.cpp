@@ -4,10 +4,11 @@
 // (Megatron's layout string, torchtitan's model parts).
 #include <algorithm>
 #include <cstdint>
-#include <regex>
-#include <vector>
 #include <numeric>
+#include <optional>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -92,6 +93,80 @@ TEST_CASE("each framework's rules break where its source says", "[framework]") {
   v.virtual_stages = 4;
   CHECK(kind_of(Framework::maxtext, v) == "ok");
   CHECK(kind_of(Framework::deepspeed, v).find("TrainSchedule") != std::string::npos);
+}
+
+TEST_CASE("MoE: each framework's all-to-all overlap, DeepEP and expert TP as its source has them", "[framework]") {
+  const ModelSpec mixtral = find_model("mixtral-8x7b", kDir);
+  const ModelSpec dsv3 = find_model("deepseek-v3", kDir);  // MLA: MaxText's DeepSeek sparse layers
+  ParallelConfig pc;
+  pc.tp = 2, pc.dp = 32, pc.ep = 8, pc.etp = 2, pc.sequence_parallel = true, pc.zero_stage = 3;
+  auto kind_of = [&](Framework f, const ModelSpec& m, const ParallelConfig& c,
+                     const TrainingSpec& ts) -> std::optional<RuleKind> {
+    const FrameworkInfo& info = framework_info(f);
+    const int r = broken_rule(info, m, normalized(c), ts);
+    if (r < 0) return std::nullopt;
+    return info.rules[std::size_t(r)].kind;
+  };
+  TrainingSpec overlap = training(mixtral, 64);
+  overlap.overlap_a2a = true;
+  TrainingSpec deepep = training(mixtral, 64);
+  deepep.a2a = A2aBackend::deepep;
+  const TrainingSpec plain = training(mixtral, 64);
+  CHECK(kind_of(Framework::megatron, mixtral, pc, overlap) == std::nullopt);
+  CHECK(kind_of(Framework::nemo, mixtral, pc, deepep) == std::nullopt);
+  CHECK(kind_of(Framework::torchtitan, mixtral, pc, overlap) == RuleKind::no_a2a_overlap);
+  CHECK(kind_of(Framework::torchtitan, mixtral, pc, deepep) == std::nullopt);  // expert_parallel_comm_backend
+  CHECK(kind_of(Framework::torchtitan, mixtral, pc, plain) == std::nullopt);   // etp = tp
+  ParallelConfig etp4 = pc;
+  etp4.tp = 4, etp4.dp = 16, etp4.etp = 2;  // neither 1 nor TP
+  CHECK(kind_of(Framework::torchtitan, mixtral, etp4, plain) == RuleKind::etp_one_or_tp);
+  ParallelConfig ds = pc;
+  ds.tp = 1, ds.dp = 64, ds.etp = 1, ds.sequence_parallel = false, ds.zero_stage = 1;
+  CHECK(kind_of(Framework::deepspeed, mixtral, ds, overlap) == RuleKind::no_a2a_overlap);
+  CHECK(kind_of(Framework::deepspeed, mixtral, ds, deepep) == RuleKind::no_deepep);
+  CHECK(kind_of(Framework::deepspeed, mixtral, ds, plain) == std::nullopt);
+  ParallelConfig mx = ds;
+  CHECK(kind_of(Framework::maxtext, mixtral, mx, overlap) == RuleKind::a2a_overlap_mla_only);
+  CHECK(kind_of(Framework::maxtext, dsv3, mx, overlap) == std::nullopt);
+  CHECK(kind_of(Framework::maxtext, mixtral, mx, deepep) == RuleKind::no_deepep);
+  CHECK(overlaps_a2a(framework_info(Framework::megatron), mixtral));
+  CHECK_FALSE(overlaps_a2a(framework_info(Framework::torchtitan), mixtral));
+  CHECK_FALSE(overlaps_a2a(framework_info(Framework::maxtext), mixtral));
+  CHECK(overlaps_a2a(framework_info(Framework::maxtext), dsv3));
+}
+
+TEST_CASE("search --framework offers no all-to-all overlap where the framework has none", "[framework][search]") {
+  // The overlapped choice replaces the exposed one where it prices cheaper;
+  // for a framework that cannot run it the search must price the exposed one
+  // instead of dropping the layout.
+  const ModelSpec m = find_model("mixtral-8x7b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  for (Framework f : {Framework::deepspeed, Framework::torchtitan, Framework::megatron}) {
+    SearchSpec spec;
+    spec.training = training(m, 64);
+    spec.top_k = 20;
+    spec.framework = f;
+    apply_framework_defaults(framework_info(f), spec.training, {});
+    const SearchResult r = search(m, hw, spec);
+    INFO(to_string(f));
+    REQUIRE_FALSE(r.top.empty());
+    const bool any_overlap =
+        std::any_of(r.top.begin(), r.top.end(), [](const Evaluation& ev) { return ev.overlap_a2a; });
+    CHECK(any_overlap == (f == Framework::megatron));
+    for (const Evaluation& ev : r.top) {
+      TrainingSpec ts = spec.training;
+      ts.overlap_a2a = ev.overlap_a2a;
+      CHECK(broken_rule(framework_info(f), m, ev.config, ts) < 0);
+    }
+    if (f == Framework::megatron) continue;
+    // As good as the same search told --overlap-a2a false.
+    SearchSpec exposed = spec;
+    exposed.pins.overlap_a2a = false;
+    const SearchResult e = search(m, hw, exposed);
+    REQUIRE_FALSE(e.top.empty());
+    CHECK(r.top.front().time.step_s == e.top.front().time.step_s);
+    CHECK(r.feasible == e.feasible);
+  }
 }
 
 TEST_CASE("defaults: Megatron's fp32 main grads give 18 bytes per parameter; flags given win", "[framework]") {

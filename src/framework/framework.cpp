@@ -61,6 +61,12 @@ constexpr FrameworkRule kTorchtitanRules[] = {
     {RuleKind::reshard_default,
      "fsdp_reshard_after_forward=\"default\" reshards iff PP is off (pin --reshard-after-forward for the other)",
      "torchtitan/config/job_config.py Parallelism.fsdp_reshard_after_forward; parallelize.py apply_fsdp"},
+    {RuleKind::no_a2a_overlap,
+     "MoE all-to-alls overlap other work only under the DualPipeV schedule (PP > 1, no activation checkpointing), "
+     "which planner does not price",
+     "torchtitan/config/job_config.py Parallelism.pipeline_parallel_expert_parallel_overlap"},
+    {RuleKind::etp_one_or_tp, "expert_tensor_parallel_degree is either 1 or the TP degree",
+     "torchtitan/config/job_config.py Parallelism.expert_tensor_parallel_degree"},
 };
 
 constexpr FrameworkRule kDeepspeedRules[] = {
@@ -82,6 +88,10 @@ constexpr FrameworkRule kDeepspeedRules[] = {
      "deepspeed/runtime/pipe/module.py PipelineModule(activation_checkpoint_interval)"},
     {RuleKind::no_fp8, "no FP8 setting in the DeepSpeed config (FP8 comes from Transformer Engine in the model)",
      "deepspeed/runtime/config.py: no fp8 section (bf16, fp16 only)"},
+    {RuleKind::no_a2a_overlap, "the MoE layer runs its dispatch and combine all-to-alls in line (_AllToAll.apply)",
+     "deepspeed/moe/sharded_moe.py MOELayer.forward"},
+    {RuleKind::no_deepep, "the MoE all-to-alls are torch.distributed all_to_all_single, no DeepEP kernels",
+     "deepspeed/moe/sharded_moe.py _AllToAll"},
 };
 
 constexpr FrameworkRule kMaxtextRules[] = {
@@ -100,6 +110,11 @@ constexpr FrameworkRule kMaxtextRules[] = {
      "TP shards the activations between layers over the tensor axis (activation_embed -> tensor), so norms and "
      "element-wise work split as under sequence parallelism",
      "src/maxtext/configs/base.yml logical_axis_rules"},
+    {RuleKind::a2a_overlap_mla_only,
+     "use_batch_split_schedule overlaps the MoE all-to-alls with compute only in DeepSeek sparse layers (MLA "
+     "models here)",
+     "src/maxtext/configs/base.yml use_batch_split_schedule"},
+    {RuleKind::no_deepep, "no DeepEP kernels (JAX/XLA collectives)", "src/maxtext/configs/base.yml"},
 };
 
 constexpr FrameworkInfo kFrameworks[] = {
@@ -154,6 +169,14 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
       return pc.recompute == Recompute::selective && ts.selective == SelectivePolicy::megatron_attention;
     case RuleKind::no_fp8: return ts.dtype == DType::fp8;
     case RuleKind::chunks_divide_layers: return model.num_layers % (pc.pp * pc.virtual_stages) != 0;
+    case RuleKind::no_a2a_overlap:
+      return ts.overlap_a2a && pc.ep > 1;
+    case RuleKind::a2a_overlap_mla_only:
+      return ts.overlap_a2a && pc.ep > 1 && !model.is_mla();
+    case RuleKind::no_deepep:
+      return ts.a2a == A2aBackend::deepep && pc.ep > 1;
+    case RuleKind::etp_one_or_tp:
+      return pc.ep > 1 && pc.etp != 1 && pc.etp != pc.tp;
   }
   (void)info;
   return false;
@@ -172,6 +195,13 @@ int broken_rule(const FrameworkInfo& info, const ModelSpec& model, const Paralle
   for (std::size_t i = 0; i < info.rules.size(); ++i)
     if (breaks(info.rules[i].kind, info, model, pc, ts, ctx)) return int(i);
   return -1;
+}
+
+bool overlaps_a2a(const FrameworkInfo& info, const ModelSpec& model) {
+  for (const FrameworkRule& r : info.rules)
+    if (r.kind == RuleKind::no_a2a_overlap || (r.kind == RuleKind::a2a_overlap_mla_only && !model.is_mla()))
+      return false;
+  return true;
 }
 
 std::string rule_label(const FrameworkInfo& info, int rule) {

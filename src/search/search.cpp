@@ -320,8 +320,13 @@ SearchResult search(const ModelSpec& model, const HardwareProfile& hw, const Sea
   }
   Tally tally(res, spec, en.total);
   TopK top(spec.top_k);
+  // A framework that cannot overlap the all-to-alls gets no overlapped
+  // choice (an unpinned overlap; a pinned one meets the rule and its reason).
+  SearchSpec choice_spec = spec;
+  if (fw.info && model.is_moe() && !spec.pins.overlap_a2a && !overlaps_a2a(*fw.info, model))
+    choice_spec.pins.overlap_a2a = false;
   const std::vector<search_detail::TrainingChoice> moe_choices =
-      model.is_moe() ? search_detail::moe_training_choices(model, spec, ts)
+      model.is_moe() ? search_detail::moe_training_choices(model, choice_spec, ts)
                      : std::vector<search_detail::TrainingChoice>{};
   for (const Outer& o : en.outers)
     for (std::int64_t mbs : ax.mbss)

@@ -27,27 +27,31 @@ constexpr std::span<const EnumName<Framework>> name_table(Framework) { return kF
 
 // What a rule forbids; framework.cpp's check tests each kind on a layout.
 enum class RuleKind {
-  no_zero1,                    // ZeRO-1 (optimizer sharding alone)
-  no_zero2,                    // ZeRO-2
-  no_zero3,                    // ZeRO-3 / FSDP
-  no_zero3_keep,               // ZeRO-3 keeping gathered weights until the backward (zero=3nr)
-  no_zero3_keep_with_pp,       // the same with PP > 1
-  no_zero23_with_pp,           // ZeRO-2/3 with PP > 1
-  reshard_default,             // ZeRO-3 resharding other than the framework's default, unless pinned
-  ddp_only_1d,                 // ZeRO-0 with DP > 1 and TP, CP or PP > 1
-  cp_needs_zero3,              // CP > 1 without ZeRO-3
-  no_interleaving,             // virtual stages > 1
-  no_gpipe,                    // the GPipe schedule
-  no_cp,                       // CP > 1
-  sp_with_tp,                  // TP > 1 without sequence parallelism
-  no_sp,                       // sequence parallelism
-  no_tp_with_pp,               // TP > 1 and PP > 1 together
-  no_tp_overlap,               // --tp-overlap
-  no_selective_recompute,      // selective recomputation
-  selective_attention_only,    // selective recomputation other than the attention core (SelectivePolicy)
-  selective_torchtitan_only,   // selective recomputation as Megatron's attention core
-  no_fp8,                      // --dtype fp8
-  chunks_divide_layers,        // PP x virtual stages must divide the layers
+  no_zero1,                   // ZeRO-1 (optimizer sharding alone)
+  no_zero2,                   // ZeRO-2
+  no_zero3,                   // ZeRO-3 / FSDP
+  no_zero3_keep,              // ZeRO-3 keeping gathered weights until the backward (zero=3nr)
+  no_zero3_keep_with_pp,      // the same with PP > 1
+  no_zero23_with_pp,          // ZeRO-2/3 with PP > 1
+  reshard_default,            // ZeRO-3 resharding other than the framework's default, unless pinned
+  ddp_only_1d,                // ZeRO-0 with DP > 1 and TP, CP or PP > 1
+  cp_needs_zero3,             // CP > 1 without ZeRO-3
+  no_interleaving,            // virtual stages > 1
+  no_gpipe,                   // the GPipe schedule
+  no_cp,                      // CP > 1
+  sp_with_tp,                 // TP > 1 without sequence parallelism
+  no_sp,                      // sequence parallelism
+  no_tp_with_pp,              // TP > 1 and PP > 1 together
+  no_tp_overlap,              // --tp-overlap
+  no_selective_recompute,     // selective recomputation
+  selective_attention_only,   // selective recomputation other than the attention core (SelectivePolicy)
+  selective_torchtitan_only,  // selective recomputation as Megatron's attention core
+  no_fp8,                     // --dtype fp8
+  chunks_divide_layers,       // PP x virtual stages must divide the layers
+  no_a2a_overlap,             // MoE all-to-alls overlapped with another micro-batch's compute (--overlap-a2a)
+  a2a_overlap_mla_only,       // the same, except for MLA (DeepSeek-style) models
+  no_deepep,                  // --a2a deepep
+  etp_one_or_tp,              // expert TP other than 1 or the TP degree
 };
 
 struct FrameworkRule {
@@ -92,6 +96,11 @@ struct RuleContext {
 
 // "megatron: <text> (<citation>)", as reports and errors name a rule.
 [[nodiscard]] std::string rule_label(const FrameworkInfo& info, int rule);
+// Whether the framework overlaps `model`'s MoE all-to-alls with compute as
+// --overlap-a2a prices them (no rule of it refuses the overlap). The search
+// leaves the overlap out of its choices where it cannot run, rather than
+// rejecting the layouts whose overlapped choice priced cheaper.
+[[nodiscard]] bool overlaps_a2a(const FrameworkInfo& info, const ModelSpec& model);
 // "<text> (<citation>)" alone.
 [[nodiscard]] std::string rule_text(const FrameworkInfo& info, int rule);
 

@@ -1,0 +1,1 @@
+evaluate -m mixtral-8x7b -n 64 --framework torchtitan --tp 2 --ep 8 --etp 4 --dp 32 --zero 3
