@@ -120,6 +120,9 @@ TEST_CASE("MoE: each framework's all-to-all overlap, DeepEP and expert TP as its
   ParallelConfig etp4 = pc;
   etp4.tp = 4, etp4.dp = 16, etp4.etp = 2;  // neither 1 nor TP
   CHECK(kind_of(Framework::torchtitan, mixtral, etp4, plain) == RuleKind::etp_one_or_tp);
+  ParallelConfig ddp = pc;  // DDP over 64 with EP 8: no FSDP dimension to fold EP out of
+  ddp.tp = 1, ddp.dp = 64, ddp.etp = 1, ddp.sequence_parallel = false, ddp.zero_stage = 0;
+  CHECK(kind_of(Framework::torchtitan, mixtral, ddp, plain) == RuleKind::ep_needs_zero3);
   ParallelConfig ds = pc;
   ds.tp = 1, ds.dp = 64, ds.etp = 1, ds.sequence_parallel = false, ds.zero_stage = 1;
   CHECK(kind_of(Framework::deepspeed, mixtral, ds, overlap) == RuleKind::no_a2a_overlap);

@@ -67,6 +67,10 @@ constexpr FrameworkRule kTorchtitanRules[] = {
      "torchtitan/config/job_config.py Parallelism.pipeline_parallel_expert_parallel_overlap"},
     {RuleKind::etp_one_or_tp, "expert_tensor_parallel_degree is either 1 or the TP degree",
      "torchtitan/config/job_config.py Parallelism.expert_tensor_parallel_degree"},
+    {RuleKind::ep_needs_zero3,
+     "EP takes its ranks from the FSDP, CP and TP dimensions (efsdp = dp_shard x cp x tp / (etp x ep)): EP needs "
+     "FSDP2 (ZeRO-3)",
+     "torchtitan/distributed/parallel_dims.py ParallelDims (efsdp)"},
 };
 
 constexpr FrameworkRule kDeepspeedRules[] = {
@@ -177,6 +181,8 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
       return ts.a2a == A2aBackend::deepep && pc.ep > 1;
     case RuleKind::etp_one_or_tp:
       return pc.ep > 1 && pc.etp != 1 && pc.etp != pc.tp;
+    case RuleKind::ep_needs_zero3:
+      return pc.ep > 1 && pc.zero_stage != 3;
   }
   (void)info;
   return false;

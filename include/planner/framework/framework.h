@@ -52,6 +52,7 @@ enum class RuleKind {
   a2a_overlap_mla_only,       // the same, except for MLA (DeepSeek-style) models
   no_deepep,                  // --a2a deepep
   etp_one_or_tp,              // expert TP other than 1 or the TP degree
+  ep_needs_zero3,             // EP > 1 without ZeRO-3 (EP folded out of the FSDP dimension)
 };
 
 struct FrameworkRule {
