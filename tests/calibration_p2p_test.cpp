@@ -122,7 +122,7 @@ TEST_CASE("send/recv in a node: the link and the channel rate both come back", "
   }
 }
 
-TEST_CASE("send/recv: a fit without a channel rate keeps no channel cap; MPI runs fit none", "[calibration][p2p]") {
+TEST_CASE("send/recv: a fit without a channel rate keeps no channel cap, MPI runs fit none", "[calibration][p2p]") {
   // Fitted profiles written before the channel rate existed price the fitted
   // bandwidth alone, as they did.
   HardwareProfile hw = find_hardware("dgx-h100", kDir);

@@ -350,7 +350,7 @@ TEST_CASE("compute efficiencies from GEMM and HBM measurements", "[calibration]"
   CHECK(t_meas / t_base == Approx(0.877 / 0.875));
 }
 
-TEST_CASE("a one-GPU run fits compute alone; a file with nothing to fit is refused", "[calibration]") {
+TEST_CASE("a one-GPU run fits compute alone, a file with nothing to fit is refused", "[calibration]") {
   // planner-bench --backend nccl-local --sustain-seconds 30 on one lent H100
   // (no group of two ranks: GEMM, HBM and the sustained GEMM only), as
   // committed under hardware_profiles/measured/.
@@ -371,7 +371,10 @@ TEST_CASE("a one-GPU run fits compute alone; a file with nothing to fit is refus
   // back within 5% at six of the eight shapes. The other two are a Known gap
   // (docs/cost_model.md): the 70B TP-8 QKV GEMM (8192 x 1280) ran as fast as
   // the large shapes where the 256x128 tile's three waves price it at 0.81,
-  // and the fit's line then leaves the k = 1024 attention-output GEMM fast.
+  // and the fit's line then leaves the k = 1024 attention-output GEMM fast
+  // (-6.4% with the GEMM pricing of stop 28; this case asserted below -10%,
+  // but did not run under ctest until then: its name held a ';', which
+  // catch_discover_tests cuts the test filter at).
   int within = 0;
   for (const GemmMeasurement& g : m.gemm) {
     if (g.dtype != "bf16") continue;
@@ -380,7 +383,7 @@ TEST_CASE("a one-GPU run fits compute alone; a file with nothing to fit is refus
                      1.0;
     INFO(g.name << ": " << e);
     if (g.n == 1280) CHECK(e > 0.15);   // priced slow
-    if (g.k == 1024) CHECK(e < -0.10);  // priced fast
+    if (g.k == 1024) CHECK(e < -0.05);  // priced fast
     within += std::abs(e) < 0.05;
   }
   CHECK(within == 6);
@@ -404,6 +407,7 @@ TEST_CASE("a one-GPU run fits compute alone; a file with nothing to fit is refus
   MeasurementSet empty = m;
   empty.gemm.clear();
   empty.hbm.clear();
+  empty.gemm_sustained.clear();
   CHECK(error_of([&] { (void)fit_profile(base, {{"e.json", empty}}); }).find("e.json: nothing to fit") == 0);
 }
 

@@ -52,7 +52,7 @@ TEST_CASE("find_model_or_hardware: unknown names list every model and profile", 
         "nosuch.json: cannot open file");
 }
 
-TEST_CASE("names match in any case; did-you-mean ignores case and stays close", "[catalog]") {
+TEST_CASE("names match in any case, did-you-mean ignores case and stays close", "[catalog]") {
   CHECK(find_hardware("H100", kSourceDir).name == "dgx-h100");
   CHECK(find_model("LLAMA8B", kSourceDir).name == "llama3.1-8b");
   CHECK(std::holds_alternative<HardwareProfile>(find_model_or_hardware("DGX-H100", kSourceDir)));

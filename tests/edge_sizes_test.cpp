@@ -359,7 +359,7 @@ TEST_CASE("chunk_layers fills chunks in bulk exactly as layer by layer", "[edge]
   CHECK(cases > 5000);
 }
 
-TEST_CASE("MoE and MLA sizes: bounds name the field; the largest accepted counts stay exact", "[edge][moe]") {
+TEST_CASE("MoE and MLA sizes: bounds name the field, the largest accepted counts stay exact", "[edge][moe]") {
   ModelSpec m = find_model("mixtral-8x7b", kDir);
   m.expected_params = m.expected_active_params = 0;
   m.moe.top_k = 9;  // specs built in code get the same checks as files

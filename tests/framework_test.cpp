@@ -161,7 +161,22 @@ TEST_CASE("search --framework offers no all-to-all overlap where the framework h
       ts.overlap_a2a = ev.overlap_a2a;
       CHECK(broken_rule(framework_info(f), m, ev.config, ts) < 0);
     }
-    if (f == Framework::megatron) continue;
+    if (f == Framework::megatron) {
+      // Megatron overlaps with PP > 1 only when interleaved; the layouts
+      // without virtual stages keep their exposed choice, so as many fit as
+      // with the overlap off.
+      for (const Evaluation& ev : r.top)
+        CHECK_FALSE((ev.overlap_a2a && ev.config.pp > 1 && ev.config.virtual_stages == 1));
+      SearchSpec exposed = spec;
+      exposed.pins.overlap_a2a = false;
+      CHECK(search(m, hw, exposed).feasible == r.feasible);
+      SearchSpec pp4 = spec;  // PP 4 without interleaving: the overlap refused, the layouts priced exposed
+      pp4.pins.pp = 4, pp4.pins.virtual_stages = 1;
+      const SearchResult p4 = search(m, hw, pp4);
+      REQUIRE_FALSE(p4.top.empty());
+      for (const Evaluation& ev : p4.top) CHECK_FALSE(ev.overlap_a2a);
+      continue;
+    }
     // As good as the same search told --overlap-a2a false.
     SearchSpec exposed = spec;
     exposed.pins.overlap_a2a = false;
@@ -172,7 +187,7 @@ TEST_CASE("search --framework offers no all-to-all overlap where the framework h
   }
 }
 
-TEST_CASE("defaults: Megatron's fp32 main grads give 18 bytes per parameter; flags given win", "[framework]") {
+TEST_CASE("defaults: Megatron's fp32 main grads give 18 bytes per parameter, flags given win", "[framework]") {
   TrainingSpec ts;
   apply_framework_defaults(framework_info(Framework::megatron), ts, {});
   CHECK(ts.weight_bytes_per_param + ts.grad_bytes_per_param + ts.optimizer_bytes_per_param == 18);

@@ -246,7 +246,7 @@ TEST_CASE("MoE and MLA fields: errors name the field, verbatim", "[json_io][moe]
   }
 }
 
-TEST_CASE("model files round-trip; dense files gain no MoE/MLA keys", "[json_io][moe]") {
+TEST_CASE("model files round-trip, dense files gain no MoE/MLA keys", "[json_io][moe]") {
   for (const ModelSpec& m : list_models(kDir)) {
     INFO(m.name);
     const json j = to_json(m);

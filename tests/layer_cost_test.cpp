@@ -466,7 +466,7 @@ TEST_CASE("composite RMSNorm (eager PyTorch before 2.9) moves 32 more bytes per 
   CHECK(layer_time(gpt, hw, pc, composite).elementwise_fwd_s == layer_time(gpt, hw, pc, eager).elementwise_fwd_s);
 }
 
-TEST_CASE("FlashAttention-2 on Hopper runs at the profile's flash2_attention_max; on Ampere it is the kernel",
+TEST_CASE("FlashAttention-2 on Hopper runs at the profile's flash2_attention_max, on Ampere it is the kernel",
           "[layer_cost]") {
   const ModelSpec m = find_model("llama8b", kDir);
   const ParallelConfig pc = config(1, false, Recompute::none, 1);
@@ -531,7 +531,7 @@ TEST_CASE("CP K/V exchange: the forward's cp-1 transfers hide behind cp-1 of the
   }
 }
 
-TEST_CASE("the output layer runs in bf16 under fp8; TE's fused loss moves 6 + 4 bytes a logit", "[layer_cost]") {
+TEST_CASE("the output layer runs in bf16 under fp8, TE's fused loss moves 6 + 4 bytes a logit", "[layer_cost]") {
   // Megatron-Core builds the output layer outside Transformer Engine's
   // fp8_autocast (core_v0.19.0 gpt_model.py), so fp8 training prices it as bf16;
   // Megatron's unfused fp32 cross-entropy moves 38 + 14 bytes a logit, TE's

@@ -176,7 +176,7 @@ TEST_CASE("expert-parallel layouts are checked as Megatron checks them", "[moe]"
   CHECK(ev.has(Reason::expert_grid_not_folding));
 }
 
-TEST_CASE("tokens per expert scale with the imbalance; a capacity factor pads to capacity", "[moe]") {
+TEST_CASE("tokens per expert scale with the imbalance, a capacity factor pads to capacity", "[moe]") {
   const ModelSpec m = mixtral();
   TrainingSpec ts = training_run(16, 64, 4096);
   const ParallelConfig pc = layout(2, 1, 8, 4);

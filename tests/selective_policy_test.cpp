@@ -163,7 +163,7 @@ TEST_CASE("torchtitan's policies: the simulator agrees with the closed form", "[
   }
 }
 
-TEST_CASE("torchtitan's default is selective_ac_option \"2\"; --selective-ac given wins; rules follow the policy",
+TEST_CASE("torchtitan's default is selective_ac_option \"2\", --selective-ac given wins, rules follow the policy",
           "[selective][framework]") {
   TrainingSpec tt;
   apply_framework_defaults(framework_info(Framework::torchtitan), tt, {});

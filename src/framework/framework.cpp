@@ -29,6 +29,10 @@ constexpr FrameworkRule kMegatronRules[] = {
      "--recompute-granularity selective recomputes the attention core (or the --recompute-modules), not "
      "torchtitan's op or per-layer policies (give --selective-ac megatron)",
      "megatron/training/arguments.py --recompute-granularity, --recompute-modules"},
+    {RuleKind::a2a_overlap_needs_vpp,
+     "--overlap-moe-expert-parallel-comm with PP > 1 needs virtual stages ('virtual_pipeline_model_parallel_size "
+     "must be specified when pipeline_model_parallel_size > 1')",
+     "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"},
 };
 
 constexpr FrameworkRule kNemoRules[] = {
@@ -41,6 +45,9 @@ constexpr FrameworkRule kNemoRules[] = {
      "recompute_granularity selective recomputes the attention core, not torchtitan's op or per-layer policies "
      "(give --selective-ac megatron)",
      "Megatron-Core TransformerConfig.recompute_granularity"},
+    {RuleKind::a2a_overlap_needs_vpp,
+     "comm_overlap.overlap_moe_expert_parallel_comm with PP > 1 needs virtual stages (the pipeline layout's chunks)",
+     "src/megatron/bridge/training/comm_overlap.py CommOverlapConfig (and Megatron-Core TransformerConfig)"},
 };
 
 constexpr FrameworkRule kTorchtitanRules[] = {
@@ -183,6 +190,8 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
       return pc.ep > 1 && pc.etp != 1 && pc.etp != pc.tp;
     case RuleKind::ep_needs_zero3:
       return pc.ep > 1 && pc.zero_stage != 3;
+    case RuleKind::a2a_overlap_needs_vpp:
+      return ts.overlap_a2a && pc.ep > 1 && pc.pp > 1 && pc.virtual_stages <= 1;
   }
   (void)info;
   return false;

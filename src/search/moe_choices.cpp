@@ -89,7 +89,7 @@ PricedChoice price_choice(const ModelSpec& model, const HardwareProfile& hw, con
 
 std::vector<PricedChoice> price_choices(const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts,
                                         const ParallelConfig& base, const std::vector<TrainingChoice>& choices,
-                                        std::size_t& floor) {
+                                        std::size_t& floor, bool keep_exposed) {
   std::vector<PricedChoice> priced;
   priced.reserve(choices.size());
   // Whether the overlap prices the layer cheaper does not depend on the
@@ -108,16 +108,24 @@ std::vector<PricedChoice> price_choices(const ModelSpec& model, const HardwarePr
       if (!overlap_pays) {
         PricedChoice on = price_choice(model, hw, ts, base, c);
         overlap_pays = on.lt.total_s() < priced.back().lt.total_s();
-        if (*overlap_pays) priced.back() = std::move(on);
+        if (*overlap_pays && keep_exposed)
+          priced.push_back(std::move(on));
+        else if (*overlap_pays)
+          priced.back() = std::move(on);
       } else if (*overlap_pays) {
-        priced.back() = price_choice(model, hw, ts, base, c);
+        if (keep_exposed)
+          priced.push_back(price_choice(model, hw, ts, base, c));
+        else
+          priced.back() = price_choice(model, hw, ts, base, c);
       }
       continue;
     }
-    // Its pair's overlap already known to pay: price only the overlapped one.
+    // Its pair's overlap already known to pay: price only the overlapped one
+    // (and the exposed one where some variants cannot overlap).
     const bool next_on = i + 1 < choices.size() && choices[i + 1].overlap_a2a &&
                          choices[i + 1].recompute == c.recompute && choices[i + 1].modules == c.modules;
     if (!c.overlap_a2a && next_on && overlap_pays && *overlap_pays && base.ep > 1) {
+      if (keep_exposed) priced.push_back(price_choice(model, hw, ts, base, c));
       priced.push_back(price_choice(model, hw, ts, base, choices[i + 1]));
       ++i;
       continue;

@@ -38,9 +38,13 @@ struct PricedChoice {
 // per-layer time; `floor` receives the index of the one storing the least
 // activations: full recomputation when listed, else the least stored + the
 // recompute working layer weighted 1/16 (one layer of the ~16 a peak stage
-// holds in flight: a heuristic for which to try first).
+// holds in flight: a heuristic for which to try first). With `keep_exposed`
+// the exposed choice stays beside an overlapped one that prices cheaper, for
+// the variants of `base` a framework rule refuses the overlap (Megatron: PP > 1
+// without virtual stages).
 [[nodiscard]] std::vector<PricedChoice> price_choices(const ModelSpec& model, const HardwareProfile& hw,
                                                       const TrainingSpec& ts, const ParallelConfig& base,
-                                                      const std::vector<TrainingChoice>& choices, std::size_t& floor);
+                                                      const std::vector<TrainingChoice>& choices, std::size_t& floor,
+                                                      bool keep_exposed = false);
 
 }  // namespace planner::search_detail

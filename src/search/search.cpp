@@ -217,7 +217,7 @@ void price_moe_group(const ModelSpec& model, const HardwareProfile& hw, const Tr
   }
   std::size_t floor = 0;
   const std::vector<search_detail::PricedChoice> priced =
-      search_detail::price_choices(model, hw, ts, base, choices, floor);
+      search_detail::price_choices(model, hw, ts, base, choices, floor, fw.info != nullptr && base.pp > 1);
   for (std::int64_t v : vpps)
     for (const Sharding& z : distinct) {
       ++res.considered;

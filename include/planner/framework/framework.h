@@ -53,6 +53,7 @@ enum class RuleKind {
   no_deepep,                  // --a2a deepep
   etp_one_or_tp,              // expert TP other than 1 or the TP degree
   ep_needs_zero3,             // EP > 1 without ZeRO-3 (EP folded out of the FSDP dimension)
+  a2a_overlap_needs_vpp,      // all-to-all overlap with PP > 1 outside the interleaved schedule
 };
 
 struct FrameworkRule {
