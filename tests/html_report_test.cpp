@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "planner/io/catalog.h"
+#include "planner/model/recompute_modules.h"
 #include "planner/simulate/compare.h"
 #include "planner/simulate/simulate_top.h"
 #include "planner/views/html_report.h"
@@ -229,4 +230,22 @@ TEST_CASE("an MoE search page names each layout's expert parallelism, as the CLI
     CHECK(page.find(fmt::format("<td>{}</td><td>{}</td><td class=\"l\">{}</td>", ev.config.ep, ev.config.etp,
                                 ev.overlap_a2a ? "overlapped" : "exposed")) != std::string::npos);
   CHECK(occurrences(page, "<td colspan=\"20\">") == 3);
+}
+
+TEST_CASE("an evaluate page names the recompute modules and the all-to-all overlap, as the CLI's config line does",
+          "[views][html]") {
+  const ModelSpec m = find_model("mixtral-8x7b", kSourceDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kSourceDir);
+  TrainingSpec ts = training_run(64, 256, 4096);
+  ParallelConfig pc;
+  pc.tp = 1, pc.pp = 1, pc.dp = 64, pc.ep = 8, pc.zero_stage = 1, pc.recompute = Recompute::selective;
+  ts.recompute_modules = module_bit(RecomputeModule::moe_act);
+  for (bool overlap : {false, true}) {
+    ts.overlap_a2a = overlap;
+    Explain ex;
+    const Evaluation ev = evaluate(m, hw, pc, ts, &ex);
+    const std::string page = render_evaluation_html(ev, ex, nullptr, RunContext{m, hw, ts}, kInfo);
+    CHECK(page.find("recompute modules <code>moe_act</code>") != std::string::npos);
+    CHECK((page.find("MoE all-to-alls overlapped with compute") != std::string::npos) == overlap);
+  }
 }

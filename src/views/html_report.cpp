@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "planner/model/labels.h"
+#include "planner/model/recompute_modules.h"
 #include "planner/views/search_report.h"
 #include "planner/views/simulate_report.h"
 #include "views/html_parts.h"
@@ -88,8 +89,13 @@ std::string fits_html(const Evaluation& ev) {
 // fits, its breakdowns, its timeline and its formulas.
 std::string one_layout(const Evaluation& ev, const Explain& ex, const SimResult* r, const PipelineProblem* pr,
                        const RunContext& ctx, const HtmlPageInfo& info) {
-  std::string out = fmt::format("<h2>Layout</h2>\n<p><code>{}</code>, schedule {}</p>\n",
-                                escape(config_label(ev.config)), to_string(ev.config.schedule));
+  // As the CLI's config line: the recompute modules and the all-to-all overlap when they apply.
+  std::string extra;
+  if (names_modules(ev.config, ev.recompute_modules))
+    extra += fmt::format(", recompute modules <code>{}</code>", escape(recompute_modules_label(ev.recompute_modules)));
+  if (ev.overlap_a2a) extra += ", MoE all-to-alls overlapped with compute";
+  std::string out = fmt::format("<h2>Layout</h2>\n<p><code>{}</code>, schedule {}{}</p>\n",
+                                escape(config_label(ev.config)), to_string(ev.config.schedule), extra);
   out += fits_html(ev);
   if (ev.memory.capacity_bytes > 0) {
     out += html::summary_line(ev, ctx);
