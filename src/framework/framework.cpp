@@ -1,14 +1,16 @@
 // The frameworks' rules (framework.h), each read from the release named in
 // its FrameworkInfo. Sources (fetched and read at those tags):
 //   Megatron-LM core_v0.19.0: megatron/training/arguments.py (validate_args,
-//     _add_distributed_args), megatron/core/transformer/transformer_config.py,
-//     megatron/core/model_parallel_config.py, megatron/core/pipeline_parallel/schedules.py
+//     _add_distributed_args), megatron/core/transformer/transformer_config.py (also the MoE
+//     all-to-all overlap's asserts), megatron/core/model_parallel_config.py,
+//     megatron/core/pipeline_parallel/schedules.py
 //   Megatron-Bridge v0.6.0 (NeMo): src/megatron/bridge/training/config.py (ConfigContainer),
-//     docs/.../megatron-lm-to-megatron-bridge.mdx; the model is Megatron-Core's TransformerConfig
+//     training/comm_overlap.py (checked at v0.2.0), docs/.../megatron-lm-to-megatron-bridge.mdx;
+//     the model is Megatron-Core's TransformerConfig
 //   torchtitan v0.2.2: torchtitan/config/job_config.py, torchtitan/models/llama3/infra/parallelize.py,
-//     torchtitan/distributed/parallel_dims.py
+//     torchtitan/distributed/parallel_dims.py (EP and ETP)
 //   DeepSpeed v0.19.5: deepspeed/runtime/pipe/engine.py, pipe/schedule.py, pipe/module.py,
-//     runtime/utils.py (partition_uniform), runtime/tensor_parallel/config.py
+//     runtime/utils.py (partition_uniform), runtime/tensor_parallel/config.py, moe/sharded_moe.py
 //   MaxText maxtext-v0.2.4: src/maxtext/configs/base.yml, src/maxtext/configs/types.py
 #include "planner/framework/framework.h"
 
