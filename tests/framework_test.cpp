@@ -323,6 +323,28 @@ TEST_CASE("launch flags refuse what the framework cannot express", "[framework]"
                     Catch::Contains("deepspeed v0.19.5 cannot express") && Catch::Contains("pipe/engine.py"));
 }
 
+TEST_CASE("torchtitan exports a MoE layout's expert degrees and DeepEP, DeepSpeed refuses a MoE model", "[framework]") {
+  const ModelSpec m = find_model("mixtral-8x7b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  TrainingSpec ts = training(m, 64);
+  apply_framework_defaults(framework_info(Framework::torchtitan), ts, {});
+  ts.a2a = A2aBackend::deepep;
+  ParallelConfig pc;
+  pc.tp = 2, pc.dp = 32, pc.ep = 8, pc.etp = 2, pc.zero_stage = 3, pc.sequence_parallel = true;
+  pc.micro_batch_size = 2;
+  const Evaluation ev = evaluate(m, hw, pc, ts);
+  REQUIRE(ev.feasible());
+  const std::string toml = launch_flags(Framework::torchtitan, m, hw, ts, ev).text;
+  CHECK(toml.find("expert_parallel_degree = 8\nexpert_tensor_parallel_degree = 2\n") != std::string::npos);
+  CHECK(toml.find("expert_parallel_comm_backend = \"deepep\"") != std::string::npos);
+  ParallelConfig ds = pc;
+  ds.tp = 1, ds.dp = 64, ds.etp = 1, ds.sequence_parallel = false, ds.zero_stage = 1;
+  TrainingSpec plain = training(m, 64);
+  const Evaluation dev = evaluate(m, hw, ds, plain);
+  CHECK_THROWS_WITH(launch_flags(Framework::deepspeed, m, hw, plain, dev),
+                    Catch::Contains("expert parallelism is exported for megatron, nemo and torchtitan only"));
+}
+
 TEST_CASE("time to train: tokens over throughput", "[framework]") {
   const TimeToTrain t = time_to_train({15e12, 2.0}, 1e7, 256);
   CHECK(t.seconds == Approx(1.5e6));

@@ -232,6 +232,10 @@ std::string torchtitan_toml(const TrainingSpec& ts, const Evaluation& ev, const 
   out += fmt::format("tensor_parallel_degree = {}\n", pc.tp);
   if (ts.tp_comm_overlap) out += "enable_async_tensor_parallel = true\n";
   out += fmt::format("context_parallel_degree = {}\npipeline_parallel_degree = {}\n", pc.cp, pc.pp);
+  if (pc.ep > 1) {  // job_config.py Parallelism: EP folded out of dp_shard x cp x tp (parallel_dims.py)
+    out += fmt::format("expert_parallel_degree = {}\nexpert_tensor_parallel_degree = {}\n", pc.ep, pc.etp);
+    if (ts.a2a == A2aBackend::deepep) out += "expert_parallel_comm_backend = \"deepep\"\n";
+  }
   if (pc.pp > 1) {
     const char* schedule = pc.virtual_stages > 1 ? "Interleaved1F1B" : pc.schedule == Schedule::gpipe ? "GPipe" : "1F1B";
     out += fmt::format("pipeline_parallel_schedule = \"{}\"\npipeline_parallel_microbatch_size = {}\n", schedule,
@@ -375,9 +379,9 @@ LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProf
   if (ev.plan.layout.stages < 1 || ev.plan.virtual_stages < 1 || !ev.plan.layout.feasible)
     throw InputError("--framework", fmt::format("{}: the layout {} has no valid stage split to export",
                                                 to_string(f), config_label(pc, 'c')));
-  if (model.is_moe() && f != Framework::megatron && f != Framework::nemo)
-    throw InputError("--framework", fmt::format("{}: expert parallelism is exported for megatron and nemo only; {} is "
-                                                "a MoE model",
+  if (model.is_moe() && f != Framework::megatron && f != Framework::nemo && f != Framework::torchtitan)
+    throw InputError("--framework", fmt::format("{}: expert parallelism is exported for megatron, nemo and "
+                                                "torchtitan only; {} is a MoE model",
                                                 to_string(f), model.name));
   const Batch b{ts.global_batch_sequences, pc.micro_batch_size, ev.plan.micro_batches};
   switch (f) {
