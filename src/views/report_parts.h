@@ -1,0 +1,22 @@
+// What the evaluation report (report.cpp) and the search report
+// (search_table.cpp) share: the run's context line, a rejection reason worded
+// for the profile, and GiB (private to src/views/).
+#pragma once
+
+#include <string>
+
+#include "planner/model/evaluate.h"
+#include "planner/views/report.h"
+
+namespace planner::report_detail {
+
+inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// A reason of many configurations, worded for the profile: TPU chips, not
+// GPUs, and no Megatron-LM citation for a layout Megatron-LM does not run.
+[[nodiscard]] std::string reason_for(Reason r, const HardwareProfile& hw);
+
+// "model ... | hardware ... | N GPUs | seq ... | ...": the first line of every text report.
+[[nodiscard]] std::string context_line(const RunContext& ctx);
+
+}  // namespace planner::report_detail
