@@ -211,7 +211,9 @@ TEST_CASE("the stage layout holds every layer exactly once", "[evaluate]") {
           REQUIRE((ev.reasons & ~(1u << unsigned(Reason::out_of_memory))) == 0u);
           std::int64_t sum = 0;
           for (std::int64_t s = 0; s < pp; ++s) {
-            CHECK(ev.layout.layers_on(s) >= vpp);
+            // Every chunk a layer, but the end stages' head chunks, which may hold their head alone.
+            const bool end = s == 0 || s == pp - 1;
+            CHECK(ev.layout.layers_on(s) >= (end && vpp > 1 ? vpp - 1 : vpp));
             sum += ev.layout.layers_on(s);
           }
           CHECK(sum == m.num_layers);

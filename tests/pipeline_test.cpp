@@ -85,7 +85,9 @@ TEST_CASE("balanced layouts cover every layer and respect the minimum", "[pipeli
     const StageLayout l = balance_layers(r.layers, r.stages, r.min, r.ef, r.el);
     REQUIRE(l.feasible);
     CHECK(total_layers(l) == r.layers);
-    for (std::int64_t s = 0; s < r.stages; ++s) CHECK(l.layers_on(s) >= r.min);
+    // The end stages may hold one layer fewer than the chunks (their head fills one alone).
+    for (std::int64_t s = 0; s < r.stages; ++s)
+      CHECK(l.layers_on(s) >= ((s == 0 || s == r.stages - 1) && r.min > 1 && r.stages > 1 ? r.min - 1 : r.min));
     // The heaviest stage is within one layer of the lower bound on any layout:
     // (layers + ef + el) / stages.
     double heaviest = 0;
@@ -95,11 +97,41 @@ TEST_CASE("balanced layouts cover every layer and respect the minimum", "[pipeli
   }
 }
 
-TEST_CASE("infeasible when layers < stages * min_layers", "[pipeline]") {
-  CHECK_FALSE(balance_layers(10, 8, 2, 0.0, 0.0).feasible);  // 10 < 16
-  CHECK_FALSE(balance_layers(7, 8, 1, 0.0, 0.0).feasible);   // 7 < 8
+TEST_CASE("infeasible when layers < stages * min_layers - 2 (heads alone in the end chunks)", "[pipeline]") {
+  CHECK_FALSE(balance_layers(13, 8, 2, 0.0, 0.0).feasible);  // 13 < 16 - 2
+  CHECK_FALSE(balance_layers(7, 8, 1, 0.0, 0.0).feasible);   // 7 < 8: no chunks, no head-only stage
+  CHECK(balance_layers(14, 8, 2, 0.0, 0.0).feasible);        // 1 + 6 x 2 + 1
   CHECK(balance_layers(16, 8, 2, 0.0, 0.0).feasible);        // exactly 2 each
   CHECK(balance_layers(16, 8, 2, 0.0, 0.0).layers_on(0) == 2);
+  // layers_fill_chunks is the same bound, and the uniform split keeps a layer in every chunk.
+  CHECK(layers_fill_chunks(126, 16, 8, PipelineSplit::balanced));
+  CHECK_FALSE(layers_fill_chunks(126, 16, 9, PipelineSplit::balanced));
+  CHECK_FALSE(layers_fill_chunks(126, 16, 8, PipelineSplit::uniform));
+  CHECK(layers_fill_chunks(128, 16, 8, PipelineSplit::uniform));
+  CHECK_FALSE(layers_fill_chunks(126, 127, 1, PipelineSplit::balanced));  // a stage without a layer
+  CHECK_FALSE(layers_fill_chunks(126, 16, std::int64_t(1) << 62, PipelineSplit::balanced));
+}
+
+// Megatron-LM builds num_layers_to_build - 1 >= 0 layers in the embedding's
+// and the loss's chunks (--account-for-embedding/loss-in-pipeline-split,
+// transformer_block.py get_num_layers_to_build), so Llama 3 405B's 126 layers
+// run PP16 with 8 chunks a stage: one layer a chunk, the heads alone in theirs.
+TEST_CASE("the embedding and the output layer may fill an end stage's chunk alone", "[pipeline]") {
+  const StageLayout l = balance_layers(126, 16, 8, 0.3, 0.6);
+  REQUIRE(l.feasible);
+  CHECK(l.layers_on(0) == 7);
+  CHECK(l.layers_on(1) == 8);
+  CHECK(l.layers_on(15) == 7);
+  CHECK(chunk_layers(l, 0, 8, 0.3, 0.6) == std::vector<std::int64_t>{0, 1, 1, 1, 1, 1, 1, 1});
+  CHECK(chunk_layers(l, 15, 8, 0.3, 0.6) == std::vector<std::int64_t>{1, 1, 1, 1, 1, 1, 1, 0});
+  // Every round is paced by one layer a chunk: no chunk holds two.
+  CHECK(interleaved_pace_layers(l, 8, 0.3, 0.6) == Approx(8.0));
+  // A head worth more than a layer takes a chunk alone even where a layer a chunk would fit:
+  // 32 layers on 4 stages of 2 chunks, output layer worth 2.4 layers.
+  const StageLayout heavy = balance_layers(32, 4, 2, 0.2, 2.4);
+  REQUIRE(heavy.feasible);
+  CHECK(heavy.layers_on(3) < heavy.layers_on(1));
+  CHECK(heavy.layers_on(3) >= 1);
 }
 
 TEST_CASE("micro-batches in flight per schedule", "[pipeline]") {

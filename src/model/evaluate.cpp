@@ -114,8 +114,9 @@ std::uint32_t structural_reasons(const ModelSpec& model, const HardwareProfile& 
   // global batch % (dp * mbs) == 0.
   const std::int64_t gbs = ts.global_batch_sequences;
   if (gbs < 1 || gbs % pc.dp != 0 || (gbs / pc.dp) % pc.micro_batch_size != 0) set(Reason::batch_not_divisible);
-  // pp * v <= layers.
-  if (pc.pp > model.num_layers || pc.virtual_stages > model.num_layers / pc.pp) set(Reason::too_few_layers);
+  // pp * v <= layers, or pp * v - 2 <= layers where the heads may fill a chunk
+  // of the end stages alone (balance_layers; the layout decides exactly).
+  if (!layers_fill_chunks(model.num_layers, pc.pp, pc.virtual_stages, ts.pipeline_split)) set(Reason::too_few_layers);
   if (pc.virtual_stages > 1 && pc.pp == 1) set(Reason::vpp_needs_pp);
   // Megatron-LM's interleaved schedule needs a multiple of pp micro-batches
   // (schedules.py, forward_backward_pipelining_with_interleaving raises

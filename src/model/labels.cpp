@@ -93,9 +93,16 @@ std::string reason_text(Reason r, const ModelSpec& model, const HardwareProfile&
     case Reason::batch_not_divisible:
       return fmt::format("global batch {} not divisible by dp*mbs = {}*{} = {:.0f}", ts.global_batch_sequences, c.dp,
                          c.micro_batch_size, double(c.dp) * double(c.micro_batch_size));
-    case Reason::too_few_layers:
-      return fmt::format("{} layers cannot fill pp*vpp = {}*{} = {:.0f} pipeline chunks", model.num_layers, c.pp,
-                         c.virtual_stages, double(c.pp) * double(c.virtual_stages));
+    case Reason::too_few_layers: {
+      const double chunks = double(c.pp) * double(c.virtual_stages);
+      // A balanced split lets the embedding and output layer fill a chunk alone (balance_layers).
+      const bool heads_alone = ts.pipeline_split == PipelineSplit::balanced && c.pp > 1 && c.virtual_stages > 1;
+      return fmt::format("{} layers cannot fill pp*vpp = {}*{} = {:.0f} pipeline chunks{}", model.num_layers, c.pp,
+                         c.virtual_stages, chunks,
+                         heads_alone
+                             ? fmt::format(" ({:.0f} with the embedding and output layer alone in theirs)", chunks - 2)
+                             : std::string());
+    }
     case Reason::vpp_needs_pp:
       return fmt::format("{} virtual pipeline stages need pp > 1", c.virtual_stages);
     case Reason::interleave_needs_micro_batches: {

@@ -11,7 +11,11 @@ StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_
   StageLayout out;
   out.stages = std::max<std::int64_t>(stages, 1);
   min_layers = std::max<std::int64_t>(min_layers, 1);
-  if (layers < out.stages * min_layers) {
+  // With chunks (min_layers > 1) the first and last stages may hold one layer
+  // fewer: the embedding fills stage 0's first chunk alone, the output layer
+  // stage p-1's last (end_min, pipeline.h).
+  const std::int64_t end_min = out.stages > 1 && min_layers > 1 ? min_layers - 1 : min_layers;
+  if (out.stages == 1 ? layers < min_layers : layers < (out.stages - 2) * min_layers + 2 * end_min) {
     out.feasible = false;
     return out;
   }
@@ -26,7 +30,7 @@ StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_
   };
   auto total_cap = [&](double T) { return cap(T, extra_first) + cap(T, extra_last) + mids * cap(T, 0.0); };
   auto ok = [&](double T) {
-    return cap(T, extra_first) >= min_layers && cap(T, extra_last) >= min_layers &&
+    return cap(T, extra_first) >= end_min && cap(T, extra_last) >= end_min &&
            (mids == 0 || cap(T, 0.0) >= min_layers) && total_cap(T) >= layers;
   };
   // The optimum is at an integer M for some stage kind: T in {M, M+ef, M+el}.
@@ -47,7 +51,7 @@ StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_
   std::int64_t f = cap(best, extra_first), l = cap(best, extra_last), mcap = mids ? cap(best, 0.0) : 0;
   std::int64_t excess = f + l + mids * mcap - layers;
   // Remove the excess: from middle stages first (one layer each), then from the
-  // end stages, never below min_layers.
+  // end stages, never below min_layers (end_min for the end stages).
   std::int64_t hi_count = mids;
   if (mids > 0) {
     // Whole rows first: lower every middle stage while the excess covers it.
@@ -58,10 +62,10 @@ StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_
     hi_count = mids - take;
     excess -= take;
   }
-  while (excess > 0 && (f > min_layers || l > min_layers)) {
-    if (double(f) + extra_first >= double(l) + extra_last && f > min_layers)
+  while (excess > 0 && (f > end_min || l > end_min)) {
+    if (double(f) + extra_first >= double(l) + extra_last && f > end_min)
       --f;
-    else if (l > min_layers)
+    else if (l > end_min)
       --l;
     else
       --f;
@@ -78,6 +82,12 @@ StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_
   out.middle_hi_count = hi_count;
   out.feasible = excess == 0;
   return out;
+}
+
+bool layers_fill_chunks(std::int64_t layers, std::int64_t pp, std::int64_t v, PipelineSplit split) {
+  if (pp < 1 || v < 1 || pp > layers) return false;
+  if (split == PipelineSplit::balanced && pp > 1 && v > 1) return v <= (layers + 2) / pp;
+  return v <= layers / pp;
 }
 
 StageLayout uniform_layers(std::int64_t layers, std::int64_t stages, std::int64_t min_layers) {

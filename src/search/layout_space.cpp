@@ -95,7 +95,9 @@ Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, co
         if (!pin.dp.allows(dp)) continue;
         std::vector<std::int64_t> vpp_all{1};
         if (pp > 1)
-          for (std::int64_t v = 2; v <= spec.max_virtual_stages && v <= model.num_layers / pp; ++v)
+          for (std::int64_t v = 2; v <= spec.max_virtual_stages &&
+                                   layers_fill_chunks(model.num_layers, pp, v, spec.training.pipeline_split);
+               ++v)
             vpp_all.push_back(v);
         Outer o{tp, cp, pp, dp, pinned_or(pin.virtual_stages, vpp_all),
                 // MoE with TP > 1 needs SP (expert_reasons): SP off is not tried unless pinned.

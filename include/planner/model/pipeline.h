@@ -58,11 +58,23 @@ struct StageLayout {
 
 // Minimises the heaviest stage's cost, cost = layers + extra, where the first
 // and last stages carry `extra_first` / `extra_last` layer-equivalents
-// (embedding, output layer). Each stage gets at least `min_layers` (the number
-// of interleaved chunks). Llama 3 405B's PP16 over 126 layers gives the first
-// and last stages 7 layers, the others 8 (Llama 3 paper §3.3.2).
+// (embedding, output layer). Each middle stage gets at least `min_layers` (the
+// number of interleaved chunks); with min_layers > 1 the first and last stages
+// may hold one layer fewer, their head filling a chunk alone (Megatron-LM
+// --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split:
+// megatron/core/transformer/transformer_block.py get_num_layers_to_build builds
+// num_layers_to_build - 1 >= 0 layers in that chunk; also expressible as a
+// --pipeline-model-parallel-layout). Llama 3 405B's PP16 over 126 layers gives
+// the first and last stages 7 layers, the others 8 (Llama 3 paper §3.3.2),
+// which with v = 8 is one layer a chunk and the heads alone in theirs.
 [[nodiscard]] StageLayout balance_layers(std::int64_t layers, std::int64_t stages, std::int64_t min_layers,
                                          double extra_first, double extra_last);
+
+// Whether `layers` can fill pp stages of v chunks each: every chunk a layer
+// (uniform split), or all but the heads' chunks on the end stages (balanced,
+// v > 1 and pp > 1: pp * v - 2 <= layers, balance_layers). Overflow-free for
+// any positive pp and v.
+[[nodiscard]] bool layers_fill_chunks(std::int64_t layers, std::int64_t pp, std::int64_t v, PipelineSplit split);
 
 // The layers alone split as evenly as possible, the first (layers mod stages)
 // stages holding one more (DeepSpeed ds_utils.partition_uniform, v0.19.5

@@ -1,0 +1,1 @@
+evaluate -m llama405b -n 16384 --tp 8 --pp 16 --vpp 8 --zero 2 --overlap-p2p
