@@ -197,8 +197,15 @@ Evaluation evaluate(const ModelSpec& model, const HardwareProfile& hw, const Par
   }
   if (ex)
     ex->add({"pipeline stage layout",
-             "minimise max(layers_r + extra_r) over stages; extras in layer-equivalents",
-             "Llama 3 paper §3.3.2 (uneven first/last stages)",
+             ts.pipeline_split == PipelineSplit::uniform
+                 ? "layers split evenly, the first (layers mod pp) stages one more; a layer in every chunk"
+                 : "minimise max(layers_r + extra_r) over stages; extras in layer-equivalents; a layer in every "
+                   "chunk but the end stages' head chunks (v > 1: first, last >= v - 1)",
+             ts.pipeline_split == PipelineSplit::uniform
+                 ? "DeepSpeed ds_utils.partition_uniform (deepspeed/runtime/utils.py); MaxText "
+                   "num_layers_per_pipeline_stage"
+                 : "Llama 3 paper §3.3.2 (uneven first/last stages); Megatron-LM transformer_block.py "
+                   "get_num_layers_to_build (--account-for-embedding/loss-in-pipeline-split)",
              {{"layers", double(model.num_layers)},
               {"pp", double(pc.pp)},
               {"extra_first", ev.plan.extra_first},
