@@ -239,6 +239,25 @@ TEST_CASE("search --framework keeps only expressible layouts and counts the rest
   CHECK(free.top.front().time.step_s <= r.top.front().time.step_s);
 }
 
+TEST_CASE("search offers the virtual stages a balanced split can fill", "[framework][search]") {
+  // 126 layers on PP16: v = 8 with the heads alone in the end stages' chunks (balance_layers), enumerated
+  // and priced, none refused as too few layers; Megatron-LM expresses it (a layout string).
+  const ModelSpec m = find_model("llama405b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  SearchSpec spec;
+  spec.training = training(m, 2048);
+  spec.pins.pp = 16;
+  spec.pins.virtual_stages = 8;
+  const SearchResult r = search(m, hw, spec);
+  CHECK(r.considered > 0);
+  CHECK(r.rejections[std::size_t(Reason::too_few_layers)] == 0);
+  REQUIRE_FALSE(r.top.empty());
+  CHECK(r.top.front().layout.layers_on(0) == 7);
+  spec.framework = Framework::megatron;
+  apply_framework_defaults(framework_info(Framework::megatron), spec.training, {});
+  CHECK_FALSE(search(m, hw, spec).top.empty());
+}
+
 TEST_CASE("Megatron's layout string lists chunk c of stage s at c*p + s", "[framework]") {
   const ModelSpec m = find_model("llama70b", kDir);
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);

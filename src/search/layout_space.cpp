@@ -79,7 +79,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> expert_layouts(const ModelSpe
 
 }  // namespace
 
-Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, const Axes& ax) {
+Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, const Axes& ax, PipelineSplit split) {
   const SearchPins& pin = spec.pins;
   const std::int64_t N = spec.training.num_gpus;
   Enumeration en;
@@ -95,8 +95,7 @@ Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, co
         if (!pin.dp.allows(dp)) continue;
         std::vector<std::int64_t> vpp_all{1};
         if (pp > 1)
-          for (std::int64_t v = 2; v <= spec.max_virtual_stages &&
-                                   layers_fill_chunks(model.num_layers, pp, v, spec.training.pipeline_split);
+          for (std::int64_t v = 2; v <= spec.max_virtual_stages && layers_fill_chunks(model.num_layers, pp, v, split);
                ++v)
             vpp_all.push_back(v);
         Outer o{tp, cp, pp, dp, pinned_or(pin.virtual_stages, vpp_all),

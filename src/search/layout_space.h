@@ -71,7 +71,10 @@ struct Enumeration {
 };
 
 // Every (tp, cp, pp, dp) the pins allow, listed first (a few thousand at
-// most), so that the number of configurations is known before pricing.
-[[nodiscard]] Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, const Axes& ax);
+// most), so that the number of configurations is known before pricing;
+// virtual stages up to what `split` lets the layers fill (layers_fill_chunks:
+// the framework's split under --framework).
+[[nodiscard]] Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, const Axes& ax,
+                                            PipelineSplit split);
 
 }  // namespace planner::layout_space

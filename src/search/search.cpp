@@ -311,7 +311,7 @@ SearchResult search(const ModelSpec& model, const HardwareProfile& hw, const Sea
   check_sizes(ts, "search");
   check_pins(spec.pins);
   const Axes ax = search_axes(hw, spec);
-  const Enumeration en = enumerate_layouts(model, spec, ax);
+  const Enumeration en = enumerate_layouts(model, spec, ax, ts.pipeline_split);
 
   SearchResult res;
   if (fw.info) {
