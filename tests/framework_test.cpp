@@ -295,6 +295,35 @@ TEST_CASE("Megatron's layout string lists chunk c of stage s at c*p + s", "[fram
   CHECK(flags.text.find("--pipeline-model-parallel-layout") != std::string::npos);
 }
 
+TEST_CASE("a split with the heads counted as layers is written as Megatron's account-for flags", "[framework]") {
+  // Llama 3.1 405B, PP8 v8: (126 + 2) / 64 = 2 a chunk, 1 in the embedding's and the loss's chunks, as
+  // Megatron-Bridge's 405B recipes set it (account_for_embedding/loss_in_pipeline_split = True).
+  const ModelSpec m = find_model("llama405b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  TrainingSpec ts = training(m, 1024);
+  ts.global_batch_sequences = 512;
+  ParallelConfig pc;
+  pc.tp = 8, pc.cp = 2, pc.pp = 8, pc.dp = 8, pc.virtual_stages = 8, pc.sequence_parallel = true;
+  pc.zero_stage = 1;
+  const Evaluation ev = evaluate(m, hw, pc, ts);
+  REQUIRE(ev.layout.feasible);
+  const std::string megatron = launch_flags(Framework::megatron, m, hw, ts, ev).text;
+  CHECK(megatron.find("--account-for-embedding-in-pipeline-split") != std::string::npos);
+  CHECK(megatron.find("--account-for-loss-in-pipeline-split") != std::string::npos);
+  CHECK(megatron.find("--num-virtual-stages-per-pipeline-rank 8") != std::string::npos);
+  CHECK(megatron.find("--pipeline-model-parallel-layout") == std::string::npos);
+  const std::string nemo = launch_flags(Framework::nemo, m, hw, ts, ev).text;
+  CHECK(nemo.find("model.account_for_embedding_in_pipeline_split=true") != std::string::npos);
+  CHECK(nemo.find("model.account_for_loss_in_pipeline_split=true") != std::string::npos);
+  // PP4 v7 of llama70b is not that split (80 + 2 is not a multiple of 28): the layout string stays.
+  const ModelSpec m70 = find_model("llama70b", kDir);
+  ParallelConfig p70;
+  p70.tp = 8, p70.pp = 4, p70.dp = 2, p70.virtual_stages = 7, p70.sequence_parallel = true;
+  const Evaluation ev70 = evaluate(m70, hw, p70, training(m70, 64));
+  CHECK(launch_flags(Framework::megatron, m70, hw, training(m70, 64), ev70).text.find("--account-for") ==
+        std::string::npos);
+}
+
 TEST_CASE("Megatron overlaps pipeline p2p only when interleaved, and its flags say what was priced", "[framework]") {
   const ModelSpec m = find_model("llama70b", kDir);
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);

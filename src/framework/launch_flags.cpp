@@ -57,6 +57,23 @@ bool first_last_split(const PricedPlan& plan) {
   return true;
 }
 
+// The split of --account-for-embedding-in-pipeline-split and
+// --account-for-loss-in-pipeline-split: the embedding and the output layer
+// counted as a layer each, every chunk then holding (layers + 2) / (p * v),
+// so the first chunk of stage 0 and the last of stage p-1 one layer fewer
+// (Megatron-Core transformer_block.py get_num_layers_to_build; what
+// Megatron-Bridge's Llama 3.1 405B recipes set, recipes/llama/h100/llama3.py
+// llama31_405b_pretrain_256gpu_h100_bf16_config).
+bool heads_as_layers_split(const PricedPlan& plan, std::int64_t layers) {
+  const std::vector<std::int64_t> n = chunk_order(plan);
+  const std::int64_t chunks = std::int64_t(n.size());
+  if (chunks < 2 || (layers + 2) % chunks != 0) return false;
+  const std::int64_t each = (layers + 2) / chunks;
+  for (std::int64_t i = 0; i < chunks; ++i)
+    if (n[std::size_t(i)] != each - (i == 0 || i == chunks - 1 ? 1 : 0)) return false;
+  return true;
+}
+
 // Lines joined as a shell command's continuation lines.
 std::string continued(const std::vector<std::string>& lines) {
   std::string out;
@@ -96,6 +113,12 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
           std::to_string(ev.plan.layout.first));
       arg("--decoder-last-pipeline-num-layers", "model.num_layers_in_last_pipeline_stage",
           std::to_string(ev.plan.layout.last));
+      if (pc.virtual_stages > 1)
+        arg("--num-virtual-stages-per-pipeline-rank", "model.virtual_pipeline_model_parallel_size",
+            std::to_string(pc.virtual_stages));
+    } else if (!uniform_chunks(ev.plan, model.num_layers) && heads_as_layers_split(ev.plan, model.num_layers)) {
+      flag("--account-for-embedding-in-pipeline-split", "model.account_for_embedding_in_pipeline_split");
+      flag("--account-for-loss-in-pipeline-split", "model.account_for_loss_in_pipeline_split");
       if (pc.virtual_stages > 1)
         arg("--num-virtual-stages-per-pipeline-rank", "model.virtual_pipeline_model_parallel_size",
             std::to_string(pc.virtual_stages));
