@@ -112,6 +112,25 @@ TEST_CASE("infeasible when layers < stages * min_layers - 2 (heads alone in the 
   CHECK_FALSE(layers_fill_chunks(126, 16, std::int64_t(1) << 62, PipelineSplit::balanced));
 }
 
+// The structural check (evaluate, search) and the layouts agree on which
+// (layers, pp, v) can be filled, whatever the heads weigh.
+TEST_CASE("layers_fill_chunks is exactly when balance_layers and uniform_layers find a layout", "[pipeline]") {
+  std::int64_t cases = 0;
+  for (std::int64_t layers = 1; layers <= 70; ++layers)
+    for (std::int64_t pp = 1; pp <= std::min<std::int64_t>(layers, 20); ++pp)
+      for (std::int64_t v = 1; v <= 12; ++v) {
+        if (v > 1 && pp == 1) continue;  // vpp_needs_pp
+        for (const double e : {0.0, 0.4, 1.0, 3.7}) {
+          INFO(layers << " layers, pp " << pp << ", v " << v << ", extras " << e);
+          CHECK(balance_layers(layers, pp, v, e, 2.0 * e).feasible ==
+                layers_fill_chunks(layers, pp, v, PipelineSplit::balanced));
+          ++cases;
+        }
+        CHECK(uniform_layers(layers, pp, v).feasible == layers_fill_chunks(layers, pp, v, PipelineSplit::uniform));
+      }
+  CHECK(cases > 10000);
+}
+
 // Megatron-LM builds num_layers_to_build - 1 >= 0 layers in the embedding's
 // and the loss's chunks (--account-for-embedding/loss-in-pipeline-split,
 // transformer_block.py get_num_layers_to_build), so Llama 3 405B's 126 layers
