@@ -107,31 +107,30 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
   arg("--tensor-model-parallel-size", "model.tensor_model_parallel_size", std::to_string(pc.tp));
   arg("--pipeline-model-parallel-size", "model.pipeline_model_parallel_size", std::to_string(pc.pp));
   if (pc.pp > 1) {
-    if (!uniform_chunks(ev.plan, model.num_layers) && first_last_split(ev.plan)) {
+    // The split in the plainest flags that express it; a layout string carries the virtual stages itself.
+    bool layout_string = false;
+    if (uniform_chunks(ev.plan, model.num_layers)) {
+      // Megatron's default even split.
+    } else if (first_last_split(ev.plan)) {
       // The older flags (also in releases before the layout string) suffice.
       arg("--decoder-first-pipeline-num-layers", "model.num_layers_in_first_pipeline_stage",
           std::to_string(ev.plan.layout.first));
       arg("--decoder-last-pipeline-num-layers", "model.num_layers_in_last_pipeline_stage",
           std::to_string(ev.plan.layout.last));
-      if (pc.virtual_stages > 1)
-        arg("--num-virtual-stages-per-pipeline-rank", "model.virtual_pipeline_model_parallel_size",
-            std::to_string(pc.virtual_stages));
-    } else if (!uniform_chunks(ev.plan, model.num_layers) && heads_as_layers_split(ev.plan, model.num_layers)) {
+    } else if (heads_as_layers_split(ev.plan, model.num_layers)) {
       flag("--account-for-embedding-in-pipeline-split", "model.account_for_embedding_in_pipeline_split");
       flag("--account-for-loss-in-pipeline-split", "model.account_for_loss_in_pipeline_split");
-      if (pc.virtual_stages > 1)
-        arg("--num-virtual-stages-per-pipeline-rank", "model.virtual_pipeline_model_parallel_size",
-            std::to_string(pc.virtual_stages));
-    } else if (!uniform_chunks(ev.plan, model.num_layers)) {
+    } else {
       const std::string layout = megatron_layout_string(ev.plan);
       if (bridge)
         out.push_back(fmt::format("'model.pipeline_model_parallel_layout=\"{}\"'", layout));
       else
         out.push_back(fmt::format("--pipeline-model-parallel-layout '{}'", layout));
-    } else if (pc.virtual_stages > 1) {
+      layout_string = true;
+    }
+    if (!layout_string && pc.virtual_stages > 1)
       arg("--num-virtual-stages-per-pipeline-rank", "model.virtual_pipeline_model_parallel_size",
           std::to_string(pc.virtual_stages));
-    }
   }
   if (pc.cp > 1) arg("--context-parallel-size", "model.context_parallel_size", std::to_string(pc.cp));
   if (pc.sequence_parallel) flag("--sequence-parallel", "model.sequence_parallel");
