@@ -213,6 +213,16 @@ TEST_CASE("defaults: torchtitan runs eager PyTorch unless async TP (which needs 
   CHECK_FALSE(megatron.eager_elementwise);
 }
 
+TEST_CASE("defaults: MaxText gathers ZeRO-3 weights one tensor at a time (XLA), the PyTorch stacks a layer",
+          "[framework]") {
+  for (const Framework f :
+       {Framework::megatron, Framework::nemo, Framework::torchtitan, Framework::deepspeed, Framework::maxtext}) {
+    TrainingSpec ts;
+    apply_framework_defaults(framework_info(f), ts, {});
+    CHECK(ts.zero3_gather_per_tensor == (f == Framework::maxtext));
+  }
+}
+
 TEST_CASE("search --framework keeps only expressible layouts and counts the rest by rule", "[framework][search]") {
   const ModelSpec m = find_model("llama70b", kDir);
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);

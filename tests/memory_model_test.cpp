@@ -128,3 +128,40 @@ TEST_CASE("ZeRO-3 gathers a layer (and prefetches the next)", "[memory_model]") 
   fp32.grad_reduce_bytes_per_param = 4;
   CHECK(evaluate(m, hw, pc, fp32).memory.transient_bytes == Approx(218'112'000.0 / 2.0 * 10.0).epsilon(kRel));
 }
+
+TEST_CASE("XLA's ZeRO-3 gathers one weight tensor at a time, not a layer", "[memory_model]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  const TrainingSpec ts = training(64, 8192, 64);
+  ParallelConfig pc;
+  pc.tp = 2, pc.dp = 32, pc.zero_stage = 3;
+  // Llama 3 8B: the largest tensor is one MLP matrix, h x F = 4096 x 14336 (Q and O are 4096 x 4096).
+  const double tensor = 4096.0 * 14336.0;
+  CHECK(double(largest_weight_tensor(m).dense) == tensor);
+  CHECK(largest_weight_tensor(m).experts == 0);
+  // MaxText on GPUs (--framework maxtext): two gathered tensors, one tensor's grads and its reduce-scatter
+  // input, 8 bytes per tensor parameter / tp, where FSDP2 holds a layer's.
+  TrainingSpec xla = ts;
+  xla.zero3_gather_per_tensor = true;
+  const HardwareProfile h100 = find_hardware("dgx-h100", kDir);
+  CHECK(evaluate(m, h100, pc, xla).memory.transient_bytes == Approx(tensor / 2.0 * 8.0).epsilon(kRel));
+  CHECK(evaluate(m, h100, pc, ts).memory.transient_bytes == Approx(218'112'000.0 / 2.0 * 8.0).epsilon(kRel));
+  // A TPU runs XLA whatever the spec says.
+  const HardwareProfile tpu = find_hardware("tpu-v5e-256", kDir);
+  pc.tp = 1, pc.dp = 64;
+  CHECK(evaluate(m, tpu, pc, ts).memory.transient_bytes == Approx(tensor * 8.0).epsilon(kRel));
+  // Weights kept whole from the forward to the backward: no gathered copies, grads and reduce input only.
+  pc.reshard_after_forward = false;
+  CHECK(evaluate(m, tpu, pc, ts).memory.transient_bytes == Approx(tensor * 4.0).epsilon(kRel));
+}
+
+TEST_CASE("the largest weight tensor of MoE and MLA layers", "[memory_model]") {
+  // Mixtral 8x7B: the routed experts' wi_0 is one tensor over all 8 experts, 8 x 4096 x 14336.
+  const ModelSpec mixtral = find_model("mixtral-8x7b", kDir);
+  CHECK(double(largest_weight_tensor(mixtral).experts) == 8.0 * 4096.0 * 14336.0);
+  CHECK(double(largest_weight_tensor(mixtral).dense) == 4096.0 * 4096.0);
+  // DeepSeek-V3: 256 experts of 7168 x 2048; the dense layers' MLP (7168 x 18432) is the largest non-expert
+  // tensor, above MLA's q_b (1536 x 128 x 192) and o (128 x 128 x 7168).
+  const ModelSpec v3 = find_model("deepseek-v3", kDir);
+  CHECK(double(largest_weight_tensor(v3).experts) == 256.0 * 7168.0 * 2048.0);
+  CHECK(double(largest_weight_tensor(v3).dense) == 7168.0 * 18432.0);
+}

@@ -111,18 +111,20 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
     // what it stores with it (torchtitan's per-layer policy: a wrapped
     // layer's, layer_cost.h LayerActivations::recompute_working_bytes).
     stage.transient_bytes += act.recompute_working_bytes;
-    // Current + prefetched layer gathered (unless the weights were kept
-    // whole, counted above), one layer of unsharded grads and the
-    // reduce-scatter input they are copied into, in the reduce dtype (FSDP2
-    // foreach_reduce allocates it before it frees the gradients,
-    // torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py). A ZeRO-3
-    // group of one rank holds every weight already and gathers nothing (as
-    // step_time prices no ZeRO-3 traffic for it).
+    // Current + prefetched gather unit (a layer; under XLA one weight
+    // tensor, PricedPlan::zero3_gather_unit_params) gathered, unless the
+    // weights were kept whole (counted above); one unit of unsharded grads
+    // and the reduce-scatter input they are copied into, in the reduce dtype
+    // (FSDP2 foreach_reduce allocates it before it frees the gradients,
+    // torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py; XLA
+    // reduce-scatters each tensor's gradient as the backward produces it,
+    // the JAX scaling book's FSDP algorithm). A ZeRO-3 group of one rank
+    // holds every weight already and gathers nothing (as step_time prices no
+    // ZeRO-3 traffic for it).
     if (plan.zero3_gathers)
-      stage.transient_bytes += ((double(plan.params.per_layer) - plan.expert_params_per_layer) / t +
-                                plan.expert_params_per_layer / double(plan.expert_shards)) *
-                               ((weights_sharded ? 2.0 * ts.weight_bytes_per_param : 0.0) + ts.grad_bytes_per_param +
-                                reduce_bytes_per_param(ts));
+      stage.transient_bytes +=
+          plan.zero3_gather_unit_params * ((weights_sharded ? 2.0 * ts.weight_bytes_per_param : 0.0) +
+                                           ts.grad_bytes_per_param + reduce_bytes_per_param(ts));
     stage.reserve_bytes = hw.memory_reserve_bytes;
     stage.total_bytes = stage.weights_bytes + stage.gradients_bytes + stage.optimizer_bytes + stage.activations_bytes +
                         stage.logits_bytes + stage.transient_bytes + stage.reserve_bytes;
@@ -133,16 +135,28 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
   }
   if (ex)
     ex->add({"memory per GPU (peak stage)",
-             "weights + grads + optimizer (ZeRO-sharded over dp*cp) + activations*layers*in_flight + logits + "
-             "transients + reserve",
-             "Rajbhandari et al. 2020 (ZeRO); Korthikanti et al. 2022 §4",
+             std::string("weights + grads + optimizer (ZeRO-sharded over dp*cp) + activations*layers*in_flight + "
+                         "logits + transients + reserve") +
+                 (plan.zero3_gathers ? std::string("; ZeRO-3 transients: 2 gathered units + their grads, a unit "
+                                                   "being ") +
+                                           (plan.zero3_gather_per_tensor
+                                                ? "the largest weight tensor (XLA gathers one tensor at a time)"
+                                                : "a layer (FSDP2 / Megatron-FSDP)")
+                                     : std::string()),
+             plan.zero3_gather_per_tensor
+                 ? "Rajbhandari et al. 2020 (ZeRO); Korthikanti et al. 2022 §4; JAX scaling book part 5 (FSDP "
+                   "algorithm: each kernel all-gathered just before use); MaxText src/maxtext/layers/linears.py, "
+                   "moe.py"
+                 : "Rajbhandari et al. 2020 (ZeRO); Korthikanti et al. 2022 §4",
              {{"peak_stage", double(best.peak_stage)},
               {"layers", double(best.layers_on_peak_stage)},
               {"in_flight", best.micro_batches_in_flight},
               {"weights_bytes", best.weights_bytes},
               {"gradients_bytes", best.gradients_bytes},
               {"optimizer_bytes", best.optimizer_bytes},
-              {"activations_bytes", best.activations_bytes}},
+              {"activations_bytes", best.activations_bytes},
+              {"transient_bytes", best.transient_bytes},
+              {"zero3_gather_unit_params", plan.zero3_gather_unit_params}},
              best.total_bytes,
              "bytes"});
   return best;

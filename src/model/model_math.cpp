@@ -1,5 +1,7 @@
 #include "planner/model/model_math.h"
 
+#include <algorithm>
+
 #include "planner/model/selective_policy.h"
 
 namespace planner {
@@ -45,6 +47,33 @@ std::int64_t mlp_params(const ModelSpec& model, std::int64_t f) {
 }
 
 }  // namespace
+
+LargestWeight largest_weight_tensor(const ModelSpec& model) {
+  const std::int64_t h = model.hidden_size, H = model.num_heads, KV = model.num_kv_heads, hd = model.head_dim;
+  LargestWeight w;
+  if (model.is_mla()) {
+    const MlaSpec& a = model.mla;
+    const std::int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    w.dense = std::max({a.q_lora_rank > 0 ? std::max(h * a.q_lora_rank, a.q_lora_rank * H * qk) : h * H * qk,
+                        h * (a.kv_lora_rank + a.qk_rope_head_dim),
+                        a.kv_lora_rank * H * (a.qk_nope_head_dim + a.v_head_dim), H * a.v_head_dim * h});
+  } else {
+    w.dense = std::max({h * H * hd, h * KV * hd, H * hd * h});
+  }
+  // Dense FFN layers (all of a dense model's; a MoE model's first_dense_layers
+  // and the dense layers between MoE ones).
+  if (!model.is_moe() || count_moe_layers(model) < model.num_layers)
+    w.dense = std::max(w.dense, h * model.ffn_hidden_size);
+  if (model.is_moe()) {
+    const MoeSpec& e = model.moe;
+    if (e.num_shared_experts > 0)
+      w.dense = std::max(w.dense, e.num_shared_experts * h *
+                                      (e.shared_expert_ffn_hidden_size > 0 ? e.shared_expert_ffn_hidden_size
+                                                                           : e.expert_ffn_hidden_size));
+    w.experts = e.num_experts * h * e.expert_ffn_hidden_size;
+  }
+  return w;
+}
 
 ParamCounts count_params(const ModelSpec& model) {
   ParamCounts p;

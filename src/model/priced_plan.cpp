@@ -3,6 +3,8 @@
 #include "planner/model/contention.h"
 #include "planner/model/moe_cost.h"
 
+#include "model/collective_links.h"
+
 #include <algorithm>
 
 #include "planner/spec/limits.h"
@@ -202,6 +204,20 @@ PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const 
     // MTP modules repeat the model's last layer (MoE when it is: Megatron-LM
     // training.py counts them as MoE layers then).
     plan.mtp_expert_params = double(model.mtp_layers) * double(plan.params.routed_experts_per_moe_layer);
+  }
+  if (plan.zero3_gathers) {
+    // What one ZeRO-3 gather holds per GPU: a layer (its non-expert weights
+    // over TP, its routed experts over EP x ETP), or under XLA the largest
+    // weight tensor (TrainingSpec::zero3_gather_per_tensor; a TPU runs XLA).
+    plan.zero3_gather_per_tensor = ts.zero3_gather_per_tensor || detail::is_torus(hw);
+    if (plan.zero3_gather_per_tensor) {
+      const LargestWeight w = largest_weight_tensor(model);
+      plan.zero3_gather_unit_params =
+          std::max(double(w.dense) / double(pc.tp), double(w.experts) / double(plan.expert_shards));
+    } else {
+      plan.zero3_gather_unit_params = (double(plan.params.per_layer) - plan.expert_params_per_layer) / double(pc.tp) +
+                                      plan.expert_params_per_layer / double(plan.expert_shards);
+    }
   }
   return plan;
 }

@@ -66,6 +66,22 @@ struct ParamCounts {
 // norm; its embedding and output head are the main model's.
 [[nodiscard]] ParamCounts count_params(const ModelSpec& model);
 
+// The largest single weight tensor of a layer, in elements, as MaxText
+// declares its modules (one kernel each, fused_qkv and fused_mlp false by
+// default: src/maxtext/configs/base.yml; layers/attentions.py query, key,
+// value, out; layers/linears.py MlpBlock wi_0, wi_1, wo): Q h*H*hd, K and V
+// h*KV*hd, O H*hd*h, each MLP matrix h*F (MLA: its largest projection). MoE
+// layers: the routed experts' wi_0 / wi_1 / wo are one tensor each over all
+// experts, E*h*f_e (layers/moe.py); shared experts as a dense MLP of their
+// width. `dense` is the largest non-expert tensor, `experts` the routed one
+// (0 for dense models). XLA's FSDP gathers one such tensor at a time
+// (memory_model.cpp).
+struct LargestWeight {
+  std::int64_t dense = 0;
+  std::int64_t experts = 0;
+};
+[[nodiscard]] LargestWeight largest_weight_tensor(const ModelSpec& model);
+
 // `model` without its name, aliases, display name and source: every field the
 // cost functions read, none of the strings. The layer models moe_cost.cpp
 // derives for every configuration start from it (copying the strings was a

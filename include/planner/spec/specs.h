@@ -275,6 +275,15 @@ struct TrainingSpec {
   // backward's gather serves the recomputation too (FSDP2 unshards in the
   // pre-backward hook, before the checkpointed forward reruns).
   bool zero3_recompute_regather = false;
+  // ZeRO-3's gather unit: false, one layer (FSDP2's fully_shard per
+  // transformer block, Megatron-FSDP's per-module buckets); true, one weight
+  // tensor at a time, as XLA's SPMD partitioner gathers each FSDP-sharded
+  // kernel just before its einsum and prefetches the next (JAX scaling book,
+  // "How to Scale Your Model" part 5, FSDP algorithm; MaxText). Set by
+  // --framework maxtext; XLA is also the only stack on a TPU torus, so
+  // priced_plan.cpp takes it there whatever this says. Memory only: the
+  // gathers' traffic is priced per layer either way.
+  bool zero3_gather_per_tensor = false;
   // Element-wise work run as eager PyTorch issues it, one kernel per op, as
   // torchtitan does without torch.compile (its default: Compile.enable False,
   // v0.2.2 config/job_config.py; compile = false in the 2024 train_configs):
