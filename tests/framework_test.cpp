@@ -213,13 +213,16 @@ TEST_CASE("defaults: torchtitan runs eager PyTorch unless async TP (which needs 
   CHECK_FALSE(megatron.eager_elementwise);
 }
 
-TEST_CASE("defaults: MaxText gathers ZeRO-3 weights one tensor at a time (XLA), the PyTorch stacks a layer",
+TEST_CASE("defaults: ZeRO-3 gathers a tensor in MaxText (XLA), a submodule in DeepSpeed, a layer otherwise",
           "[framework]") {
   for (const Framework f :
        {Framework::megatron, Framework::nemo, Framework::torchtitan, Framework::deepspeed, Framework::maxtext}) {
     TrainingSpec ts;
     apply_framework_defaults(framework_info(f), ts, {});
-    CHECK(ts.zero3_gather_per_tensor == (f == Framework::maxtext));
+    const Zero3Gather expected = f == Framework::maxtext     ? Zero3Gather::tensor
+                                 : f == Framework::deepspeed ? Zero3Gather::submodule
+                                                             : Zero3Gather::layer;
+    CHECK(ts.zero3_gather == expected);
   }
 }
 

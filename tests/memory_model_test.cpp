@@ -141,7 +141,7 @@ TEST_CASE("XLA's ZeRO-3 gathers one weight tensor at a time, not a layer", "[mem
   // MaxText on GPUs (--framework maxtext): two gathered tensors, one tensor's grads and its reduce-scatter
   // input, 8 bytes per tensor parameter / tp, where FSDP2 holds a layer's.
   TrainingSpec xla = ts;
-  xla.zero3_gather_per_tensor = true;
+  xla.zero3_gather = Zero3Gather::tensor;
   const HardwareProfile h100 = find_hardware("dgx-h100", kDir);
   CHECK(evaluate(m, h100, pc, xla).memory.transient_bytes == Approx(tensor / 2.0 * 8.0).epsilon(kRel));
   CHECK(evaluate(m, h100, pc, ts).memory.transient_bytes == Approx(218'112'000.0 / 2.0 * 8.0).epsilon(kRel));
@@ -152,6 +152,14 @@ TEST_CASE("XLA's ZeRO-3 gathers one weight tensor at a time, not a layer", "[mem
   // Weights kept whole from the forward to the backward: no gathered copies, grads and reduce input only.
   pc.reshard_after_forward = false;
   CHECK(evaluate(m, tpu, pc, ts).memory.transient_bytes == Approx(tensor * 4.0).epsilon(kRel));
+  // DeepSpeed: the module being run plus at most stage3_prefetch_bucket_size (5e7) elements prefetched
+  // (one 58.7M-element MLP matrix at TP 1 is more than that; at TP 2, 29.4M, it is not).
+  pc.reshard_after_forward = true;
+  TrainingSpec ds = ts;
+  ds.zero3_gather = Zero3Gather::submodule;
+  CHECK(evaluate(m, h100, pc, ds).memory.transient_bytes == Approx((tensor + 5e7) * 2.0 + tensor * 4.0).epsilon(kRel));
+  pc.tp = 2, pc.dp = 32;
+  CHECK(evaluate(m, h100, pc, ds).memory.transient_bytes == Approx(tensor / 2.0 * 8.0).epsilon(kRel));
 }
 
 TEST_CASE("the largest weight tensor of MoE and MLA layers", "[memory_model]") {
@@ -164,4 +172,23 @@ TEST_CASE("the largest weight tensor of MoE and MLA layers", "[memory_model]") {
   const ModelSpec v3 = find_model("deepseek-v3", kDir);
   CHECK(double(largest_weight_tensor(v3).experts) == 256.0 * 7168.0 * 2048.0);
   CHECK(double(largest_weight_tensor(v3).dense) == 7168.0 * 18432.0);
+}
+
+TEST_CASE("ZeRO-3 on a MoE model: XLA gathers a rank's experts as one tensor, DeepSpeed one expert's matrix",
+          "[memory_model]") {
+  const ModelSpec m = find_model("mixtral-8x7b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const TrainingSpec ts = training(64, 4096, 64);
+  ParallelConfig pc;
+  pc.dp = 64, pc.ep = 4, pc.zero_stage = 3;
+  const double one_expert = 4096.0 * 14336.0;
+  TrainingSpec xla = ts, ds = ts;
+  xla.zero3_gather = Zero3Gather::tensor;
+  ds.zero3_gather = Zero3Gather::submodule;
+  const Evaluation ex = evaluate(m, hw, pc, xla), ed = evaluate(m, hw, pc, ds);
+  REQUIRE(ex.reason_list() == std::vector<Reason>{});
+  // XLA: wi_0 of the 2 local experts, 2 x h x f_e, gathered with the next tensor, plus grads and reduce input.
+  // DeepSpeed: one expert's matrix and 5e7 elements prefetched (the activations are the same in both).
+  CHECK(ex.memory.transient_bytes - ed.memory.transient_bytes ==
+        Approx(2.0 * one_expert * 8.0 - ((one_expert + 5e7) * 2.0 + one_expert * 4.0)).epsilon(1e-9));
 }

@@ -255,9 +255,11 @@ void apply_framework_defaults(const FrameworkInfo& info, TrainingSpec& ts, Preci
   // weight-gradient GEMM (TrainingSpec::tp_bwd_overlap); torchtitan's async
   // TP is --tp-overlap.
   if (info.framework == Framework::torchtitan || info.framework == Framework::deepspeed) ts.tp_bwd_overlap = false;
-  // MaxText runs XLA's SPMD FSDP: one weight tensor gathered at a time
-  // (TrainingSpec::zero3_gather_per_tensor).
-  if (info.framework == Framework::maxtext) ts.zero3_gather_per_tensor = true;
+  // What a ZeRO-3 gather holds (Zero3Gather): MaxText runs XLA's SPMD FSDP,
+  // one weight tensor at a time; DeepSpeed gathers each submodule's own
+  // parameters.
+  if (info.framework == Framework::maxtext) ts.zero3_gather = Zero3Gather::tensor;
+  if (info.framework == Framework::deepspeed) ts.zero3_gather = Zero3Gather::submodule;
   if (info.framework == Framework::torchtitan && !given.selective_policy) {
     ts.selective = SelectivePolicy::torchtitan_every_nth_layer;
     ts.selective_every_n_layers = 2;

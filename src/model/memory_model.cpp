@@ -111,8 +111,9 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
     // what it stores with it (torchtitan's per-layer policy: a wrapped
     // layer's, layer_cost.h LayerActivations::recompute_working_bytes).
     stage.transient_bytes += act.recompute_working_bytes;
-    // Current + prefetched gather unit (a layer; under XLA one weight
-    // tensor, PricedPlan::zero3_gather_unit_params) gathered, unless the
+    // Current and prefetched gather units (Zero3Gather: a layer, or one
+    // weight tensor, DeepSpeed prefetching at most 5e7 elements; PricedPlan::
+    // zero3_gather_unit_params, zero3_prefetch_params) gathered, unless the
     // weights were kept whole (counted above); one unit of unsharded grads
     // and the reduce-scatter input they are copied into, in the reduce dtype
     // (FSDP2 foreach_reduce allocates it before it frees the gradients,
@@ -123,8 +124,9 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
     // ZeRO-3 traffic for it).
     if (plan.zero3_gathers)
       stage.transient_bytes +=
-          plan.zero3_gather_unit_params * ((weights_sharded ? 2.0 * ts.weight_bytes_per_param : 0.0) +
-                                           ts.grad_bytes_per_param + reduce_bytes_per_param(ts));
+          (weights_sharded ? (plan.zero3_gather_unit_params + plan.zero3_prefetch_params) * ts.weight_bytes_per_param
+                           : 0.0) +
+          plan.zero3_gather_unit_params * (ts.grad_bytes_per_param + reduce_bytes_per_param(ts));
     stage.reserve_bytes = hw.memory_reserve_bytes;
     stage.total_bytes = stage.weights_bytes + stage.gradients_bytes + stage.optimizer_bytes + stage.activations_bytes +
                         stage.logits_bytes + stage.transient_bytes + stage.reserve_bytes;
@@ -133,21 +135,32 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
     stage.layers_on_peak_stage = layout.layers_on(r);
     if (r == 0 || stage.total_bytes > best.total_bytes) best = stage;
   }
-  if (ex)
+  if (ex) {
+    std::string formula =
+        "weights + grads + optimizer (ZeRO-sharded over dp*cp) + activations*layers*in_flight + logits + "
+        "transients + reserve";
+    std::string cite = "Rajbhandari et al. 2020 (ZeRO); Korthikanti et al. 2022 §4";
+    if (plan.zero3_gathers) {
+      formula += "; ZeRO-3 transients: the gathered unit and its prefetch + one unit of grads and its reduce input; ";
+      switch (plan.zero3_gather) {
+        case Zero3Gather::layer:
+          formula += "a unit is a layer, the next one prefetched (FSDP2 / Megatron-FSDP)";
+          break;
+        case Zero3Gather::tensor:
+          formula += "a unit is the largest weight tensor, the next one prefetched (XLA)";
+          cite +=
+              "; JAX scaling book part 5 (FSDP algorithm: each kernel gathered just before use); MaxText "
+              "src/maxtext/layers/linears.py, moe.py";
+          break;
+        case Zero3Gather::submodule:
+          formula += "a unit is the largest module's weight, prefetch at most 5e7 elements (DeepSpeed)";
+          cite += "; DeepSpeed runtime/zero/partitioned_param_coordinator.py fetch_sub_module, zero/config.py";
+          break;
+      }
+    }
     ex->add({"memory per GPU (peak stage)",
-             std::string("weights + grads + optimizer (ZeRO-sharded over dp*cp) + activations*layers*in_flight + "
-                         "logits + transients + reserve") +
-                 (plan.zero3_gathers ? std::string("; ZeRO-3 transients: 2 gathered units + their grads, a unit "
-                                                   "being ") +
-                                           (plan.zero3_gather_per_tensor
-                                                ? "the largest weight tensor (XLA gathers one tensor at a time)"
-                                                : "a layer (FSDP2 / Megatron-FSDP)")
-                                     : std::string()),
-             plan.zero3_gather_per_tensor
-                 ? "Rajbhandari et al. 2020 (ZeRO); Korthikanti et al. 2022 §4; JAX scaling book part 5 (FSDP "
-                   "algorithm: each kernel all-gathered just before use); MaxText src/maxtext/layers/linears.py, "
-                   "moe.py"
-                 : "Rajbhandari et al. 2020 (ZeRO); Korthikanti et al. 2022 §4",
+             std::move(formula),
+             std::move(cite),
              {{"peak_stage", double(best.peak_stage)},
               {"layers", double(best.layers_on_peak_stage)},
               {"in_flight", best.micro_batches_in_flight},
@@ -156,9 +169,11 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
               {"optimizer_bytes", best.optimizer_bytes},
               {"activations_bytes", best.activations_bytes},
               {"transient_bytes", best.transient_bytes},
-              {"zero3_gather_unit_params", plan.zero3_gather_unit_params}},
+              {"zero3_gather_unit_params", plan.zero3_gather_unit_params},
+              {"zero3_prefetch_params", plan.zero3_prefetch_params}},
              best.total_bytes,
              "bytes"});
+  }
   return best;
 }
 

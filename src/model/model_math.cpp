@@ -70,7 +70,8 @@ LargestWeight largest_weight_tensor(const ModelSpec& model) {
       w.dense = std::max(w.dense, e.num_shared_experts * h *
                                       (e.shared_expert_ffn_hidden_size > 0 ? e.shared_expert_ffn_hidden_size
                                                                            : e.expert_ffn_hidden_size));
-    w.experts = e.num_experts * h * e.expert_ffn_hidden_size;
+    w.one_expert = h * e.expert_ffn_hidden_size;
+    w.experts = e.num_experts * w.one_expert;
   }
   return w;
 }

@@ -11,6 +11,12 @@
 
 namespace planner {
 
+namespace {
+// DeepSpeed's stage3_prefetch_bucket_size default, in elements
+// (deepspeed/runtime/zero/config.py prefetch_bucket_size).
+constexpr double kDeepSpeedPrefetchBucketParams = 5e7;
+}  // namespace
+
 // The ranks sharing one weight shard: DP x CP. Contiguous in the rank order
 // [TP, CP, PP, DP] when PP = 1; otherwise CP and DP members combine.
 GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelConfig& pc) {
@@ -206,18 +212,25 @@ PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const 
     plan.mtp_expert_params = double(model.mtp_layers) * double(plan.params.routed_experts_per_moe_layer);
   }
   if (plan.zero3_gathers) {
-    // What one ZeRO-3 gather holds per GPU: a layer (its non-expert weights
-    // over TP, its routed experts over EP x ETP), or under XLA the largest
-    // weight tensor (TrainingSpec::zero3_gather_per_tensor; a TPU runs XLA).
-    plan.zero3_gather_per_tensor = ts.zero3_gather_per_tensor || detail::is_torus(hw);
-    if (plan.zero3_gather_per_tensor) {
-      const LargestWeight w = largest_weight_tensor(model);
-      plan.zero3_gather_unit_params =
-          std::max(double(w.dense) / double(pc.tp), double(w.experts) / double(plan.expert_shards));
-    } else {
+    // What one ZeRO-3 gather holds per GPU (Zero3Gather): a layer (its
+    // non-expert weights over TP, its routed experts over EP x ETP), or the
+    // largest weight tensor; a TPU runs XLA, which gathers tensors.
+    plan.zero3_gather =
+        ts.zero3_gather == Zero3Gather::layer && detail::is_torus(hw) ? Zero3Gather::tensor : ts.zero3_gather;
+    if (plan.zero3_gather == Zero3Gather::layer) {
       plan.zero3_gather_unit_params = (double(plan.params.per_layer) - plan.expert_params_per_layer) / double(pc.tp) +
                                       plan.expert_params_per_layer / double(plan.expert_shards);
+    } else {
+      // XLA: all of a rank's experts are one tensor; DeepSpeed: each expert
+      // is a module of its own.
+      const LargestWeight w = largest_weight_tensor(model);
+      const double experts = plan.zero3_gather == Zero3Gather::tensor ? double(w.experts) / double(plan.expert_shards)
+                                                                      : double(w.one_expert) / double(pc.etp);
+      plan.zero3_gather_unit_params = std::max(double(w.dense) / double(pc.tp), experts);
     }
+    plan.zero3_prefetch_params = plan.zero3_gather == Zero3Gather::submodule
+                                     ? std::min(plan.zero3_gather_unit_params, kDeepSpeedPrefetchBucketParams)
+                                     : plan.zero3_gather_unit_params;
   }
   return plan;
 }

@@ -230,8 +230,10 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   if (contains(zero_text, "deepspeed") && contains(zero_text, "zero-3")) {
     ts.grad_reduce_bytes_per_param = 2;
     ts.zero3_recompute_regather = true;
+    ts.zero3_gather = Zero3Gather::submodule;
     r.assumptions.push_back(
-        "DeepSpeed ZeRO-3: gradients reduced in fp16, weights gathered again for the recomputed forward");
+        "DeepSpeed ZeRO-3: gradients reduced in fp16, weights gathered again for the recomputed forward, one "
+        "submodule's weights at a time");
   }
   if (const auto g = number(row, "grad_reduce_bytes")) ts.grad_reduce_bytes_per_param = *g;
   if (const json* v = field(row, "zero3_recompute_regather")) {

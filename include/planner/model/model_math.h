@@ -74,11 +74,13 @@ struct ParamCounts {
 // layers: the routed experts' wi_0 / wi_1 / wo are one tensor each over all
 // experts, E*h*f_e (layers/moe.py); shared experts as a dense MLP of their
 // width. `dense` is the largest non-expert tensor, `experts` the routed one
-// (0 for dense models). XLA's FSDP gathers one such tensor at a time
-// (memory_model.cpp).
+// (0 for dense models), `one_expert` one routed expert's matrix h*f_e (a
+// module of its own in DeepSpeed's MoE, deepspeed/moe/experts.py). XLA's FSDP
+// gathers one such tensor at a time (memory_model.cpp).
 struct LargestWeight {
   std::int64_t dense = 0;
   std::int64_t experts = 0;
+  std::int64_t one_expert = 0;
 };
 [[nodiscard]] LargestWeight largest_weight_tensor(const ModelSpec& model);
 

@@ -88,12 +88,13 @@ struct PricedPlan {
   GroupPlacement weight_group;     // DP x CP: the ranks holding the same weights
   bool grads_reduced = false;      // DP x CP > 1, ZeRO 0-1: each stage reduces its gradients after its last backward
   bool zero3_gathers = false;      // DP x CP > 1, ZeRO-3: each layer's weights gathered, its gradients reduce-scattered
-  // ZeRO-3 with gathers: the parameters one gather unit holds per GPU (after
-  // TP / EP x ETP sharding): a layer, or with XLA the largest weight tensor
-  // (TrainingSpec::zero3_gather_per_tensor); memory_model.cpp counts two
-  // gathered (current and prefetched) and one unit of gradients.
+  // ZeRO-3 with gathers (Zero3Gather): the parameters one gather unit holds
+  // per GPU after TP / EP x ETP sharding (a layer, or the largest weight
+  // tensor), and those prefetched beside it; memory_model.cpp counts both
+  // gathered and one unit of gradients.
+  Zero3Gather zero3_gather = Zero3Gather::layer;
   double zero3_gather_unit_params = 0;
-  bool zero3_gather_per_tensor = false;
+  double zero3_prefetch_params = 0;
   bool per_layer_sharding = false;  // DP x CP > 1, ZeRO 2-3: the per-layer, per-micro-batch traffic of `zero3`
   bool params_gathered = false;     // DP x CP > 1, ZeRO 1-2: updated weight shards all-gathered once per step
   Zero3LayerComm zero3;            // per layer and micro-batch; zero unless per_layer_sharding

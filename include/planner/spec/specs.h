@@ -251,6 +251,23 @@ enum class AttentionKernel { flash, unfused, flash2 };
 enum class PipelineSplit { balanced, uniform };
 enum class A2aBackend { nccl, deepep };
 
+// What one ZeRO-3 all-gather holds, and what is prefetched beside it
+// (memory_model.cpp: two such units of weights, one of gradients).
+enum class Zero3Gather {
+  // A transformer layer, the next one prefetched: FSDP2's fully_shard per
+  // block (torchtitan parallelize.py apply_fsdp), Megatron-FSDP.
+  layer,
+  // One weight tensor, the next one prefetched: XLA's SPMD partitioner
+  // all-gathers each FSDP-sharded kernel just before its einsum (JAX scaling
+  // book, "How to Scale Your Model" part 5, the FSDP algorithm; MaxText).
+  tensor,
+  // One module's own parameters (a Linear), prefetching at most
+  // stage3_prefetch_bucket_size (5e7) elements more: DeepSpeed ZeRO-3
+  // (deepspeed/runtime/zero/partitioned_param_coordinator.py fetch_sub_module,
+  // iter_params recurse=False; runtime/zero/config.py defaults).
+  submodule,
+};
+
 struct TrainingSpec {
   std::int64_t num_gpus = 0;
   std::int64_t seq_len = 0;
@@ -275,15 +292,12 @@ struct TrainingSpec {
   // backward's gather serves the recomputation too (FSDP2 unshards in the
   // pre-backward hook, before the checkpointed forward reruns).
   bool zero3_recompute_regather = false;
-  // ZeRO-3's gather unit: false, one layer (FSDP2's fully_shard per
-  // transformer block, Megatron-FSDP's per-module buckets); true, one weight
-  // tensor at a time, as XLA's SPMD partitioner gathers each FSDP-sharded
-  // kernel just before its einsum and prefetches the next (JAX scaling book,
-  // "How to Scale Your Model" part 5, FSDP algorithm; MaxText). Set by
-  // --framework maxtext; XLA is also the only stack on a TPU torus, so
-  // priced_plan.cpp takes it there whatever this says. Memory only: the
-  // gathers' traffic is priced per layer either way.
-  bool zero3_gather_per_tensor = false;
+  // ZeRO-3's gather unit and prefetch (Zero3Gather). Set by --framework
+  // maxtext (tensor) and deepspeed (submodule) and by validate for DeepSpeed
+  // ZeRO-3 rows; XLA is the only stack on a TPU torus, so priced_plan.cpp
+  // takes `tensor` there for `layer`. Memory only: the gathers' traffic is
+  // priced per layer either way.
+  Zero3Gather zero3_gather = Zero3Gather::layer;
   // Element-wise work run as eager PyTorch issues it, one kernel per op, as
   // torchtitan does without torch.compile (its default: Compile.enable False,
   // v0.2.2 config/job_config.py; compile = false in the 2024 train_configs):
