@@ -44,7 +44,7 @@ void check_table(std::size_t count) {
 TEST_CASE("every enum value has one name that round-trips", "[names]") {
   check_table<FfnKind>(5);
   check_table<NormKind>(2);
-  check_table<PositionKind>(2);
+  check_table<PositionKind>(3);
   check_table<Topology>(2);
   check_table<DType>(kNumDTypes);
   check_table<AttentionKernel>(3);
@@ -58,6 +58,7 @@ TEST_CASE("names are the ones files, flags and reports use", "[names]") {
   CHECK(to_string(FfnKind::squared_relu) == "squared_relu");
   CHECK(to_string(NormKind::layernorm) == "layernorm");
   CHECK(to_string(PositionKind::learned) == "learned");
+  CHECK(to_string(PositionKind::alibi) == "alibi");
   CHECK(to_string(Topology::switched) == "switch");
   CHECK(to_string(DType::fp8) == "fp8");
   CHECK(to_string(AttentionKernel::unfused) == "unfused");

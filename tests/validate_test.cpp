@@ -10,6 +10,7 @@
 #include "planner/io/catalog.h"
 #include "planner/io/json_io.h"
 #include "planner/model/evaluate.h"
+#include "planner/model/model_math.h"
 #include "planner/spec/input_error.h"
 #include "planner/validate/published_runs.h"
 #include "planner/validate/validate.h"
@@ -114,6 +115,26 @@ TEST_CASE("A row that states learned positions gets a table as long as its seque
   const RunRow short_table = map_published_run(opt, 0);
   CHECK_FALSE(short_table.run);
   CHECK_THAT(short_table.skip_reason, Catch::Contains("max_position_embeddings: expected at least seq_len 8192"));
+}
+
+TEST_CASE("llm-foundry rows run eager PyTorch with FlashAttention-2, and ALiBi has no parameters", "[validate]") {
+  json j = llama8b_row();
+  j["source"] = "mosaicml/llm-foundry scripts/train/benchmarking/README.md @5e85bd62d (2024-01-06)";
+  j["position_embedding"] = "alibi";
+  const RunRow row = map_published_run(j, 0);
+  REQUIRE(row.run);
+  CHECK(row.run->training.eager_elementwise);
+  CHECK(row.run->training.attention == AttentionKernel::flash2);
+  CHECK_FALSE(row.run->training.eager_composite_rmsnorm);     // MPT's low_precision_layernorm is one kernel
+  CHECK(row.run->training.grad_reduce_bytes_per_param == 0);  // Composer's DEFAULT reduces in bf16
+  CHECK(row.run->model.position == PositionKind::alibi);
+  json rope = j;
+  rope["position_embedding"] = "rope";
+  const RunRow r = map_published_run(rope, 0);
+  REQUIRE(r.run);
+  CHECK(count_params(row.run->model).total == count_params(r.run->model).total);
+  j["attention_kernel"] = "flash";
+  CHECK(map_published_run(j, 0).run->training.attention == AttentionKernel::flash);
 }
 
 TEST_CASE("torchtitan rows run eager PyTorch unless the row says torch_compile", "[validate]") {

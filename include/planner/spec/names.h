@@ -28,8 +28,8 @@ inline constexpr EnumName<FfnKind> kFfnKindNames[] = {{FfnKind::swiglu, "swiglu"
                                                       {FfnKind::squared_relu, "squared_relu"}};
 inline constexpr EnumName<NormKind> kNormKindNames[] = {{NormKind::rmsnorm, "rmsnorm"},
                                                         {NormKind::layernorm, "layernorm"}};
-inline constexpr EnumName<PositionKind> kPositionKindNames[] = {{PositionKind::rope, "rope"},
-                                                                {PositionKind::learned, "learned"}};
+inline constexpr EnumName<PositionKind> kPositionKindNames[] = {
+    {PositionKind::rope, "rope"}, {PositionKind::learned, "learned"}, {PositionKind::alibi, "alibi"}};
 inline constexpr EnumName<Topology> kTopologyNames[] = {{Topology::switched, "switch"}, {Topology::torus, "torus"}};
 inline constexpr EnumName<NcclGeneration> kNcclGenerationNames[] = {{NcclGeneration::none, "none"},
                                                                     {NcclGeneration::volta, "volta"},

@@ -12,7 +12,11 @@ namespace planner {
 
 enum class FfnKind { swiglu, geglu, gelu, relu, squared_relu };
 enum class NormKind { rmsnorm, layernorm };
-enum class PositionKind { rope, learned };
+// Position information: rotary (applied to Q and K, no parameters), a learned
+// table, or ALiBi (Press et al. 2022, arXiv:2108.12409: a per-head linear bias
+// on the attention scores, added inside fused attention kernels such as
+// FlashAttention-2's alibi_slopes; no parameters, no separate kernel).
+enum class PositionKind { rope, learned, alibi };
 
 [[nodiscard]] constexpr bool is_gated(FfnKind k) { return k == FfnKind::swiglu || k == FfnKind::geglu; }
 
