@@ -215,21 +215,21 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   }
   // MosaicML llm-foundry's benchmark tables (scripts/train/benchmarking/
   // README.md): its launcher (submit_benchmarks.py at 5e85bd62d, 2024-01, the
-  // commit that wrote the H100 tables) runs MPT as eager PyTorch under
-  // Composer (no torch.compile setting) with attn_impl "flash" from the
-  // gpu-flash2 extra, flash-attn 2.4.2 (setup.py), and norm_type
-  // low_precision_layernorm (one ATen layer_norm kernel, not composite).
-  // Composer's FSDP "DEFAULT" mixed precision leaves reduce_dtype unset, so
-  // gradients reduce in the bf16 parameter dtype
-  // (composer/trainer/mosaic_fsdp_utils.py get_mixed_precision): the
-  // planner's default. The optional row fields torch_compile and
-  // attention_kernel override.
+  // commit that wrote the H100 tables) sets attn_impl "flash" and installs
+  // the gpu-flash2 extra, flash-attn 2.4.2 (setup.py): FlashAttention-2
+  // kernels. MPT runs eager under Composer, but its eager kernels are the
+  // ones the fused baseline prices (llmfoundry/models/mpt: one
+  // low_precision_layernorm kernel per norm, one GELU, one residual add;
+  // flash-attn takes the Q/K/V slices of the fused projection and returns
+  // the output contiguous, so no copies): torchtitan's extra eager passes
+  // (TrainingSpec::eager_elementwise) are not applied. Composer's FSDP
+  // "DEFAULT" mixed precision leaves reduce_dtype unset, so gradients reduce
+  // in the bf16 parameter dtype (composer/trainer/mosaic_fsdp_utils.py
+  // get_mixed_precision): the planner's default. The optional row field
+  // attention_kernel overrides.
   if (contains(lower(r.source), "llm-foundry")) {
-    ts.eager_elementwise = true;
     ts.attention = AttentionKernel::flash2;
-    r.assumptions.push_back(
-        "llm-foundry: MPT in eager PyTorch under Composer (no torch.compile), element-wise ops unfused, "
-        "FlashAttention-2 (flash-attn 2.4.2)");
+    r.assumptions.push_back("llm-foundry: MPT's attention as FlashAttention-2 kernels (flash-attn 2.4.2)");
   }
   // NVIDIA's NeMo recipes overlap TP communication with the GEMMs wherever TP
   // runs with sequence parallelism: ub_tp_comm_overlap true in the recipes of
