@@ -52,6 +52,7 @@ TEST_CASE("every enum value has one name that round-trips", "[names]") {
   check_table<Schedule>(4);
   check_table<Collective>(kNumCollectives);
   check_table<Format>(3);
+  check_table<Zero3Gather>(3);
 }
 
 TEST_CASE("names are the ones files, flags and reports use", "[names]") {

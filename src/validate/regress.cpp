@@ -93,6 +93,8 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   ts.grad_reduce_bytes_per_param =
       r.number("grad_reduce_bytes", 0, kMaxBytesPerParam, false, ts.grad_reduce_bytes_per_param, false);
   ts.zero3_recompute_regather = r.boolean("zero3_recompute_regather", false, ts.zero3_recompute_regather);
+  // What a ZeRO-3 gather holds (Zero3Gather): layer, tensor (XLA) or submodule (DeepSpeed).
+  ts.zero3_gather = r.choice("zero3_gather", kZero3GatherNames, Zero3Gather::layer, false);
   ts.optimizer_bytes_per_param =
       r.number("optimizer_bytes", 0, kMaxBytesPerParam, false, ts.optimizer_bytes_per_param, false);
   ts.weight_bytes_per_param = r.number("weight_bytes", 0, kMaxBytesPerParam, false, ts.weight_bytes_per_param, false);
@@ -145,6 +147,8 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
     }
   }
   if (const std::string why = overlap_a2a_problem(pc, ts); !why.empty()) r.problem("overlap_a2a", why);
+  if (ts.zero3_gather != Zero3Gather::layer && pc.zero_stage < 3)
+    r.problem("zero3_gather", "applies to ZeRO-3 (\"zero\": 3)");
   if (ts.zero3_recompute_regather && (pc.zero_stage != 3 || pc.recompute != Recompute::full))
     r.problem("zero3_recompute_regather", "applies to ZeRO-3 with full recomputation (\"zero\": 3, \"recompute\": \"full\")");
   else if (ts.zero3_recompute_regather && !pc.reshard_after_forward)

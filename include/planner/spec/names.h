@@ -50,6 +50,8 @@ inline constexpr EnumName<RecomputeModule> kRecomputeModuleNames[] = {
     {RecomputeModule::mlp, "mlp"},                   {RecomputeModule::moe, "moe"},
     {RecomputeModule::shared_experts, "shared_experts"}};
 inline constexpr EnumName<A2aBackend> kA2aBackendNames[] = {{A2aBackend::nccl, "nccl"}, {A2aBackend::deepep, "deepep"}};
+inline constexpr EnumName<Zero3Gather> kZero3GatherNames[] = {
+    {Zero3Gather::layer, "layer"}, {Zero3Gather::tensor, "tensor"}, {Zero3Gather::submodule, "submodule"}};
 // In the order they were published (`planner simulate --schedule` lists them so).
 inline constexpr EnumName<Schedule> kScheduleNames[] = {{Schedule::gpipe, "gpipe"},
                                                         {Schedule::one_f_one_b, "1f1b"},
@@ -71,6 +73,7 @@ constexpr std::span<const EnumName<Recompute>> name_table(Recompute) { return kR
 constexpr std::span<const EnumName<Schedule>> name_table(Schedule) { return kScheduleNames; }
 constexpr std::span<const EnumName<RouterScore>> name_table(RouterScore) { return kRouterScoreNames; }
 constexpr std::span<const EnumName<A2aBackend>> name_table(A2aBackend) { return kA2aBackendNames; }
+constexpr std::span<const EnumName<Zero3Gather>> name_table(Zero3Gather) { return kZero3GatherNames; }
 constexpr std::span<const EnumName<RecomputeModule>> name_table(RecomputeModule) { return kRecomputeModuleNames; }
 
 // The name of `e`; "?" for a value outside the enum.
@@ -124,5 +127,6 @@ template <typename Enum>
 [[nodiscard]] constexpr std::string_view to_string(AttentionKernel a) { return name_of(a); }
 [[nodiscard]] constexpr std::string_view to_string(Recompute r) { return name_of(r); }
 [[nodiscard]] constexpr std::string_view to_string(Schedule s) { return name_of(s); }
+[[nodiscard]] constexpr std::string_view to_string(Zero3Gather g) { return name_of(g); }
 
 }  // namespace planner
