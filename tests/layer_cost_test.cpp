@@ -442,6 +442,33 @@ TEST_CASE("eager PyTorch element-wise ops: RoPE in fp32 complex, the output copy
   }
 }
 
+TEST_CASE("varlen attention: Q, K, V gathered and the output scattered back around the kernel", "[layer_cost]") {
+  const ModelSpec m = find_model("llama8b", kDir);
+  HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  hw.efficiency.chip_speed_sigma = 0;
+  const double bw = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  TrainingSpec varlen = training(8192, AttentionKernel::flash2);
+  varlen.attention_varlen_unpad = true;
+  // Llama 3.1 8B, 8192 tokens, TP t: forward 4 B per Q/K/V element (H + 2 KV heads of 128) and 6 B per output
+  // element (H heads); backward 6 B and 4 B.
+  for (std::int64_t tp : {1, 2}) {
+    INFO("tp " << tp);
+    const ParallelConfig pc = config(tp, false, Recompute::none, 1);
+    const LayerTime packed = layer_time(m, hw, pc, training(8192, AttentionKernel::flash2));
+    const LayerTime unpadded = layer_time(m, hw, pc, varlen);
+    const double t = double(tp), qkv = 8192.0 * (32 + 16) * 128 / t, out = 8192.0 * 32 * 128 / t;
+    CHECK(unpadded.elementwise_fwd_s - packed.elementwise_fwd_s == Approx((4 * qkv + 6 * out) / bw).epsilon(1e-9));
+    CHECK(unpadded.elementwise_bwd_s - packed.elementwise_bwd_s == Approx((6 * qkv + 4 * out) / bw).epsilon(1e-9));
+    CHECK(unpadded.attention_fwd_s == packed.attention_fwd_s);
+  }
+  // Unfused attention runs on the padded tensors: nothing to gather.
+  TrainingSpec unfused = varlen;
+  unfused.attention = AttentionKernel::unfused;
+  const ParallelConfig pc = config(1, false, Recompute::none, 1);
+  CHECK(layer_time(m, hw, pc, unfused).elementwise_fwd_s ==
+        layer_time(m, hw, pc, training(8192, AttentionKernel::unfused)).elementwise_fwd_s);
+}
+
 TEST_CASE("composite RMSNorm (eager PyTorch before 2.9) moves 32 more bytes per element in each norm", "[layer_cost]") {
   const ModelSpec m = find_model("llama8b", kDir);
   HardwareProfile hw = find_hardware("dgx-a100-80gb", kDir);

@@ -124,6 +124,7 @@ TEST_CASE("llm-foundry rows run FlashAttention-2, and ALiBi has no parameters", 
   const RunRow row = map_published_run(j, 0);
   REQUIRE(row.run);
   CHECK(row.run->training.attention == AttentionKernel::flash2);
+  CHECK(row.run->training.attention_varlen_unpad);  // flash_attn_fn unpads Q/K/V and re-pads the output
   // MPT's eager kernels are the fused baseline's (one norm kernel, one GELU, no Q/K/V or output copies).
   CHECK_FALSE(row.run->training.eager_elementwise);
   CHECK_FALSE(row.run->training.eager_composite_rmsnorm);

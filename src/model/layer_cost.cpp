@@ -339,6 +339,27 @@ CpCorrectionBytes cp_correction_bytes(const Dims& d) {
   return c;
 }
 
+// --- Varlen attention around padded tensors (TrainingSpec::
+// attention_varlen_unpad): llm-foundry's MPT (llmfoundry/models/layers/
+// attention.py flash_attn_fn at 5e85bd62d) always packs Q, K and V with
+// flash-attn's bert_padding.unpad_input (a row gather, index_first_axis:
+// read 2 + write 2 bytes per element) for flash_attn_varlen_func and scatters
+// the output back with pad_input (a zero fill, 2, and an index_put, 2 + 2).
+// The backward runs the transposes: each of dQ, dK, dV scattered into zeros
+// (2 + 2 + 2) and the output gradient gathered (2 + 2). Forward 4 B per Q/K/V
+// element + 6 B per output element; backward 6 B + 4 B.
+struct UnpadBytes {
+  double fwd = 0, bwd = 0;
+};
+UnpadBytes varlen_unpad_bytes(const Dims& d, bool unpad) {
+  UnpadBytes u;
+  if (!unpad) return u;
+  const double qkv = d.n * (d.H + 2.0 * d.KV) * d.hd / d.t, out = d.n * d.H * d.hd / d.t;
+  u.fwd = 4.0 * qkv + 6.0 * out;
+  u.bwd = 6.0 * qkv + 4.0 * out;
+  return u;
+}
+
 void note_elementwise(Explain* ex, const ElementwiseBytes& eb, const HardwareProfile& hw, double elementwise_fwd_s) {
   note_step(ex, "element-wise kernels (fwd)",
             "bytes(norms, residual/dropout, activation, RoPE [+ eager PyTorch: RoPE in fp32 complex +16, output "
@@ -421,8 +442,16 @@ LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const Pa
   const ElementwiseBytes eb = elementwise_bytes(d, w, ts.dtype, ts.eager_elementwise,
                                                 ts.eager_composite_rmsnorm && model.norm == NormKind::rmsnorm);
   const CpCorrectionBytes cpc = cp_correction_bytes(d);
-  lt.elementwise_fwd_s = (eb.kernels + eb.fp8_fwd + cpc.fwd) / hbm_bw(hw);
-  lt.elementwise_bwd_s = (2.0 * eb.kernels + eb.fp8_bwd + cpc.bwd) / hbm_bw(hw);
+  const UnpadBytes unpad = varlen_unpad_bytes(d, ts.attention_varlen_unpad && is_fused(ts.attention));
+  lt.elementwise_fwd_s = (eb.kernels + eb.fp8_fwd + cpc.fwd + unpad.fwd) / hbm_bw(hw);
+  lt.elementwise_bwd_s = (2.0 * eb.kernels + eb.fp8_bwd + cpc.bwd + unpad.bwd) / hbm_bw(hw);
+  if (ex && unpad.fwd > 0)
+    note_step(ex, "varlen attention unpad / re-pad (fwd)",
+              "4 B * Q/K/V elements (bert_padding.unpad_input gathers) + 6 B * output elements (pad_input: zero "
+              "fill + index_put); bwd 6 B * Q/K/V + 4 B * output",
+              "mosaicml/llm-foundry@5e85bd62d llmfoundry/models/layers/attention.py flash_attn_fn; flash-attn "
+              "flash_attn/bert_padding.py",
+              {{"fwd_bytes", unpad.fwd}, {"bwd_bytes", unpad.bwd}}, unpad.fwd / hbm_bw(hw), "s");
   if (ex && cpc.fwd > 0)
     note_step(ex, "CP output correction (fwd)",
               "(10cp + 6) B * b*s/cp*H*hd/t (fp32 merge of the ring steps' outputs) + 4 B * K/V elements (send "

@@ -227,9 +227,14 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   // in the bf16 parameter dtype (composer/trainer/mosaic_fsdp_utils.py
   // get_mixed_precision): the planner's default. The optional row field
   // attention_kernel overrides.
+  // MPT's flash path packs Q, K and V and re-pads the output every layer
+  // (TrainingSpec::attention_varlen_unpad; attention.py flash_attn_fn).
   if (contains(lower(r.source), "llm-foundry")) {
     ts.attention = AttentionKernel::flash2;
-    r.assumptions.push_back("llm-foundry: MPT's attention as FlashAttention-2 kernels (flash-attn 2.4.2)");
+    ts.attention_varlen_unpad = true;
+    r.assumptions.push_back(
+        "llm-foundry: MPT's attention as FlashAttention-2 kernels (flash-attn 2.4.2) on Q/K/V unpadded and the "
+        "output re-padded every layer (flash_attn_fn)");
   }
   // NVIDIA's NeMo recipes overlap TP communication with the GEMMs wherever TP
   // runs with sequence parallelism: ub_tp_comm_overlap true in the recipes of

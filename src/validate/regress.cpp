@@ -105,6 +105,7 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   // Eager PyTorch (torchtitan without torch.compile) and its composite RMSNorm before torch 2.9.
   ts.eager_elementwise = r.boolean("eager_elementwise", false, ts.eager_elementwise);
   ts.eager_composite_rmsnorm = r.boolean("eager_composite_rmsnorm", false, ts.eager_composite_rmsnorm);
+  ts.attention_varlen_unpad = r.boolean("attention_varlen_unpad", false, ts.attention_varlen_unpad);
   if (ts.eager_composite_rmsnorm && !ts.eager_elementwise)
     r.problem("eager_composite_rmsnorm", "applies to eager PyTorch (\"eager_elementwise\": true)");
   // MoE (moe_cost.h): all-to-all backend, imbalance, capacity factor, a2a overlap.
@@ -147,6 +148,8 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
     }
   }
   if (const std::string why = overlap_a2a_problem(pc, ts); !why.empty()) r.problem("overlap_a2a", why);
+  if (ts.attention_varlen_unpad && !is_fused(ts.attention))
+    r.problem("attention_varlen_unpad", "applies to a fused attention kernel (\"attention\": \"flash\" or \"flash2\")");
   if (ts.zero3_gather != Zero3Gather::layer && pc.zero_stage < 3)
     r.problem("zero3_gather", "applies to ZeRO-3 (\"zero\": 3)");
   if (ts.zero3_recompute_regather && (pc.zero_stage != 3 || pc.recompute != Recompute::full))

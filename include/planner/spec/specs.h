@@ -315,6 +315,14 @@ struct TrainingSpec {
   // pytorch/pytorch#153666, torch 2.9). Set by validate for torchtitan rows of
   // that era; false: one fused norm kernel.
   bool eager_composite_rmsnorm = false;
+  // The attention core runs on packed (varlen) tensors, Q, K and V gathered
+  // out of the padded batch and the output scattered back every layer, as
+  // llm-foundry's MPT does whatever the padding (llmfoundry/models/layers/
+  // attention.py flash_attn_fn at 5e85bd62d: bert_padding.unpad_input and
+  // pad_input around flash_attn_varlen_func); layer_cost.cpp prices the
+  // copies. Set by validate for llm-foundry rows; false: the kernel reads the
+  // padded tensors in place.
+  bool attention_varlen_unpad = false;
   // The loss as Transformer Engine's fused cross-entropy runs it (Megatron
   // --cross-entropy-loss-fusion --cross-entropy-fusion-impl te; set by
   // Megatron-Bridge's performance scripts): an online-softmax pass and a
