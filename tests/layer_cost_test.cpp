@@ -22,6 +22,17 @@ namespace {
 const std::string kDir = PLANNER_SOURCE_DIR;
 constexpr double kRel = 1e-12;
 
+// A stock profile without the slowest-of-N-chips stretch, so a layer's times
+// are its kernels' alone.
+HardwareProfile steady_hardware(const std::string& name) {
+  HardwareProfile hw = find_hardware(name, kDir);
+  hw.efficiency.chip_speed_sigma = 0;
+  return hw;
+}
+
+// The HBM rate memory-bound kernels run at: bandwidth x hbm_efficiency.
+double hbm_rate(const HardwareProfile& hw) { return hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency; }
+
 TrainingSpec training(std::int64_t seq, AttentionKernel a) {
   TrainingSpec ts;
   ts.num_gpus = 8;
@@ -123,7 +134,7 @@ TEST_CASE("context parallelism divides activations by cp", "[layer_cost]") {
 TEST_CASE("GEMM time: saturating efficiency with wave quantisation, bounded below by HBM", "[layer_cost]") {
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);
   const double eff_peak = hw.peak_flops_per_s[0] * hw.efficiency.sustained_clock_fraction * hw.efficiency.gemm_max[0];
-  const double hbm = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  const double hbm = hbm_rate(hw);
   const double Fh = hw.efficiency.gemm_half_flops;
   struct Row {
     double M, N, K;
@@ -290,7 +301,7 @@ TEST_CASE("layer time structure: backward multiples, TP collectives, recompute",
     CHECK(sp.tp_comm_bwd_mlp_s == Approx(ag + over(ag, ffn_in) + over(rs, ffn_in)).epsilon(kRel));
   }
   SECTION("gradient accumulation: read 2 + read/write grad_bytes per local layer parameter") {
-    const double hbm = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+    const double hbm = hbm_rate(hw);
     const double per_layer = double(count_params(m).per_layer);
     for (double g : {2.0, 4.0}) {
       TrainingSpec ts = flash;
@@ -403,9 +414,8 @@ TEST_CASE("CP pays Transformer Engine's fp32 merge of its ring steps, (10cp + 6)
           "its K/V copy into the send buffer, 4 bytes per K/V element each way",
           "[layer_cost]") {
   const ModelSpec m = find_model("llama8b", kDir);
-  HardwareProfile hw = find_hardware("dgx-h100", kDir);
-  hw.efficiency.chip_speed_sigma = 0;
-  const double bw = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  const HardwareProfile hw = steady_hardware("dgx-h100");
+  const double bw = hbm_rate(hw);
   const TrainingSpec ts = training(8192, AttentionKernel::flash);
   // CP 1 with micro-batch b and CP k with micro-batch k*b hold the same tokens per GPU: their element-wise
   // kernels differ by the merge alone.
@@ -423,9 +433,8 @@ TEST_CASE("CP pays Transformer Engine's fp32 merge of its ring steps, (10cp + 6)
 TEST_CASE("eager PyTorch element-wise ops: RoPE in fp32 complex, the output copy, SiLU and multiply apart",
           "[layer_cost]") {
   const ModelSpec m = find_model("llama8b", kDir);
-  HardwareProfile hw = find_hardware("dgx-a100-80gb", kDir);
-  hw.efficiency.chip_speed_sigma = 0;
-  const double bw = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  const HardwareProfile hw = steady_hardware("dgx-a100-80gb");
+  const double bw = hbm_rate(hw);
   TrainingSpec eager = training(8192, AttentionKernel::flash);
   eager.eager_elementwise = true;
   // Hand-derived for Llama 3.1 8B (H 32, KV 8, hd 128, F 14336), 8192 tokens, TP t: per token
@@ -444,9 +453,8 @@ TEST_CASE("eager PyTorch element-wise ops: RoPE in fp32 complex, the output copy
 
 TEST_CASE("varlen attention: Q, K, V gathered and the output scattered back around the kernel", "[layer_cost]") {
   const ModelSpec m = find_model("llama8b", kDir);
-  HardwareProfile hw = find_hardware("dgx-h100", kDir);
-  hw.efficiency.chip_speed_sigma = 0;
-  const double bw = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  const HardwareProfile hw = steady_hardware("dgx-h100");
+  const double bw = hbm_rate(hw);
   TrainingSpec varlen = training(8192, AttentionKernel::flash2);
   varlen.attention_varlen_unpad = true;
   // Llama 3.1 8B, 8192 tokens, TP t: forward 4 B per Q/K/V element (H + 2 KV heads of 128) and 6 B per output
@@ -471,9 +479,8 @@ TEST_CASE("varlen attention: Q, K, V gathered and the output scattered back arou
 
 TEST_CASE("composite RMSNorm (eager PyTorch before 2.9) moves 32 more bytes per element in each norm", "[layer_cost]") {
   const ModelSpec m = find_model("llama8b", kDir);
-  HardwareProfile hw = find_hardware("dgx-a100-80gb", kDir);
-  hw.efficiency.chip_speed_sigma = 0;
-  const double bw = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  const HardwareProfile hw = steady_hardware("dgx-a100-80gb");
+  const double bw = hbm_rate(hw);
   TrainingSpec eager = training(8192, AttentionKernel::flash);
   eager.eager_elementwise = true;
   TrainingSpec composite = eager;
@@ -583,6 +590,5 @@ TEST_CASE("the output layer runs in bf16 under fp8, TE's fused loss moves 6 + 4 
   CHECK(saved_fwd / saved_bwd == Approx((38.0 - 6.0) / (14.0 - 4.0)).epsilon(1e-9));
   const double logits = 8192.0 * double(m.vocab_size) / 2.0;
   const double k = 1.0 + straggler_slowdown(hw, bf16.num_gpus);
-  CHECK(saved_fwd ==
-        Approx(32.0 * logits / (hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency) * k).epsilon(1e-9));
+  CHECK(saved_fwd == Approx(32.0 * logits / hbm_rate(hw) * k).epsilon(1e-9));
 }
