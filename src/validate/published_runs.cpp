@@ -222,19 +222,24 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   // low_precision_layernorm kernel per norm, one GELU, one residual add;
   // flash-attn takes the Q/K/V slices of the fused projection and returns
   // the output contiguous, so no copies): torchtitan's extra eager passes
-  // (TrainingSpec::eager_elementwise) are not applied. Composer's FSDP
-  // "DEFAULT" mixed precision leaves reduce_dtype unset, so gradients reduce
-  // in the bf16 parameter dtype (composer/trainer/mosaic_fsdp_utils.py
-  // get_mixed_precision): the planner's default. The optional row field
-  // attention_kernel overrides.
+  // (TrainingSpec::eager_elementwise) are not applied. Every H100 row of the
+  // tables ran Composer's FSDP mixed precision "DEFAULT" (its MP Mode
+  // column), which since Composer 0.17.0 reduces gradients in fp32
+  // (composer/trainer/mosaic_fsdp_utils.py get_mixed_precision: reduce_dtype
+  // torch.float32, added by mosaicml/composer#2628, 2023-10; llm-foundry
+  // 5e85bd62d requires mosaicml>=0.17.2,<0.18): FSDP1 casts the bf16
+  // gradients up and reduce-scatters 4 bytes each. The optional row fields
+  // attention_kernel and grad_reduce_bytes override.
   // MPT's flash path packs Q, K and V and re-pads the output every layer
   // (TrainingSpec::attention_varlen_unpad; attention.py flash_attn_fn).
   if (contains(lower(r.source), "llm-foundry")) {
     ts.attention = AttentionKernel::flash2;
     ts.attention_varlen_unpad = true;
+    ts.grad_reduce_bytes_per_param = 4;
     r.assumptions.push_back(
         "llm-foundry: MPT's attention as FlashAttention-2 kernels (flash-attn 2.4.2) on Q/K/V unpadded and the "
-        "output re-padded every layer (flash_attn_fn)");
+        "output re-padded every layer (flash_attn_fn); Composer's FSDP mixed precision DEFAULT reduces gradients "
+        "in fp32");
   }
   // NVIDIA's NeMo recipes overlap TP communication with the GEMMs wherever TP
   // runs with sequence parallelism: ub_tp_comm_overlap true in the recipes of
