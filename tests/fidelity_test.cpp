@@ -122,7 +122,7 @@ TEST_CASE("the flagship's layouts: Meta's 405B layout and NVIDIA's 405B recipe a
   nv.overlap_p2p = true;
   apply_framework_defaults(framework_info(Framework::megatron), nv, {});
   nv.grad_bytes_per_param = 2;  // grad_reduce_in_fp32 = False (Megatron-Bridge perf_recipes/_common.py)
-  nv.te_cross_entropy = true;    // _benchmark_common(cross_entropy_impl="te"), same file
+  nv.loss_kernel = LossKernel::te;  // _benchmark_common(cross_entropy_impl="te"), same file
   ParallelConfig pn;
   pn.tp = 8, pn.cp = 2, pn.pp = 8, pn.dp = 8, pn.virtual_stages = 8, pn.micro_batch_size = 1;
   pn.sequence_parallel = true, pn.zero_stage = 1;

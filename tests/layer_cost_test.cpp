@@ -582,7 +582,7 @@ TEST_CASE("the output layer runs in bf16 under fp8, TE's fused loss moves 6 + 4 
   CHECK(layer_time(m, hw, pc, fp8).fwd_s() < layer_time(m, hw, pc, bf16).fwd_s());
 
   TrainingSpec te = bf16;
-  te.te_cross_entropy = true;
+  te.loss_kernel = LossKernel::te;
   const HeadTime ht = head_time(m, hw, pc, te);
   const double saved_fwd = hb.output_fwd_s - ht.output_fwd_s, saved_bwd = hb.output_bwd_s - ht.output_bwd_s;
   CHECK(saved_fwd > 0.0);
@@ -591,4 +591,10 @@ TEST_CASE("the output layer runs in bf16 under fp8, TE's fused loss moves 6 + 4 
   const double logits = 8192.0 * double(m.vocab_size) / 2.0;
   const double k = 1.0 + straggler_slowdown(hw, bf16.num_gpus);
   CHECK(saved_fwd == Approx(32.0 * logits / hbm_rate(hw) * k).epsilon(1e-9));
+  // flash-attn's loss: one read of the logits forward (2 bytes), read and write backward (4).
+  TrainingSpec fa = bf16;
+  fa.loss_kernel = LossKernel::flash_attn;
+  const HeadTime hfa = head_time(m, hw, pc, fa);
+  CHECK(hb.output_fwd_s - hfa.output_fwd_s == Approx((38.0 - 2.0) * logits / hbm_rate(hw) * k).epsilon(1e-9));
+  CHECK(hb.output_bwd_s - hfa.output_bwd_s == Approx((14.0 - 4.0) * logits / hbm_rate(hw) * k).epsilon(1e-9));
 }

@@ -107,9 +107,14 @@ TEST_CASE("last stage logits: bf16 + fp32 + fp32 per vocabulary entry", "[memory
   CHECK(ev.memory.logits_bytes == Approx(2.0 * 8192.0 / 2.0 * 128256.0 / 8.0 * 10.0).epsilon(kRel));
   // Transformer Engine's fused loss keeps only the bf16 logits (gradient in place).
   TrainingSpec te = ts;
-  te.te_cross_entropy = true;
+  te.loss_kernel = LossKernel::te;
   const Evaluation ev_te = evaluate(m, hw, pc, te);
   CHECK(ev_te.memory.logits_bytes == Approx(2.0 * 8192.0 / 2.0 * 128256.0 / 8.0 * 2.0).epsilon(kRel));
+  // flash-attn's keeps the bf16 logits and writes the bf16 gradient into a new tensor.
+  TrainingSpec fa = ts;
+  fa.loss_kernel = LossKernel::flash_attn;
+  const Evaluation ev_fa = evaluate(m, hw, pc, fa);
+  CHECK(ev_fa.memory.logits_bytes == Approx(2.0 * 8192.0 / 2.0 * 128256.0 / 8.0 * 4.0).epsilon(kRel));
 }
 
 TEST_CASE("ZeRO-3 gathers a layer (and prefetches the next)", "[memory_model]") {

@@ -128,7 +128,8 @@ TEST_CASE("llm-foundry rows run FlashAttention-2, and ALiBi has no parameters", 
   // MPT's eager kernels are the fused baseline's (one norm kernel, one GELU, no Q/K/V or output copies).
   CHECK_FALSE(row.run->training.eager_elementwise);
   CHECK_FALSE(row.run->training.eager_composite_rmsnorm);
-  CHECK(row.run->training.grad_reduce_bytes_per_param == 0);  // Composer's DEFAULT reduces in bf16
+  CHECK(row.run->training.grad_reduce_bytes_per_param == 4);       // Composer 0.17's DEFAULT reduces in fp32
+  CHECK(row.run->training.loss_kernel == LossKernel::flash_attn);  // MPT's loss_fn fused_crossentropy
   CHECK(row.run->model.position == PositionKind::alibi);
   json rope = j;
   rope["position_embedding"] = "rope";
@@ -137,6 +138,12 @@ TEST_CASE("llm-foundry rows run FlashAttention-2, and ALiBi has no parameters", 
   CHECK(count_params(row.run->model).total == count_params(r.run->model).total);
   j["attention_kernel"] = "flash";
   CHECK(map_published_run(j, 0).run->training.attention == AttentionKernel::flash);
+  j["loss_kernel"] = "unfused";
+  CHECK(map_published_run(j, 0).run->training.loss_kernel == LossKernel::unfused);
+  j["loss_kernel"] = "xentropy";  // not a kernel the planner knows: the row is skipped, naming the field
+  const RunRow bad = map_published_run(j, 0);
+  CHECK_FALSE(bad.run);
+  CHECK(bad.skip_reason.find("loss_kernel") != std::string::npos);
 }
 
 TEST_CASE("torchtitan rows run eager PyTorch unless the row says torch_compile", "[validate]") {
@@ -221,11 +228,11 @@ TEST_CASE("NeMo recipes overlap TP communication: inferred for their rows with T
 TEST_CASE("Megatron-Bridge performance rows run Transformer Engine's fused cross-entropy", "[validate]") {
   json j = llama8b_row();
   j["source"] = "NVIDIA DGX Cloud Benchmarking recipes (NVIDIA/dgxc-benchmarking, release v24.11.1)";
-  CHECK_FALSE(map_published_run(j, 0).run->training.te_cross_entropy);  // NeMo 2.0: priced unfused
+  CHECK(map_published_run(j, 0).run->training.loss_kernel == LossKernel::unfused);  // NeMo 2.0: priced unfused
   j["source"] = "NVIDIA Megatron-Bridge performance summary 2025 (NeMo 25.11 container)";
   const RunRow bridge = map_published_run(j, 0);
   REQUIRE(bridge.run);
-  CHECK(bridge.run->training.te_cross_entropy);
+  CHECK(bridge.run->training.loss_kernel == LossKernel::te);
   CHECK(std::any_of(bridge.run->assumptions.begin(), bridge.run->assumptions.end(),
                     [](const std::string& a) { return a.find("fused cross-entropy") != std::string::npos; }));
 }

@@ -227,7 +227,7 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
   ts.overlap_grad_reduce = !f.no_overlap_grad_reduce;
   ts.overlap_p2p = f.overlap_p2p;
   ts.tp_comm_overlap = f.tp_overlap;
-  ts.te_cross_entropy = f.te_cross_entropy;
+  if (f.te_cross_entropy) ts.loss_kernel = LossKernel::te;
   for (auto [flag, given] : {std::pair{"--a2a", f.a2a.has_value()},
                              {"--moe-imbalance", f.moe_imbalance.has_value()},
                              {"--capacity-factor", f.capacity_factor.has_value()},

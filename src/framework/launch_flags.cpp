@@ -217,7 +217,8 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
       out.push_back("model.batch_p2p_comm=false");
     }
   }
-  if (ts.te_cross_entropy) {  // core_v0.19.0 model_parallel_config.py: cross_entropy_loss_fusion, _fusion_impl
+  if (ts.loss_kernel ==
+      LossKernel::te) {  // core_v0.19.0 model_parallel_config.py: cross_entropy_loss_fusion, _fusion_impl
     flag("--cross-entropy-loss-fusion", "model.cross_entropy_loss_fusion");
     arg("--cross-entropy-fusion-impl", "model.cross_entropy_fusion_impl", "te");
   }

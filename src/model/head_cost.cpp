@@ -64,14 +64,18 @@ HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const Para
   // fp32 gradient to bf16 for the GEMMs (r4 w2) = 14. Fused cross-entropy
   // kernels need less: an upper estimate for older stacks and Megatron's
   // jit-fused variant (docs/cost_model.md). Transformer Engine's fused loss
-  // (ts.te_cross_entropy; TE v2.10 transformer_engine/pytorch/triton/
+  // (LossKernel::te; TE v2.10 transformer_engine/pytorch/triton/
   // cross_entropy.py) reads the bf16 logits twice in the forward (online
   // softmax, then the gradient) and writes the gradient in place (2 + 2 + 2),
   // and scales it by the incoming gradient in the backward (r2 w2) = 6 + 4.
+  // flash-attn's (LossKernel::flash_attn; flash_attn/ops/triton/
+  // cross_entropy.py) reads the bf16 logits once in the forward (r2; the
+  // per-row log-sum-exp it keeps is negligible) and once more in the
+  // backward, writing the scaled gradient into a new tensor (r2 w2) = 2 + 4.
   const double logits = d.n * V / d.t;
   const double Vt = V / d.t;
-  const double loss_fwd_bytes = ts.te_cross_entropy ? 6.0 : 38.0;
-  const double loss_bwd_bytes = ts.te_cross_entropy ? 4.0 : 14.0;
+  const double loss_fwd_bytes = loss_kernel_bytes(ts.loss_kernel).fwd;
+  const double loss_bwd_bytes = loss_kernel_bytes(ts.loss_kernel).bwd;
   // The output projection runs in bf16 under FP8 training: Megatron-Core
   // builds it as its own tensor_parallel.ColumnParallelLinear, outside
   // Transformer Engine's fp8_autocast (core_v0.19.0
@@ -98,10 +102,10 @@ HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const Para
   if (ex)
     note_step(ex, "output layer (fwd)",
               "(2*n*h*V/t + F_half)/(peak*clock*gemm_max), in bf16 even under fp8, + 38 bytes * n*V/t / HBM (bwd: 14 "
-              "bytes; TE fused loss: 6 and 4)",
+              "bytes; TE fused loss: 6 and 4; flash-attn's: 2 and 4)",
               "Narayanan et al. 2021 Eq.3 (logit FLOPs); Megatron fp32 vocab-parallel cross-entropy, pass by pass; "
               "Megatron-Core core_v0.19.0 gpt_model.py (output layer outside TE's fp8_autocast); TE v2.10 "
-              "pytorch/triton/cross_entropy.py",
+              "pytorch/triton/cross_entropy.py; Dao-AILab/flash-attention flash_attn/ops/triton/cross_entropy.py",
               {{"tokens_per_gpu", d.n}, {"vocab", V}, {"tp", d.t}, {"loss_bytes_fwd", loss_fwd_bytes}}, ht.output_fwd_s,
               "s");
   return ht;

@@ -96,11 +96,13 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
       stage.activations_bytes += 2.0 * tokens_local * double(model.hidden_size) / (pc.sequence_parallel ? t : 1.0) *
                                  stage.micro_batches_in_flight;
     if (r == layout.stages - 1)
-      // bf16 logits + fp32 softmax/loss copy + fp32 gradient, one micro-batch
-      // (Megatron vocab-parallel cross-entropy upcasts to fp32); Transformer
+      // One micro-batch's logits as the loss kernel keeps them
+      // (loss_kernel_bytes): Megatron's vocab-parallel cross-entropy upcasts
+      // to fp32 (bf16 logits + fp32 softmax + fp32 gradient); Transformer
       // Engine's fused loss writes the gradient into the bf16 logits in place
-      // and keeps no fp32 copy (TE v2.10 pytorch/triton/cross_entropy.py).
-      stage.logits_bytes = tokens_local * double(model.vocab_size) / t * (ts.te_cross_entropy ? 2.0 : 2.0 + 4.0 + 4.0);
+      // (TE v2.10 pytorch/triton/cross_entropy.py); flash-attn's writes it
+      // into a new bf16 tensor (flash_attn/ops/triton/cross_entropy.py).
+      stage.logits_bytes = tokens_local * double(model.vocab_size) / t * loss_kernel_bytes(ts.loss_kernel).kept;
     // Recomputation rebuilds, in the backward pass, what one layer dropped
     // (full: the whole layer from its stored input; selective: the attention
     // core, Korthikanti et al. 2022 §5), and that layer's rebuilt activations

@@ -110,8 +110,8 @@ void apply(const nlohmann::json& row, MeasuredRun& r) {
   // its Llama 3 and DeepSeek-V3 configs and model providers, v0.2.0 on in
   // scripts/performance/utils (helpers.py, overrides.py) for every recipe,
   // with the providers' cross_entropy_loss_fusion True.
-  if (!r.training.te_cross_entropy) {
-    r.training.te_cross_entropy = true;
+  if (r.training.loss_kernel != LossKernel::te) {
+    r.training.loss_kernel = LossKernel::te;
     r.assumptions.push_back(
         "Transformer Engine's fused cross-entropy (not stated; Megatron-Bridge performance scripts, v0.1.0rc4 on)");
   }

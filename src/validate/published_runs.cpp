@@ -229,17 +229,21 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   // torch.float32, added by mosaicml/composer#2628, 2023-10; llm-foundry
   // 5e85bd62d requires mosaicml>=0.17.2,<0.18): FSDP1 casts the bf16
   // gradients up and reduce-scatters 4 bytes each. The optional row fields
-  // attention_kernel and grad_reduce_bytes override.
+  // attention_kernel and grad_reduce_bytes override. MPT's loss is flash-attn's
+  // Triton cross-entropy (modeling_mpt.py at 5e85bd62d: loss_fn defaults to
+  // fused_crossentropy, flash_attn.losses.cross_entropy.CrossEntropyLoss):
+  // LossKernel::flash_attn; the row field loss_kernel overrides.
   // MPT's flash path packs Q, K and V and re-pads the output every layer
   // (TrainingSpec::attention_varlen_unpad; attention.py flash_attn_fn).
   if (contains(lower(r.source), "llm-foundry")) {
     ts.attention = AttentionKernel::flash2;
     ts.attention_varlen_unpad = true;
     ts.grad_reduce_bytes_per_param = 4;
+    ts.loss_kernel = LossKernel::flash_attn;
     r.assumptions.push_back(
         "llm-foundry: MPT's attention as FlashAttention-2 kernels (flash-attn 2.4.2) on Q/K/V unpadded and the "
         "output re-padded every layer (flash_attn_fn); Composer's FSDP mixed precision DEFAULT reduces gradients "
-        "in fp32");
+        "in fp32; the loss as flash-attn's fused cross-entropy (loss_fn fused_crossentropy)");
   }
   // NVIDIA's NeMo recipes overlap TP communication with the GEMMs wherever TP
   // runs with sequence parallelism: ub_tp_comm_overlap true in the recipes of
@@ -295,6 +299,12 @@ void map_training(const json& row, const std::string& scope_text, const std::str
     if (!a)
       throw RowError{fmt::format("attention_kernel: expected \"flash\", \"flash2\" or \"unfused\", got {}", v->dump())};
     ts.attention = *a;
+  }
+  if (const json* v = field(row, "loss_kernel")) {
+    const auto k = parse_name<LossKernel>(v->is_string() ? v->get<std::string>() : "");
+    if (!k)
+      throw RowError{fmt::format("loss_kernel: expected \"unfused\", \"te\" or \"flash-attn\", got {}", v->dump())};
+    ts.loss_kernel = *k;
   }
   if (const auto g = number(row, "grad_bytes")) ts.grad_bytes_per_param = *g;
   if (const json* v = field(row, "overlap_grad_reduce")) {

@@ -101,7 +101,7 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   ts.overlap_grad_reduce = r.boolean("overlap_grad_reduce", false, ts.overlap_grad_reduce);
   ts.overlap_p2p = r.boolean("overlap_p2p", false, ts.overlap_p2p);
   ts.tp_comm_overlap = r.boolean("tp_comm_overlap", false, ts.tp_comm_overlap);
-  ts.te_cross_entropy = r.boolean("te_cross_entropy", false, ts.te_cross_entropy);
+  ts.loss_kernel = r.choice("loss_kernel", kLossKernelNames, LossKernel::unfused, false);
   // Eager PyTorch (torchtitan without torch.compile) and its composite RMSNorm before torch 2.9.
   ts.eager_elementwise = r.boolean("eager_elementwise", false, ts.eager_elementwise);
   ts.eager_composite_rmsnorm = r.boolean("eager_composite_rmsnorm", false, ts.eager_composite_rmsnorm);

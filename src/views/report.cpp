@@ -35,7 +35,8 @@ std::string context_line(const RunContext& ctx) {
       t.global_batch_sequences * t.seq_len, to_string(t.dtype), to_string(t.attention));
   if (t.selective != SelectivePolicy::megatron_attention)  // what --recompute selective means (SelectivePolicy)
     line += fmt::format(" | selective ac {}", selective_policy_label(t));
-  if (t.te_cross_entropy) line += " | loss: Transformer Engine fused";
+  if (t.loss_kernel == LossKernel::te) line += " | loss: Transformer Engine fused";
+  if (t.loss_kernel == LossKernel::flash_attn) line += " | loss: flash-attn fused";
   if (ctx.framework)
     line += fmt::format(" | framework {} {} ({:g} bytes/param before sharding)", to_string(ctx.framework->framework),
                         ctx.framework->release,
@@ -169,7 +170,8 @@ json to_json(const Evaluation& ev) {
 }
 
 void add_run_fields(json& into, const RunContext& ctx, const Evaluation* ev) {
-  if (ctx.training.te_cross_entropy) into["cross_entropy"] = "te_fused";  // --te-cross-entropy
+  if (ctx.training.loss_kernel == LossKernel::te) into["cross_entropy"] = "te_fused";  // --te-cross-entropy
+  if (ctx.training.loss_kernel == LossKernel::flash_attn) into["cross_entropy"] = "flash_attn_fused";
   if (ctx.framework)
     into["framework"] = {{"name", std::string(to_string(ctx.framework->framework))},
                          {"release", ctx.framework->release},

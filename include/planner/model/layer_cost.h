@@ -79,6 +79,29 @@ struct LayerActivations {
   double dense_layer_bytes = 0, moe_layer_bytes = 0;
 };
 
+// Bytes per logit of a loss kernel (LossKernel, specs.h): HBM traffic of its
+// forward and backward passes (head_time) and what it keeps from the forward
+// to the end of the backward (memory_model.cpp). unfused (Megatron's fp32
+// vocab-parallel cross-entropy, pass by pass): 38 and 14 bytes, keeping the
+// bf16 logits, an fp32 softmax and an fp32 gradient (10); te: 6 and 4,
+// keeping the bf16 logits it overwrites with the gradient (2); flash_attn: 2
+// and 4, keeping the bf16 logits and a new bf16 gradient (4). Sources at
+// LossKernel and in head_cost.cpp.
+struct LossKernelBytes {
+  double fwd = 0, bwd = 0, kept = 0;
+};
+[[nodiscard]] constexpr LossKernelBytes loss_kernel_bytes(LossKernel k) {
+  switch (k) {
+    case LossKernel::te:
+      return {6.0, 4.0, 2.0};
+    case LossKernel::flash_attn:
+      return {2.0, 4.0, 4.0};
+    case LossKernel::unfused:
+      break;
+  }
+  return {38.0, 14.0, 2.0 + 4.0 + 4.0};
+}
+
 [[nodiscard]] LayerTime layer_time(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                    const TrainingSpec& ts, Explain* ex = nullptr);
 // mtp_layer: the MTP module's transformer layer when the caller has priced it

@@ -40,6 +40,8 @@ inline constexpr EnumName<HostCpu> kHostCpuNames[] = {{HostCpu::intel, "intel"},
 inline constexpr EnumName<DType> kDTypeNames[] = {{DType::bf16, "bf16"}, {DType::fp8, "fp8"}};
 inline constexpr EnumName<AttentionKernel> kAttentionKernelNames[] = {
     {AttentionKernel::flash, "flash"}, {AttentionKernel::unfused, "unfused"}, {AttentionKernel::flash2, "flash2"}};
+inline constexpr EnumName<LossKernel> kLossKernelNames[] = {
+    {LossKernel::unfused, "unfused"}, {LossKernel::te, "te"}, {LossKernel::flash_attn, "flash-attn"}};
 inline constexpr EnumName<Recompute> kRecomputeNames[] = {
     {Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}};
 inline constexpr EnumName<RouterScore> kRouterScoreNames[] = {{RouterScore::softmax, "softmax"},
@@ -69,6 +71,7 @@ constexpr std::span<const EnumName<NcclGeneration>> name_table(NcclGeneration) {
 constexpr std::span<const EnumName<HostCpu>> name_table(HostCpu) { return kHostCpuNames; }
 constexpr std::span<const EnumName<DType>> name_table(DType) { return kDTypeNames; }
 constexpr std::span<const EnumName<AttentionKernel>> name_table(AttentionKernel) { return kAttentionKernelNames; }
+constexpr std::span<const EnumName<LossKernel>> name_table(LossKernel) { return kLossKernelNames; }
 constexpr std::span<const EnumName<Recompute>> name_table(Recompute) { return kRecomputeNames; }
 constexpr std::span<const EnumName<Schedule>> name_table(Schedule) { return kScheduleNames; }
 constexpr std::span<const EnumName<RouterScore>> name_table(RouterScore) { return kRouterScoreNames; }

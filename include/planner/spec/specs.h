@@ -244,6 +244,21 @@ struct ParallelConfig {
 // by default before torch 2.11 (cuDNN attention opt-in: pytorch/pytorch#138522).
 // unfused: the attention core as batched GEMMs with the scores in HBM.
 enum class AttentionKernel { flash, unfused, flash2 };
+// Which kernel computes the loss over the logits (head_cost.cpp prices its
+// passes, memory_model.cpp what it keeps). unfused: Megatron's fp32
+// vocab-parallel cross-entropy (megatron/core/tensor_parallel/
+// cross_entropy.py). te: Transformer Engine's fused cross-entropy (Megatron
+// --cross-entropy-loss-fusion --cross-entropy-fusion-impl te; set by
+// Megatron-Bridge's performance scripts): an online-softmax pass and a
+// gradient pass over the bf16 logits, the gradient written in place, one
+// scaling pass in the backward (TE v2.10 transformer_engine/pytorch/triton/
+// cross_entropy.py). flash_attn: flash-attn's Triton cross-entropy, which
+// llm-foundry's MPT runs (loss_fn fused_crossentropy, modeling_mpt.py at
+// 5e85bd62d): one forward pass reading the logits, a backward pass writing
+// the gradient into a new tensor of the logits' dtype (Dao-AILab/
+// flash-attention flash_attn/losses/cross_entropy.py, ops/triton/
+// cross_entropy.py: inplace_backward false by default).
+enum class LossKernel { unfused, te, flash_attn };
 [[nodiscard]] constexpr bool is_fused(AttentionKernel a) { return a != AttentionKernel::unfused; }
 // How layers are laid out over pipeline stages: balanced counts the embedding
 // and output layer in layer-equivalents of time (planner's own split; what
@@ -323,14 +338,10 @@ struct TrainingSpec {
   // copies. Set by validate for llm-foundry rows; false: the kernel reads the
   // padded tensors in place.
   bool attention_varlen_unpad = false;
-  // The loss as Transformer Engine's fused cross-entropy runs it (Megatron
-  // --cross-entropy-loss-fusion --cross-entropy-fusion-impl te; set by
-  // Megatron-Bridge's performance scripts): an online-softmax pass and a
-  // gradient pass over the bf16 logits, the gradient written in place, and
-  // one scaling pass in the backward (TE v2.10
-  // transformer_engine/pytorch/triton/cross_entropy.py). false: Megatron's
-  // unfused fp32 vocab-parallel cross-entropy (head_cost.cpp).
-  bool te_cross_entropy = false;
+  // The loss kernel (LossKernel above): Megatron's unfused fp32 one unless a
+  // framework says otherwise (--te-cross-entropy; validate's Megatron-Bridge
+  // and llm-foundry rows).
+  LossKernel loss_kernel = LossKernel::unfused;
   double optimizer_bytes_per_param = 12;  // fp32 master + Adam m, v (ZeRO paper)
   bool overlap_grad_reduce = true;        // DP reduction in buckets during backward
   bool overlap_p2p = false;               // PP send/recv hidden behind compute
