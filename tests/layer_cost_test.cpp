@@ -597,4 +597,10 @@ TEST_CASE("the output layer runs in bf16 under fp8, TE's fused loss moves 6 + 4 
   const HeadTime hfa = head_time(m, hw, pc, fa);
   CHECK(hb.output_fwd_s - hfa.output_fwd_s == Approx((38.0 - 2.0) * logits / hbm_rate(hw) * k).epsilon(1e-9));
   CHECK(hb.output_bwd_s - hfa.output_bwd_s == Approx((14.0 - 4.0) * logits / hbm_rate(hw) * k).epsilon(1e-9));
+  // Composer's two train metrics: an fp32 copy and a log_softmax of the logits each (14 bytes), after the backward.
+  TrainingSpec metrics = fa;
+  metrics.train_metric_losses = 2;
+  const HeadTime hm = head_time(m, hw, pc, metrics);
+  CHECK(hm.output_fwd_s == Approx(hfa.output_fwd_s).epsilon(1e-12));
+  CHECK(hm.output_bwd_s - hfa.output_bwd_s == Approx(2.0 * 14.0 * logits / hbm_rate(hw) * k).epsilon(1e-9));
 }

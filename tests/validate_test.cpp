@@ -130,6 +130,7 @@ TEST_CASE("llm-foundry rows run FlashAttention-2, and ALiBi has no parameters", 
   CHECK_FALSE(row.run->training.eager_composite_rmsnorm);
   CHECK(row.run->training.grad_reduce_bytes_per_param == 4);       // Composer 0.17's DEFAULT reduces in fp32
   CHECK(row.run->training.loss_kernel == LossKernel::flash_attn);  // MPT's loss_fn fused_crossentropy
+  CHECK(row.run->training.train_metric_losses == 2);               // Composer: cross-entropy and perplexity
   CHECK(row.run->model.position == PositionKind::alibi);
   json rope = j;
   rope["position_embedding"] = "rope";
@@ -144,6 +145,13 @@ TEST_CASE("llm-foundry rows run FlashAttention-2, and ALiBi has no parameters", 
   const RunRow bad = map_published_run(j, 0);
   CHECK_FALSE(bad.run);
   CHECK(bad.skip_reason.find("loss_kernel") != std::string::npos);
+  j["loss_kernel"] = "flash-attn";
+  j["train_metric_losses"] = 0;
+  CHECK(map_published_run(j, 0).run->training.train_metric_losses == 0);
+  j["train_metric_losses"] = -1;
+  const RunRow negative = map_published_run(j, 0);
+  CHECK_FALSE(negative.run);
+  CHECK(negative.skip_reason.find("train_metric_losses") != std::string::npos);
 }
 
 TEST_CASE("torchtitan rows run eager PyTorch unless the row says torch_compile", "[validate]") {

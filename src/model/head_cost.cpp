@@ -86,6 +86,18 @@ HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const Para
   ht.output_fwd_s = gemm_time_s(hw, head_dt, d.n, Vt, d.h) + logits * loss_fwd_bytes / hbm_bw(hw);
   ht.output_bwd_s = gemm_time_s(hw, head_dt, d.n, d.h, Vt) + gemm_time_s(hw, head_dt, d.h, Vt, d.n) +
                     logits * loss_bwd_bytes / hbm_bw(hw);
+  // The trainer's metric cross-entropies over the same logits, after the
+  // micro-batch's backward (TrainingSpec::train_metric_losses): torch's
+  // cross_entropy autocasts to float32 (PyTorch AMP op reference, "CUDA ops
+  // that can autocast to float32": cross_entropy), so each is an fp32 copy of
+  // the bf16 logits (r2 w4) and a log_softmax over it (r4 w4; the nll gather
+  // reads one element a row) = 14 bytes a logit. Approximation: log_softmax
+  // counted as one read and one write of the row (a lower bound: PyTorch's
+  // blockwise softmax reads a row it cannot hold in shared memory up to three
+  // times).
+  constexpr double kMetricLossBytes = 2.0 + 4.0 + 4.0 + 4.0;
+  const double metric_s = double(ts.train_metric_losses) * logits * kMetricLossBytes / hbm_bw(hw);
+  ht.output_bwd_s += metric_s;
   if (pc.tp > 1) {
     // Vocab-parallel cross-entropy: all-reduces of max and sum-exp (n floats each).
     const GroupPlacement g = placement(hw, pc.tp, 1);
@@ -108,6 +120,13 @@ HeadTime head_time(const ModelSpec& model, const HardwareProfile& hw, const Para
               "pytorch/triton/cross_entropy.py; Dao-AILab/flash-attention flash_attn/ops/triton/cross_entropy.py",
               {{"tokens_per_gpu", d.n}, {"vocab", V}, {"tp", d.t}, {"loss_bytes_fwd", loss_fwd_bytes}}, ht.output_fwd_s,
               "s");
+  if (ex && ts.train_metric_losses > 0)
+    note_step(ex, "training metrics over the logits (last stage, per micro-batch)",
+              "metric_losses x 14 bytes * n*V/t / HBM (fp32 copy of the logits + log_softmax, no gradient)",
+              "mosaicml/composer composer/trainer/trainer.py _eval_train_metrics (after every micro-batch), "
+              "composer/metrics/nlp.py LanguageCrossEntropy; PyTorch AMP op reference (cross_entropy autocasts to "
+              "float32)",
+              {{"metric_losses", double(ts.train_metric_losses)}, {"logits", logits}}, metric_s, "s");
   return ht;
 }
 

@@ -232,7 +232,10 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   // attention_kernel and grad_reduce_bytes override. MPT's loss is flash-attn's
   // Triton cross-entropy (modeling_mpt.py at 5e85bd62d: loss_fn defaults to
   // fused_crossentropy, flash_attn.losses.cross_entropy.CrossEntropyLoss):
-  // LossKernel::flash_attn; the row field loss_kernel overrides.
+  // LossKernel::flash_attn; the row field loss_kernel overrides. Composer
+  // evaluates MPT's two train metrics over the logits after every
+  // micro-batch (TrainingSpec::train_metric_losses); the row field
+  // train_metric_losses overrides.
   // MPT's flash path packs Q, K and V and re-pads the output every layer
   // (TrainingSpec::attention_varlen_unpad; attention.py flash_attn_fn).
   if (contains(lower(r.source), "llm-foundry")) {
@@ -240,10 +243,12 @@ void map_training(const json& row, const std::string& scope_text, const std::str
     ts.attention_varlen_unpad = true;
     ts.grad_reduce_bytes_per_param = 4;
     ts.loss_kernel = LossKernel::flash_attn;
+    ts.train_metric_losses = 2;
     r.assumptions.push_back(
         "llm-foundry: MPT's attention as FlashAttention-2 kernels (flash-attn 2.4.2) on Q/K/V unpadded and the "
         "output re-padded every layer (flash_attn_fn); Composer's FSDP mixed precision DEFAULT reduces gradients "
-        "in fp32; the loss as flash-attn's fused cross-entropy (loss_fn fused_crossentropy)");
+        "in fp32; the loss as flash-attn's fused cross-entropy (loss_fn fused_crossentropy); Composer's two train "
+        "metrics (cross-entropy, perplexity) over the logits after every micro-batch");
   }
   // NVIDIA's NeMo recipes overlap TP communication with the GEMMs wherever TP
   // runs with sequence parallelism: ub_tp_comm_overlap true in the recipes of
@@ -305,6 +310,11 @@ void map_training(const json& row, const std::string& scope_text, const std::str
     if (!k)
       throw RowError{fmt::format("loss_kernel: expected \"unfused\", \"te\" or \"flash-attn\", got {}", v->dump())};
     ts.loss_kernel = *k;
+  }
+  if (const json* v = field(row, "train_metric_losses")) {
+    if (!v->is_number_integer() || v->get<std::int64_t>() < 0 || v->get<std::int64_t>() > 8)
+      throw RowError{fmt::format("train_metric_losses: expected an integer from 0 to 8, got {}", v->dump())};
+    ts.train_metric_losses = int(v->get<std::int64_t>());
   }
   if (const auto g = number(row, "grad_bytes")) ts.grad_bytes_per_param = *g;
   if (const json* v = field(row, "overlap_grad_reduce")) {

@@ -102,6 +102,7 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   ts.overlap_p2p = r.boolean("overlap_p2p", false, ts.overlap_p2p);
   ts.tp_comm_overlap = r.boolean("tp_comm_overlap", false, ts.tp_comm_overlap);
   ts.loss_kernel = r.choice("loss_kernel", kLossKernelNames, LossKernel::unfused, false);
+  ts.train_metric_losses = int(r.integer_in("train_metric_losses", 0, 8, false, 0));
   // Eager PyTorch (torchtitan without torch.compile) and its composite RMSNorm before torch 2.9.
   ts.eager_elementwise = r.boolean("eager_elementwise", false, ts.eager_elementwise);
   ts.eager_composite_rmsnorm = r.boolean("eager_composite_rmsnorm", false, ts.eager_composite_rmsnorm);

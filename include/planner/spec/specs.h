@@ -342,6 +342,15 @@ struct TrainingSpec {
   // framework says otherwise (--te-cross-entropy; validate's Megatron-Bridge
   // and llm-foundry rows).
   LossKernel loss_kernel = LossKernel::unfused;
+  // Cross-entropies the trainer computes over the logits after every
+  // micro-batch for its training metrics, without gradients (head_cost.cpp).
+  // Composer runs its train metrics after each micro-batch's backward
+  // (composer/trainer/trainer.py _train_microbatch -> _eval_train_metrics, at
+  // 2deccf2c8, v0.17); llm-foundry's MPT registers two, LanguageCrossEntropy
+  // and LanguagePerplexity (use_train_metrics true by default, modeling_mpt.py
+  // at 5e85bd62d), each a torch.nn.CrossEntropyLoss over the logits
+  // (composer/metrics/nlp.py). Set by validate for llm-foundry rows; 0: none.
+  int train_metric_losses = 0;
   double optimizer_bytes_per_param = 12;  // fp32 master + Adam m, v (ZeRO paper)
   bool overlap_grad_reduce = true;        // DP reduction in buckets during backward
   bool overlap_p2p = false;               // PP send/recv hidden behind compute
