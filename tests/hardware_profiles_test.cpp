@@ -204,11 +204,24 @@ TEST_CASE("the unit checks accept the edges of their ranges and every shipped pr
   CHECK(error_of([&] { (void)hardware_from_json(j, "h.json"); }).empty());
   // Loading checks every profile; a shipped one failing would throw here.
   const std::vector<HardwareProfile> all = list_hardware(kDir);
-  CHECK(all.size() == 17);
+  CHECK(all.size() == 18);
   for (const HardwareProfile& h : all) {
     INFO(h.name);
     CHECK(error_of([&] { (void)hardware_from_json(stock_json(h.name), h.name); }).empty());
   }
+}
+
+TEST_CASE("a profile may name the public clusters it describes", "[hardware_profiles]") {
+  const HardwareProfile jz = find_hardware("jean-zay", kDir);
+  CHECK(jz.name == "jean-zay-a100");
+  CHECK(jz.clusters == std::vector<std::string>{"Jean Zay"});
+  CHECK(find_hardware("dgx-a100-80gb", kDir).clusters.empty());
+  // Written back (calibrate fit writes profiles) and read again unchanged.
+  CHECK(hardware_from_json(to_json(jz), "jz.json") == jz);
+  json j = stock_json("dgx-h100");
+  j["clusters"] = json::array({"Selene", 7});
+  CHECK(error_of([&] { (void)hardware_from_json(j, "h.json"); }) ==
+        "h.json: clusters: expected a list of non-empty strings, got element 7");
 }
 
 TEST_CASE("'did you mean' finds the new profiles", "[hardware_profiles]") {

@@ -421,9 +421,14 @@ TEST_CASE("Hardware is matched by chip family and memory size", "[validate]") {
   CHECK(match_hardware("H100 NVL", stock, {}) == "h100-nvl");
   CHECK(match_hardware("H800", stock, {}) == "hgx-h800");
   CHECK(match_hardware("V100-SXM2-32GB", stock, {}).empty());
+  // A named cluster with a profile of its own wins over the chip (HardwareProfile::clusters).
+  CHECK(match_hardware("A100-SXM4-80GB (Jean Zay gpu_p5)", stock, {}) == "jean-zay-a100");
+  CHECK(match_hardware("A100 80GB, jean zay", stock, {}) == "jean-zay-a100");  // case and spaces squashed
   ValidateOptions opt;
   opt.hardware_map = {{"h100", "dgx-h200"}};
   CHECK(match_hardware("H100-SXM5-80GB", stock, opt) == "dgx-h200");
+  opt.hardware_map = {{"Jean Zay", "dgx-a100-80gb"}};  // the user's mapping still comes first
+  CHECK(match_hardware("A100-SXM4-80GB (Jean Zay gpu_p5)", stock, opt) == "dgx-a100-80gb");
 }
 
 TEST_CASE("Error statistics: median, nearest-rank p90, max and its row", "[validate]") {

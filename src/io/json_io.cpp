@@ -232,6 +232,7 @@ HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
   h.aliases = r.string_list("aliases");
   h.display_name = r.string("display_name", false);
   if (h.display_name.empty()) h.display_name = h.name;
+  h.clusters = r.string_list("clusters");
   if (const json* chip = r.object("chip")) {
     FieldReader c(*chip, "chip", problems);
     h.chip_name = c.string("name");
@@ -330,6 +331,7 @@ json to_json(const HardwareProfile& h) {
   j["name"] = h.name;
   j["aliases"] = h.aliases;
   j["display_name"] = h.display_name;
+  if (!h.clusters.empty()) j["clusters"] = h.clusters;
   j["chip"] = {{"name", h.chip_name},
                {"peak_flops_per_s", dt(h.peak_flops_per_s)},
                {"hbm_capacity_bytes", h.hbm_capacity_bytes},

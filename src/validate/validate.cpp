@@ -180,6 +180,11 @@ std::string match_hardware(const std::string& gpu_type, const std::vector<Hardwa
   const std::string g = squash(gpu_type);
   for (const auto& [pattern, profile] : opt.hardware_map)
     if (!pattern.empty() && g.find(squash(pattern)) != std::string::npos) return profile;
+  // A named cluster with a stock profile of its own (HardwareProfile::clusters:
+  // "A100-SXM4-80GB (Jean Zay gpu_p5)" is not a DGX A100).
+  for (const auto& hw : stock)
+    for (const std::string& cluster : hw.clusters)
+      if (!cluster.empty() && g.find(squash(cluster)) != std::string::npos) return hw.name;
   // The longest family named wins ("GB200" is not a "B200"); among profiles of
   // one family, one whose other words ("PCIe", "NVL", "SXM5") the row also names,
   // a word matching its letters alone too ("SXM" for "SXM5"); when several do,

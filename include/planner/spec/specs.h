@@ -175,6 +175,10 @@ struct HardwareProfile {
   std::string name;
   std::vector<std::string> aliases;
   std::string display_name;
+  // Named public clusters this profile describes (e.g. "Jean Zay"): validate
+  // prices a measured row whose gpu_type names one with this profile before
+  // matching by chip (validate.cpp match_hardware). Empty for generic systems.
+  std::vector<std::string> clusters;
   std::string chip_name;
   std::array<double, kNumDTypes> peak_flops_per_s{0.0, 0.0};  // 0 = unsupported dtype
   double hbm_capacity_bytes = 0;
