@@ -74,6 +74,10 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
                 "the loss as Transformer Engine's fused cross-entropy (Megatron --cross-entropy-loss-fusion "
                 "--cross-entropy-fusion-impl te; Megatron-Bridge's performance recipes); default: Megatron's unfused "
                 "fp32 cross-entropy");
+  app->add_option("--loss-kernel", f.loss_kernel,
+                  "the loss kernel: unfused (Megatron's fp32 cross-entropy, the default), te (the same as "
+                  "--te-cross-entropy) or flash-attn (flash-attn's fused cross-entropy, as llm-foundry runs it)")
+      ->check(CLI::IsMember(name_list<LossKernel>()));
   app->add_flag("--tp-overlap", f.tp_overlap,
                 "TP all-gather / reduce-scatter overlapped with the GEMMs (Megatron --tp-comm-overlap; needs SP)");
   app->add_option("--a2a", f.a2a, "MoE all-to-all backend: nccl or deepep (DeepEP kernels)")
@@ -227,7 +231,13 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
   ts.overlap_grad_reduce = !f.no_overlap_grad_reduce;
   ts.overlap_p2p = f.overlap_p2p;
   ts.tp_comm_overlap = f.tp_overlap;
-  if (f.te_cross_entropy) ts.loss_kernel = LossKernel::te;
+  if (f.loss_kernel) ts.loss_kernel = *parse_name<LossKernel>(*f.loss_kernel);
+  if (f.te_cross_entropy) {
+    if (f.loss_kernel && ts.loss_kernel != LossKernel::te)
+      throw InputError("--te-cross-entropy",
+                       fmt::format("is --loss-kernel te; --loss-kernel {} contradicts it", *f.loss_kernel));
+    ts.loss_kernel = LossKernel::te;
+  }
   for (auto [flag, given] : {std::pair{"--a2a", f.a2a.has_value()},
                              {"--moe-imbalance", f.moe_imbalance.has_value()},
                              {"--capacity-factor", f.capacity_factor.has_value()},
@@ -319,12 +329,21 @@ void apply_framework(const CommonFlags& f, std::optional<Framework> fw, Training
     throw InputError("--torch-compile",
                      "applies to --framework torchtitan, which runs eager PyTorch unless compile.enable is set; the "
                      "other stacks' element-wise kernels are priced fused already");
-  if (f.te_cross_entropy && fw && *fw != Framework::megatron && *fw != Framework::nemo)
+  const bool te_loss = f.te_cross_entropy || f.loss_kernel == std::string("te");
+  if (te_loss && fw && *fw != Framework::megatron && *fw != Framework::nemo)
     throw InputError(
-        "--te-cross-entropy",
+        f.te_cross_entropy ? "--te-cross-entropy" : "--loss-kernel",
         fmt::format("is Transformer Engine's fused loss in Megatron-LM and Megatron-Bridge; --framework {} "
                     "does not run it",
                     to_string(*fw)));
+  // flash-attn's loss is a module a model's own code calls (llm-foundry's
+  // MPT); of the frameworks planner knows only DeepSpeed leaves the loss to
+  // the user's model.
+  if (f.loss_kernel == std::string("flash-attn") && fw && *fw != Framework::deepspeed)
+    throw InputError("--loss-kernel",
+                     fmt::format("flash-attn is flash-attn's fused cross-entropy, which a model's own code calls "
+                                 "(llm-foundry's MPT); --framework {} computes its loss with its own kernel",
+                                 to_string(*fw)));
   if (f.overlap_p2p && fw == Framework::deepspeed)
     throw InputError("--overlap-p2p",
                      "DeepSpeed's pipeline engine sends and receives in schedule order and waits for each "

@@ -30,6 +30,7 @@ struct CommonFlags {
   std::optional<double> grad_bytes, grad_reduce_bytes, optimizer_bytes, weight_bytes;
   bool no_overlap_grad_reduce = false, overlap_p2p = false, tp_overlap = false, zero3_recompute_regather = false;
   bool te_cross_entropy = false;  // --te-cross-entropy: Transformer Engine's fused cross-entropy
+  std::optional<std::string> loss_kernel;  // --loss-kernel unfused|te|flash-attn (LossKernel)
   bool torch_compile = false;  // --torch-compile: torchtitan's compile.enable (fused element-wise kernels)
   // MoE only (an error on dense models): all-to-all backend, busiest expert
   // rank's load over the mean, capacity factor (0 = dropless), a2a overlap.
