@@ -429,22 +429,44 @@ TEST_CASE("NCCL tuner: 10 x 8 H100 all-gather, LL128 capped by the ring graph's 
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);
   const GroupPlacement g = placement(hw, 80, 1);
   REQUIRE(g.domains == 10);
-  // Latencies (tuning.cc, 79 steps, 9 across nodes): LL128 14 + 70 x 1.9 + 9 x 4.0 = 183 us;
-  // Simple 8.4 + 70 x max(3.4, 3 x 1.0) + 9 x 14 = 372.4 us.
+  // The tuner's latencies (tuning.cc, 79 steps, 9 across nodes), which choose: LL128 14 + 70 x 1.9 + 9 x 4.0 =
+  // 183 us; Simple 8.4 + 70 x max(3.4, 3 x 1.0) + 9 x 14 = 372.4 us.
   // Bus bandwidths: Simple 8 NICs x 2 CTAs x 20.6 = 329.6 GB/s; LL128 min(0.92 x 329.6, 8 rings x 36.7) = 293.6
   // (tuning.cc multiplies perChMaxRingLL128Bw by the ring graph's 8 searched channels, not the 16 CTAs,
   // which would give 303.2).
   // 128 MiB: LL128 183 + B / (293.6 x 80/79) = 634 us < Simple 372.4 + B / (329.6 x 80/79) = 774 us.
+  // The run pays every step at the network hop's latency (steps x max_latency, NVIDIA/nccl-tests#123):
+  // LL128 14 + 79 x 4.0 = 330 us.
   const double m = 128.0 * (1 << 20);
   CollectiveCost c = collective_cost(hw, g, Collective::all_gather, m);
   CHECK(c.algorithm == Algorithm::ring);
   CHECK(c.protocol == Protocol::ll128);
-  CHECK(c.total_s() == Approx(183e-6 + m / (293.6e9 * 80.0 / 79.0)).epsilon(1e-9));
-  // 1 GiB: Simple 372.4 + B / (329.6 x 80/79) = 3589 us < LL128 3794 us.
+  CHECK(c.total_s() == Approx(330e-6 + m / (293.6e9 * 80.0 / 79.0)).epsilon(1e-9));
+  // 1 GiB: NCCL picks Simple by its estimate, 372.4 + B / (329.6 x 80/79) = 3589 us < LL128's 3794 us (the
+  // tuner's figures: LL128 at its run latency, 330 us, would cost 3941); Simple's run keeps the tuner's sum.
   const double b = double(1 << 30);
   c = collective_cost(hw, g, Collective::all_gather, b);
   CHECK(c.protocol == Protocol::simple);
   CHECK(c.total_s() == Approx(372.4e-6 + b / (329.6e9 * 80.0 / 79.0)).epsilon(1e-9));
+}
+
+TEST_CASE("NCCL ring latency: the tuner's inside one node, steps x the network hop's across nodes",
+          "[collectives][nccl]") {
+  // One node: every hop is NVLink, steps x max_latency equals the tuner's sum. 8 x H100 all-gather,
+  // LL at 64 KiB: 6.6 + 7 x 0.6 = 10.8 us of latency.
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const auto ll_ring_latency = [&](std::int64_t gpus, std::int64_t nodes) {
+    const GroupPlacement g = placement(hw, gpus, 1);
+    REQUIRE(g.domains == nodes);
+    const CollectiveCost c = collective_cost(hw, g, Collective::all_gather, 65536.0);
+    CHECK(c.algorithm == Algorithm::ring);
+    CHECK(c.protocol == Protocol::ll);
+    return c.latency_s;
+  };
+  CHECK(ll_ring_latency(8, 1) == Approx(10.8e-6).epsilon(1e-9));
+  // Two nodes: the tuner counts one network step, 6.6 + 14 x max(0.6, 1.0 post overhead) + 2.7 = 23.3 us;
+  // the run pays all 15 steps at the network hop's 2.7 us: 6.6 + 15 x 2.7 = 47.1 us.
+  CHECK(ll_ring_latency(16, 2) == Approx(47.1e-6).epsilon(1e-9));
 }
 
 TEST_CASE("NCCL tuner: NVLS tree at medium sizes takes NCCL's tree correction", "[collectives][nccl]") {

@@ -67,10 +67,14 @@ void CollectiveCurve::build_nccl(std::optional<Algorithm> force) {
   plateau_ = ar && multi && channels > 0 ? (gen == 0 ? nc::kRingPlateauPreAmpere : nc::kRingPlateau) : 1.0;
   plateau_bytes_ = 64.0 * channels * double(n);  // the ring plateau applies from 64 bytes per channel and rank
 
-  auto add = [&](Algorithm algo, int p, double lat_us, double bus, double algbw, double per_channel, bool tree) {
+  // run_lat_us: the latency the run pays when NCCL picks this candidate, where
+  // it differs from the tuner's estimate (lat_us, which makes the choice).
+  auto add = [&](Algorithm algo, int p, double lat_us, double bus, double algbw, double per_channel, bool tree,
+                 double run_lat_us = -1.0) {
     if (force && *force != algo) return;
     if (!(algbw > 0)) return;
-    cand_[std::size_t(count_++)] = {algo, p, lat_us, bus, algbw, per_channel, 1.0 / (1e3 * algbw), tree};
+    cand_[std::size_t(count_++)] = {
+        algo, p, lat_us, bus, algbw, per_channel, 1.0 / (1e3 * algbw), run_lat_us >= 0 ? run_lat_us : lat_us, tree};
   };
 
   // Ring: every collective here. Across nodes the LL128 cap counts the ring
@@ -87,8 +91,22 @@ void CollectiveCurve::build_nccl(std::optional<Algorithm> force) {
                                   net_overhead * (p == nc::kSimple ? nc::kNetOverheadSimpleFactor : 1.0));
     const double lat = nc::kBaseLatencyUs[nc::kRing][p] + (nsteps - inter_steps) * intra +
                        inter_steps * inter_lat(nc::kRing, p);
+    // The run, LL and LL128: every step of a ring moves a slice over every link
+    // at once, so each waits for the slowest hop, and a ring that spans nodes
+    // pays the network hop's latency at every one of its steps, not at the
+    // node crossings only as the tuner's estimate counts them: ring latency =
+    // steps x max_latency (sjeaugey, NVIDIA/nccl-tests#123, of an LL-sized
+    // 8-128 B all-reduce: "This formula [2(n-1) x latency] is correct, but
+    // network_latency should be called max_latency"). Simple keeps the
+    // tuner's sum: its large chunks pipeline over the connection's slots, and
+    // 14 us at every step prices the 10 x 2 / 10 x 4 H100 all-gathers 44-99%
+    // slow where the LL128 rule fits them (tests/data/nccl_logs/README.md).
+    // The tuner still chooses with its own estimate (NCCL picks by it).
+    const double run_lat = multi && p != nc::kSimple
+                               ? nc::kBaseLatencyUs[nc::kRing][p] + nsteps * std::max(intra, inter_lat(nc::kRing, p))
+                               : lat;
     const double per_channel = channels > 0 ? uncapped * ring_ratio / channels : 0.0;
-    add(Algorithm::ring, p, lat, bus, bus * ring_ratio, per_channel, false);
+    add(Algorithm::ring, p, lat, bus, bus * ring_ratio, per_channel, false, run_lat);
   }
   if (ar) {
     // Tree (a chain inside each node, double binary tree across): all-reduce only.
@@ -167,11 +185,11 @@ CollectiveCost CollectiveCurve::nccl_at(double bytes) const {
   const bool plateau = plateau_ > 1.0 && bytes >= plateau_bytes_;
   // The cheapest wins, as in src/enqueue.cc topoGetAlgoInfo.
   const Candidate* best = nullptr;
-  double best_t = std::numeric_limits<double>::infinity(), best_corr = 1.0, best_lat = 0;
+  double best_t = std::numeric_limits<double>::infinity(), best_corr = 1.0, best_run_lat = 0;
   for (int i = 0; i < count_; ++i) {
     const Candidate& k = cand_[std::size_t(i)];
-    double lat = k.latency_us;
-    if (plateau && k.algorithm == Algorithm::ring && k.protocol == nc::kSimple) lat *= plateau_;
+    const double scale = plateau && k.algorithm == Algorithm::ring && k.protocol == nc::kSimple ? plateau_ : 1.0;
+    const double lat = k.latency_us * scale;
     if (lat >= best_t) continue;
     double corr = k.tree && corrected ? nc::kTreeCorrection[std::size_t(k.protocol)][std::size_t(log_size)] : 1.0;
     if (k.algorithm == Algorithm::nvls_tree && nvls_tree_sized && tuner_corrects_nvls_tree)
@@ -181,7 +199,7 @@ CollectiveCost CollectiveCurve::nccl_at(double bytes) const {
       best_t = t;
       best = &k;
       best_corr = corr;
-      best_lat = lat;
+      best_run_lat = k.run_latency_us * scale;  // the plateau scales both alike
     }
   }
   if (!best) return {};
@@ -219,7 +237,7 @@ CollectiveCost CollectiveCurve::nccl_at(double bytes) const {
   CollectiveCost out;
   out.algorithm = best->algorithm;
   out.protocol = kProtocols[bp];
-  out.latency_s = best_lat * 1e-6;
+  out.latency_s = best_run_lat * 1e-6;
   out.bandwidth_s = bytes / (algbw * 1e9);
   out.bus_bandwidth_bytes_per_s = bus * 1e9;
   return out;

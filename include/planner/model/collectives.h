@@ -104,7 +104,8 @@ class CollectiveCurve {
     Algorithm algorithm;
     int protocol;  // NCCL's index: LL, LL128, Simple
     double latency_us, bus_gbps, algbw_gbps, per_channel_gbps;
-    double us_per_byte;  // 1 / (1e3 * algbw_gbps)
+    double us_per_byte;     // 1 / (1e3 * algbw_gbps)
+    double run_latency_us;  // what the run costs when this candidate wins (latency_us: what NCCL's tuner expects)
     bool tree;  // takes NCCL's tree correction by size
   };
   void build_nccl(std::optional<Algorithm> force);
