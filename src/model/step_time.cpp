@@ -308,7 +308,8 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
          "core_v0.19.0 distributed_data_parallel_config.py bucket_size, distrib_optimizer.py (params in backward "
          "order); drain lead: approximation, checked "
          "by planner simulate; reduction as NCCL runs it (NVIDIA/nccl src/graph/tuning.cc, src/enqueue.cc; NVLS "
-         "tree at medium sizes: docs/cost_model.md Known gaps): " +
+         "tree at medium sizes: docs/cost_model.md Known gaps; LL/LL128 rings across nodes pay the network hop "
+         "every step: NVIDIA/nccl-tests#123): " +
          describe(tail.reduce_cost) +
          (plan.params_gathered ? ", weight all-gather: " + describe(tail.gather_cost) : std::string()))
             .c_str(),
