@@ -156,10 +156,7 @@ void map_training(const json& row, const std::string& scope_text, const std::str
       r.assumptions.push_back(year > 0 && year <= 2021 ? "Megatron-LM before 2021-09: backward TP all-reduce exposed"
                                                        : "backward TP collectives exposed (no async launch)");
   }
-  if (const json* v = field(row, "tp_bwd_overlap")) {
-    if (!v->is_boolean()) throw RowError{fmt::format("tp_bwd_overlap: expected true or false, got {}", v->dump())};
-    ts.tp_bwd_overlap = v->get<bool>();
-  }
+  override_flag(row, "tp_bwd_overlap", ts.tp_bwd_overlap);
   // ZeRO-3 frameworks. torchtitan reduce-scatters FSDP2 gradients in fp32
   // (--training.mixed_precision_reduce, default and only choice "float32":
   // torchtitan config_manager.py @eef8bb2, config/configs.py @b5bcd76).
@@ -273,11 +270,7 @@ void map_training(const json& row, const std::string& scope_text, const std::str
         "submodule's weights at a time");
   }
   if (const auto g = number(row, "grad_reduce_bytes")) ts.grad_reduce_bytes_per_param = *g;
-  if (const json* v = field(row, "zero3_recompute_regather")) {
-    if (!v->is_boolean())
-      throw RowError{fmt::format("zero3_recompute_regather: expected true or false, got {}", v->dump())};
-    ts.zero3_recompute_regather = v->get<bool>();
-  }
+  override_flag(row, "zero3_recompute_regather", ts.zero3_recompute_regather);
   // A row that names torch.compile in its precision or table ran it (element-
   // wise ops and the norm fused by Inductor); "no torch.compile" did not. (Not
   // the notes: they name other rows' techniques.)
@@ -293,44 +286,24 @@ void map_training(const json& row, const std::string& scope_text, const std::str
       throw RowError{fmt::format("norm_kernel: expected \"fused\" or \"composite\", got {}", v->dump())};
     ts.eager_composite_rmsnorm = k == "composite";
   }
-  if (const json* v = field(row, "torch_compile")) {
-    if (!v->is_boolean()) throw RowError{fmt::format("torch_compile: expected true or false, got {}", v->dump())};
-    ts.eager_elementwise = !v->get<bool>();
-  }
+  bool compiled = !ts.eager_elementwise;
+  override_flag(row, "torch_compile", compiled);
+  ts.eager_elementwise = !compiled;
   if (contains(scope_text, "not overlapped")) ts.overlap_grad_reduce = false;
   if (contains(notes, "overlap_p2p")) ts.overlap_p2p = true;
-  if (const json* v = field(row, "attention_kernel")) {
-    const auto a = parse_name<AttentionKernel>(v->is_string() ? v->get<std::string>() : "");
-    if (!a)
-      throw RowError{fmt::format("attention_kernel: expected \"flash\", \"flash2\" or \"unfused\", got {}", v->dump())};
-    ts.attention = *a;
-  }
-  if (const json* v = field(row, "loss_kernel")) {
-    const auto k = parse_name<LossKernel>(v->is_string() ? v->get<std::string>() : "");
-    if (!k)
-      throw RowError{fmt::format("loss_kernel: expected \"unfused\", \"te\" or \"flash-attn\", got {}", v->dump())};
-    ts.loss_kernel = *k;
-  }
+  override_name(row, "attention_kernel", ts.attention);
+  override_name(row, "loss_kernel", ts.loss_kernel);
   if (const json* v = field(row, "train_metric_losses")) {
     if (!v->is_number_integer() || v->get<std::int64_t>() < 0 || v->get<std::int64_t>() > 8)
       throw RowError{fmt::format("train_metric_losses: expected an integer from 0 to 8, got {}", v->dump())};
     ts.train_metric_losses = int(v->get<std::int64_t>());
   }
   if (const auto g = number(row, "grad_bytes")) ts.grad_bytes_per_param = *g;
-  if (const json* v = field(row, "overlap_grad_reduce")) {
-    if (!v->is_boolean()) throw RowError{fmt::format("overlap_grad_reduce: expected true or false, got {}", v->dump())};
-    ts.overlap_grad_reduce = v->get<bool>();
-  }
-  if (const json* v = field(row, "overlap_p2p")) {
-    if (!v->is_boolean()) throw RowError{fmt::format("overlap_p2p: expected true or false, got {}", v->dump())};
-    ts.overlap_p2p = v->get<bool>();
-  }
+  override_flag(row, "overlap_grad_reduce", ts.overlap_grad_reduce);
+  override_flag(row, "overlap_p2p", ts.overlap_p2p);
   // Megatron --tp-comm-overlap (NeMo launcher ub_tp_comm_overlap, Megatron-Bridge
   // comm_overlap.tp_comm_overlap): the row's recipe says; TrainingSpec::tp_comm_overlap.
-  if (const json* v = field(row, "tp_comm_overlap")) {
-    if (!v->is_boolean()) throw RowError{fmt::format("tp_comm_overlap: expected true or false, got {}", v->dump())};
-    ts.tp_comm_overlap = v->get<bool>();
-  }
+  override_flag(row, "tp_comm_overlap", ts.tp_comm_overlap);
   if (const json* v = field(row, "hardware")) {
     if (!v->is_string()) throw RowError{fmt::format("hardware: expected a profile name, got {}", v->dump())};
     r.hardware = v->get<std::string>();

@@ -54,6 +54,13 @@ std::optional<double> number(const json& row, const char* key) {
 }
 
 // true/false, or text that starts with true/false/yes/no/on/off ("False (TP=1)").
+void override_flag(const json& row, const char* key, bool& into) {
+  const json* v = field(row, key);
+  if (!v) return;
+  if (!v->is_boolean()) throw RowError{fmt::format("{}: expected true or false, got {}", key, v->dump())};
+  into = v->get<bool>();
+}
+
 std::optional<bool> boolean(const json& row, const char* key) {
   const json* v = field(row, key);
   if (!v) return std::nullopt;

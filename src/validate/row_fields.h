@@ -8,7 +8,11 @@
 #include <optional>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "planner/spec/names.h"
+#include "validate/row_text.h"
 
 namespace planner::row_fields {
 
@@ -34,5 +38,26 @@ struct RowError {
 // true/false, or text that starts with true/false/yes/no/on/off ("False (TP=1)");
 // other text: nullopt.
 [[nodiscard]] std::optional<bool> boolean(const nlohmann::json& row, const char* key);
+
+// An optional override the row states exactly: a JSON true/false into
+// `into`; absent: `into` kept; anything else a RowError.
+void override_flag(const nlohmann::json& row, const char* key, bool& into);
+
+// An optional override by name from an enum's names table ("flash2",
+// "flash-attn"); absent: `into` kept; another value a RowError listing the names.
+template <typename Enum>
+void override_name(const nlohmann::json& row, const char* key, Enum& into) {
+  const nlohmann::json* v = row_text::field(row, key);
+  if (!v) return;
+  const auto e = parse_name<Enum>(v->is_string() ? v->get<std::string>() : "");
+  if (!e) {
+    std::string names;
+    const auto table = name_table(Enum{});
+    for (std::size_t i = 0; i < table.size(); ++i)
+      names += fmt::format("{}\"{}\"", i == 0 ? "" : i + 1 == table.size() ? " or " : ", ", table[i].name);
+    throw RowError{fmt::format("{}: expected {}, got {}", key, names, v->dump())};
+  }
+  into = *e;
+}
 
 }  // namespace planner::row_fields
