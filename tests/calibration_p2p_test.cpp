@@ -54,8 +54,16 @@ MeasurementSet sendrecv_run(const HardwareProfile& hw, std::int64_t ranks, std::
 HardwareProfile truth() {
   HardwareProfile hw = find_hardware("dgx-h100", kDir);
   constexpr auto sr = std::size_t(Collective::send_recv);
-  hw.tiers[0].collective_fits[sr] = {true, 8e-6, 2e-6, 300e9, 19e9};
-  hw.tiers[1].collective_fits[sr] = {true, 9e-6, 3e-6, 46e9, 12e9};
+  hw.tiers[0].collective_fits[sr] = {.fitted = true,
+                                     .base_latency_s = 8e-6,
+                                     .latency_per_step_s = 2e-6,
+                                     .bandwidth_bytes_per_s = 300e9,
+                                     .p2p_channel_bandwidth_bytes_per_s = 19e9};
+  hw.tiers[1].collective_fits[sr] = {.fitted = true,
+                                     .base_latency_s = 9e-6,
+                                     .latency_per_step_s = 3e-6,
+                                     .bandwidth_bytes_per_s = 46e9,
+                                     .p2p_channel_bandwidth_bytes_per_s = 12e9};
   return hw;
 }
 
@@ -126,7 +134,11 @@ TEST_CASE("send/recv: a fit without a channel rate keeps no channel cap, MPI run
   // Fitted profiles written before the channel rate existed price the fitted
   // bandwidth alone, as they did.
   HardwareProfile hw = find_hardware("dgx-h100", kDir);
-  hw.tiers[1].collective_fits[std::size_t(Collective::send_recv)] = {true, 9e-6, 3e-6, 25e9, 0};
+  hw.tiers[1].collective_fits[std::size_t(Collective::send_recv)] = {.fitted = true,
+                                                                     .base_latency_s = 9e-6,
+                                                                     .latency_per_step_s = 3e-6,
+                                                                     .bandwidth_bytes_per_s = 25e9,
+                                                                     .p2p_channel_bandwidth_bytes_per_s = 0};
   const GroupPlacement ring = placement_of(hw, sendrecv_series(80, 8));
   const SendRecvBandwidth b = send_recv_bandwidth(hw, ring, 1e9);
   CHECK(b.remote);
@@ -155,7 +167,11 @@ TEST_CASE("evaluate and the simulator price a pipeline hop with the fitted chann
   const ModelSpec m = find_model("llama70b", kDir);
   auto fitted = [](double rate) {
     HardwareProfile hw = find_hardware("dgx-h100", kDir);
-    hw.tiers[1].collective_fits[std::size_t(Collective::send_recv)] = {true, 9e-6, 3e-6, 47e9, rate};
+    hw.tiers[1].collective_fits[std::size_t(Collective::send_recv)] = {.fitted = true,
+                                                                       .base_latency_s = 9e-6,
+                                                                       .latency_per_step_s = 3e-6,
+                                                                       .bandwidth_bytes_per_s = 47e9,
+                                                                       .p2p_channel_bandwidth_bytes_per_s = rate};
     return hw;
   };
   TrainingSpec ts;

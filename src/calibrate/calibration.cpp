@@ -123,12 +123,18 @@ SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, c
   return out;
 }
 
-// Which series fail the quality gates, and why (exit 1 unless --force).
-void gate(const CollectiveFitReport& rep, FitResult& out) {
+// Why a fit fails the quality gates (empty: it passes).
+std::vector<std::string> gate_reasons(const CollectiveFitReport& rep) {
   std::vector<std::string> why;
   if (rep.r2_log_time < kMinR2) why.push_back(fmt::format("R2 of ln(time) {:.2f} < {:.1f}", rep.r2_log_time, kMinR2));
   if (rep.median_abs_error > kMaxMedianError)
     why.push_back(fmt::format("median |error| {:.1f}% > {:.0f}%", rep.median_abs_error * 100, kMaxMedianError * 100));
+  return why;
+}
+
+// Which series fail the quality gates, and why (exit 1 unless --force).
+void gate(const CollectiveFitReport& rep, FitResult& out) {
+  const std::vector<std::string> why = gate_reasons(rep);
   if (why.empty()) return;
   out.failures.push_back(fmt::format(
       "tier {} {} (group sizes {}, {} points {}-{}): {}; the alpha-beta line does not describe these measurements "
@@ -241,6 +247,12 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   std::size_t nseries = 0;
   std::set<std::string> origins;
   double min_bytes = std::numeric_limits<double>::infinity(), max_bytes = 0;
+  bool all_nccl_runs = true;
+  // The base's own prices of every point (CollectiveFit::stock), on the
+  // profile with this collective's fits left out.
+  std::vector<double> stock_times;
+  HardwareProfile stock_hw = hw;
+  for (InterconnectTier& t : stock_hw.tiers) t.collective_fits[std::size_t(c)] = {};
   for (const auto& m : ms)
     for (const MeasuredSeries& s : m.set.series) {
       if (s.collective != c || group_tier(s) != (tier == 0 ? GroupTier::tier0 : GroupTier::tier1)) continue;
@@ -255,8 +267,10 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
       // NCCL's p2p channels pace NCCL runs only (backend nccl, nccl-local,
       // nccl-tests); an MPI run's send/recv is fitted on its link alone.
       const bool nccl_run = m.set.backend.rfind("nccl", 0) == 0;
+      all_nccl_runs = all_nccl_runs && nccl_run;
       for (const MeasuredPoint& p : s.points) {
         obs.push_back(Obs{p.bytes, p.time_s, forced_terms(tier, c, s.group_size, opt.algorithm)});
+        stock_times.push_back(collective_cost(stock_hw, g, c, p.bytes).total_s());
         if (c == Collective::send_recv && nccl_run) {
           const SendRecvBandwidth b = send_recv_bandwidth(hw, g, p.bytes);
           add_p2p_bounds(b, obs.back());
@@ -286,17 +300,36 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
     out.warnings.push_back(fmt::format("{}: no size below {} (smallest {}), so latency cannot be fitted; kept the "
                                        "base's, fitted bandwidth only (--force fits it anyway)",
                                        what, human_bytes(kSmallMessageBytes), human_bytes(min_bytes)));
-  const EngineResult e = fit_engine(obs, base_p, opt, no_small && !opt.force);
+  const bool keep_latency = no_small && !opt.force;
+  const EngineResult e = fit_engine(obs, base_p, opt, keep_latency);
   InterconnectTier& t = hw.tiers[tier];
+  // Per GPU (tier 0) or per NIC (tier 1), as bandwidth_achieved_bytes_per_s.
+  const auto tier_bandwidth = [&](double beta) {
+    const double per_gpu = 1.0 / beta;
+    return std::min(1e15, tier == 0
+                              ? per_gpu
+                              : per_gpu * double(t.gpus_per_node) / double(std::max<std::int64_t>(t.nics_per_node, 1)));
+  };
   CollectiveFit f;
   f.fitted = true;
   f.base_latency_s = std::min(e.params.l0, 1.0);
   f.latency_per_step_s = std::min(e.params.l1, 1.0);
-  const double per_gpu = 1.0 / e.params.beta;
   if (base_per_channel > 0) f.p2p_channel_bandwidth_bytes_per_s = std::min(1e15, 1.0 / e.params.beta_ch);
-  f.bandwidth_bytes_per_s = std::min(
-      1e15,
-      tier == 0 ? per_gpu : per_gpu * double(t.gpus_per_node) / double(std::max<std::int64_t>(t.nics_per_node, 1)));
+  f.bandwidth_bytes_per_s = tier_bandwidth(e.params.beta);
+  // NCCL's runs of a collective NCCL's tuner prices on this profile: the fit
+  // calibrates the tier against the same fit of the base's own prices, and the
+  // tuner keeps composing it (CollectiveFit::nccl_tuner, nccl_curve.cpp
+  // build_nccl_fitted); other runs (MPI, synthetic) price the alpha-beta they fitted.
+  f.nccl_tuner = all_nccl_runs && hw.nccl_generation != NcclGeneration::none &&
+                 (c == Collective::all_reduce || c == Collective::all_gather || c == Collective::reduce_scatter);
+  if (f.nccl_tuner) {
+    std::vector<Obs> stock_obs = obs;
+    for (std::size_t i = 0; i < obs.size(); ++i) stock_obs[i].t = stock_times[i];
+    const EngineResult st = fit_engine(stock_obs, base_p, opt, keep_latency);
+    f.stock.base_latency_s = std::min(st.params.l0, 1.0);
+    f.stock.latency_per_step_s = std::min(st.params.l1, 1.0);
+    f.stock.bandwidth_bytes_per_s = tier_bandwidth(st.params.beta);
+  }
   t.collective_fits[std::size_t(c)] = f;
 
   CollectiveFitReport rep;
@@ -311,7 +344,7 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   rep.bandwidth_fitted = e.bandwidth;
   rep.p2p_channels = base_per_channel > 0;
   rep.channel_bandwidth_fitted = e.channel_bandwidth;
-  rep.latency_kept = no_small && !opt.force;
+  rep.latency_kept = keep_latency;
   rep.min_bytes = min_bytes;
   rep.max_bytes = max_bytes;
   rep.iterations = e.iterations;
@@ -342,6 +375,7 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
 // A fit's residuals through the planner's own collective_cost on the fitted
 // profile: overall, by regime, and R^2 of log time.
 void fill_residuals(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms, CollectiveFitReport& rep) {
+  rep.regimes = {};
   std::vector<double> errs, ln_meas, ln_pred;
   std::array<std::vector<double>, 3> by_regime;
   for (const auto& m : ms)
@@ -379,6 +413,37 @@ void fill_residuals(const HardwareProfile& hw, const std::vector<NamedMeasuremen
     sst += (ln_meas[i] - mean) * (ln_meas[i] - mean);
   }
   rep.r2_log_time = sst > 0 ? 1.0 - sse / sst : 1.0;
+}
+
+// A fit NCCL's tuner would price (CollectiveFit::nccl_tuner) keeps it where
+// the tuner, on the fitted scales, describes the runs (passes the gates);
+// where it does not and the fitted alpha-beta does better, that prices it,
+// with a note. Either way the source says which.
+void choose_nccl_tuner_or_alpha_beta(const std::vector<NamedMeasurements>& ms, CollectiveFitReport& rep,
+                                     FitResult& out) {
+  CollectiveFit& f = out.profile.tiers[rep.tier].collective_fits[std::size_t(rep.collective)];
+  std::string& source = out.sources[fmt::format("tiers[{}].collectives.{}", rep.tier, collective_key(rep.collective))];
+  if (!gate_reasons(rep).empty()) {
+    CollectiveFitReport alpha_beta = rep;
+    f.nccl_tuner = false;
+    alpha_beta.fit = f;
+    fill_residuals(out.profile, ms, alpha_beta);
+    if (gate_reasons(alpha_beta).empty() || alpha_beta.median_abs_error < rep.median_abs_error) {
+      out.notes.push_back(fmt::format(
+          "tier {} {}: NCCL's tuner on the fitted values misses these runs (median |error| {:.1f}%, R2 of ln(time) "
+          "{:.2f}); the fitted alpha-beta prices it (median {:.1f}%, R2 {:.2f})",
+          rep.tier, collective_key(rep.collective), rep.median_abs_error * 100, rep.r2_log_time,
+          alpha_beta.median_abs_error * 100, alpha_beta.r2_log_time));
+      source += "; NCCL's tuner on these values missed the runs, so this alpha-beta prices it";
+      rep = alpha_beta;
+      return;
+    }
+    f.nccl_tuner = true;
+  }
+  source +=
+      "; nccl_tuner: the same fit of the base profile's own prices of these points; NCCL's tuner prices the "
+      "collective, with this tier's bandwidths and NCCL's latencies scaled by the fitted values over these "
+      "(docs/calibration.md, section 4)";
 }
 
 }  // namespace
@@ -466,6 +531,7 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
 
   for (CollectiveFitReport& rep : out.collectives) {
     fill_residuals(hw, ms, rep);
+    if (rep.fit.nccl_tuner) choose_nccl_tuner_or_alpha_beta(ms, rep, out);
     gate(rep, out);
   }
   if (opt.force)

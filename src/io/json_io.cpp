@@ -55,9 +55,28 @@ std::array<double, kNumDTypes> per_dtype(FieldReader& parent, const std::string&
   return out;
 }
 
+// tiers[i].collectives.<c>.nccl_tuner: {base_latency_s, latency_per_step_s,
+// bandwidth_bytes_per_s} of the base profile's own prices (CollectiveFit::stock).
+void read_nccl_tuner_stock(const json& fit_json, const std::string& field, std::vector<std::string>& problems,
+                           CollectiveFit& fit) {
+  const auto it = fit_json.find("nccl_tuner");
+  if (it == fit_json.end() || it->is_null()) return;
+  if (!it->is_object()) {
+    problems.push_back(fmt::format("{}.nccl_tuner: expected an object, got {}", field, describe(*it)));
+    return;
+  }
+  FieldReader t(*it, field + ".nccl_tuner", problems);
+  fit.nccl_tuner = true;
+  fit.stock.base_latency_s = t.number("base_latency_s", 0, 1, true, 0, false);
+  fit.stock.latency_per_step_s = t.number("latency_per_step_s", 0, 1, true, 0, false);
+  fit.stock.bandwidth_bytes_per_s = t.number("bandwidth_bytes_per_s", 0, 1e15);
+  t.reject_unknown();
+}
+
 // tiers[i].collectives: {"all_reduce": {base_latency_s, latency_per_step_s,
 // bandwidth_bytes_per_s}, ...; send_recv optionally
-// p2p_channel_bandwidth_bytes_per_s}, written by `planner calibrate fit`.
+// p2p_channel_bandwidth_bytes_per_s; all_reduce, all_gather and
+// reduce_scatter optionally nccl_tuner}, written by `planner calibrate fit`.
 void read_collective_fits(const json& obj, const std::string& path, std::vector<std::string>& problems,
                           std::array<CollectiveFit, kNumCollectives>& out) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
@@ -80,6 +99,10 @@ void read_collective_fits(const json& obj, const std::string& path, std::vector<
     fit.bandwidth_bytes_per_s = f.number("bandwidth_bytes_per_s", 0, 1e15);
     if (*c == Collective::send_recv)
       fit.p2p_channel_bandwidth_bytes_per_s = f.number("p2p_channel_bandwidth_bytes_per_s", 0, 1e15, false);
+    else if (*c != Collective::all_to_all) {
+      f.allow("nccl_tuner");
+      read_nccl_tuner_stock(*it, field, problems, fit);
+    }
     f.reject_unknown();
   }
 }
@@ -385,6 +408,10 @@ json to_json(const HardwareProfile& h) {
                                               {"bandwidth_bytes_per_s", f.bandwidth_bytes_per_s}};
       if (f.p2p_channel_bandwidth_bytes_per_s > 0)
         tj["collectives"][collective_key(c)]["p2p_channel_bandwidth_bytes_per_s"] = f.p2p_channel_bandwidth_bytes_per_s;
+      if (f.nccl_tuner)
+        tj["collectives"][collective_key(c)]["nccl_tuner"] = {{"base_latency_s", f.stock.base_latency_s},
+                                                              {"latency_per_step_s", f.stock.latency_per_step_s},
+                                                              {"bandwidth_bytes_per_s", f.stock.bandwidth_bytes_per_s}};
     }
     tiers.push_back(tj);
   }

@@ -325,13 +325,19 @@ CollectiveCost tree_all_reduce_cost(const GroupPlacement& g, double bytes, HopLa
 
 namespace {
 
-bool has_fit(const HardwareProfile& hw, Collective c) { return fit_for(hw, 0, c) || fit_for(hw, 1, c); }
+// A fit that prices its own alpha-beta (not one NCCL's tuner takes its
+// bandwidth and latency scales from: CollectiveFit::nccl_tuner).
+bool has_alpha_beta_fit(const HardwareProfile& hw, Collective c) {
+  for (std::size_t tier = 0; tier < 2; ++tier)
+    if (const CollectiveFit* f = fit_for(hw, tier, c); f && !f->nccl_tuner) return true;
+  return false;
+}
 
 // All-reduce, all-gather and reduce-scatter by NCCL's tables, where the profile
-// carries them and no fit replaces them.
+// carries them and no alpha-beta fit replaces them.
 bool priced_by_nccl(const HardwareProfile& hw, Collective c) {
   return !(hw.nccl_generation == NcclGeneration::none || c == Collective::all_to_all || c == Collective::send_recv ||
-           is_torus(hw) || has_fit(hw, c));
+           is_torus(hw) || has_alpha_beta_fit(hw, c));
 }
 
 // Alpha-beta costs without NCCL's tuning tables (or with a fitted alpha-beta).
@@ -375,13 +381,15 @@ double ring_bandwidth_bytes_per_s(const HardwareProfile& hw, const GroupPlacemen
 
 // With fitted values (InterconnectTier::collective_fits) the formulas below
 // are unchanged; only their alpha, bandwidth and base latency come from the
-// fit of collective `c` on the tier in question (docs/calibration.md).
+// fit of collective `c` on the tier in question (docs/calibration.md); fits
+// NCCL's tuner prices (CollectiveFit::nccl_tuner) set its bandwidths and
+// scale its latencies (build_nccl_fitted, nccl_curve.cpp).
 CollectiveCurve::CollectiveCurve(const HardwareProfile& hw, const GroupPlacement& g, Collective c,
                                  std::optional<Algorithm> force)
     : hw_(&hw), g_(g), c_(c), force_(force) {
   nccl_ = g.size > 1 && priced_by_nccl(hw, c);
   ctas_per_nic_ = binding_ctas_per_nic(hw, g, c);
-  if (nccl_) build_nccl(force);
+  if (nccl_) build_nccl_fitted(force);
 }
 
 CollectiveCost CollectiveCurve::at(double bytes) const {

@@ -42,8 +42,7 @@ int log2i(std::int64_t x) { return x <= 1 ? 0 : int(std::bit_width(std::uint64_t
 // Every algorithm and protocol the tuner weighs for this group, with what does
 // not depend on the message size; at() adds the size-dependent parts (tree
 // correction, ring plateau, channels by size).
-void CollectiveCurve::build_nccl(std::optional<Algorithm> force) {
-  const HardwareProfile& hw = *hw_;
+void CollectiveCurve::build_nccl(const HardwareProfile& hw, std::optional<Algorithm> force, const LatencyScale& scale) {
   const GroupPlacement& g = g_;
   const Collective c = c_;
   const std::size_t gen = std::size_t(hw.nccl_generation) - 1;  // NCCL's compute-capability index
@@ -60,8 +59,15 @@ void CollectiveCurve::build_nccl(std::optional<Algorithm> force) {
   const double inter_steps = !multi ? 0.0 : ar ? 2.0 * double(nodes - 1) : double(nodes - 1);
   const double ring_ratio = double(n) / nsteps;  // bus -> algorithm bandwidth of ring and NVLS
   const double bw = ring_bandwidth(hw, g, std::nullopt) / 1e9;
-  const double net_overhead = !multi ? 0.0 : hw.host_cpu == HostCpu::amd ? nc::kNetOverheadAmdUs : nc::kNetOverheadIntelUs;
-  auto inter_lat = [&](nc::Algo a, int p) { return ppn == 1 ? nc::kNetLatencyUs[nc::kTree][p] : nc::kNetLatencyUs[a][p]; };
+  const double net_overhead = scale.net * (!multi                        ? 0.0
+                                           : hw.host_cpu == HostCpu::amd ? nc::kNetOverheadAmdUs
+                                                                         : nc::kNetOverheadIntelUs);
+  // The tables' latencies, as a fit scales them (LatencyScale; 1 without one).
+  auto inter_lat = [&](nc::Algo a, int p) {
+    return scale.net * (ppn == 1 ? nc::kNetLatencyUs[nc::kTree][p] : nc::kNetLatencyUs[a][p]);
+  };
+  auto nvlink_lat = [&](nc::Algo a, int p) { return scale.nvlink * nc::kNvlinkLatencyUs[a][p]; };
+  auto base_lat = [&](nc::Algo a, int p) { return scale.base * nc::kBaseLatencyUs[a][p]; };
   const double lg_nodes = double(log2i(nodes));
   ranks_ = n;
   plateau_ = ar && multi && channels > 0 ? (gen == 0 ? nc::kRingPlateauPreAmpere : nc::kRingPlateau) : 1.0;
@@ -87,10 +93,9 @@ void CollectiveCurve::build_nccl(std::optional<Algorithm> force) {
     double bus = bw, uncapped = bw;
     if (p == nc::kLL) bus = std::min(ll_max, uncapped = bw * nc::kRingLLFactor);
     if (p == nc::kLL128) bus = std::min(uncapped = bw * nc::kRingLL128Factor, ring_ll128_cap * nc::kPerChannelMaxRingLL128Bw[gen][col]);
-    const double intra = std::max(nc::kNvlinkLatencyUs[nc::kRing][p],
-                                  net_overhead * (p == nc::kSimple ? nc::kNetOverheadSimpleFactor : 1.0));
-    const double lat = nc::kBaseLatencyUs[nc::kRing][p] + (nsteps - inter_steps) * intra +
-                       inter_steps * inter_lat(nc::kRing, p);
+    const double intra =
+        std::max(nvlink_lat(nc::kRing, p), net_overhead * (p == nc::kSimple ? nc::kNetOverheadSimpleFactor : 1.0));
+    const double lat = base_lat(nc::kRing, p) + (nsteps - inter_steps) * intra + inter_steps * inter_lat(nc::kRing, p);
     // The run, LL and LL128: every step of a ring moves a slice over every link
     // at once, so each waits for the slowest hop, and a ring that spans nodes
     // pays the network hop's latency at every one of its steps, not at the
@@ -102,9 +107,8 @@ void CollectiveCurve::build_nccl(std::optional<Algorithm> force) {
     // 14 us at every step prices the 10 x 2 / 10 x 4 H100 all-gathers 44-99%
     // slow where the LL128 rule fits them (tests/data/nccl_logs/README.md).
     // The tuner still chooses with its own estimate (NCCL picks by it).
-    const double run_lat = multi && p != nc::kSimple
-                               ? nc::kBaseLatencyUs[nc::kRing][p] + nsteps * std::max(intra, inter_lat(nc::kRing, p))
-                               : lat;
+    const double run_lat =
+        multi && p != nc::kSimple ? base_lat(nc::kRing, p) + nsteps * std::max(intra, inter_lat(nc::kRing, p)) : lat;
     const double per_channel = channels > 0 ? uncapped * ring_ratio / channels : 0.0;
     add(Algorithm::ring, p, lat, bus, bus * ring_ratio, per_channel, false, run_lat);
   }
@@ -118,9 +122,8 @@ void CollectiveCurve::build_nccl(std::optional<Algorithm> force) {
         uncapped = bus * (multi ? nc::kTreeLL128NetFactor : nc::kTreeLL128NvlinkFactor);
         bus = std::min(uncapped, ch_cap * nc::kPerChannelMaxTreeLL128Bw[gen][col]);
       }
-      const double lat = nc::kBaseLatencyUs[nc::kTree][p] +
-                         2.0 * (double(ppn - 1) * nc::kNvlinkLatencyUs[nc::kTree][p] +
-                                lg_nodes * inter_lat(nc::kTree, p));
+      const double lat = base_lat(nc::kTree, p) +
+                         2.0 * (double(ppn - 1) * nvlink_lat(nc::kTree, p) + lg_nodes * inter_lat(nc::kTree, p));
       const double per_channel = channels > 0 ? uncapped * 0.5 / channels : 0.0;
       add(Algorithm::tree, p, lat, bus, bus * 0.5, per_channel, true);
     }
@@ -140,14 +143,14 @@ void CollectiveCurve::build_nccl(std::optional<Algorithm> force) {
     if (!multi || (collnet && ar)) {
       const double intra = ar ? nvls_bus : nvls_bus * 0.5 * double(ppn - 1) / double(ppn);
       const double bus = multi ? std::min(intra, node_nic) : intra;
-      const double lat = nc::kNvlinkLatencyUs[nc::kNvls][p] + (multi ? inter_lat(nc::kNvls, p) : 0.0);
+      const double lat = nvlink_lat(nc::kNvls, p) + (multi ? inter_lat(nc::kNvls, p) : 0.0);
       add(Algorithm::nvls, p, lat, bus, ar ? bus * ring_ratio : bus, 0.0, false);
     }
     if (multi && ar) {
       const double nvls_channels = nc::kNvlsChannels[gen];
       const double bus = std::min({nvls_bus, node_nic * (nodes <= 2 ? 2.0 : 1.0),
                                    nvls_channels * nc::kPerChannelMaxNvlsTreeBw[gen][col]});
-      const double lat = nc::kNvlinkLatencyUs[nc::kNvlsTree][p] + 2.0 * lg_nodes * inter_lat(nc::kNvlsTree, p);
+      const double lat = nvlink_lat(nc::kNvlsTree, p) + 2.0 * lg_nodes * inter_lat(nc::kNvlsTree, p);
       add(Algorithm::nvls_tree, p, lat, bus, bus * ring_ratio, 0.0, false);
     }
   }
@@ -157,8 +160,8 @@ void CollectiveCurve::build_nccl(std::optional<Algorithm> force) {
     constexpr int p = nc::kSimple;
     double bus = intra_bandwidth(hw, g) / 1e9;
     if (gen >= 2) bus *= nc::kCollNetHopperFactor;
-    const double lat = 2.0 * (double(std::min<std::int64_t>(1, ppn - 1)) * nc::kNvlinkLatencyUs[nc::kCollNetDirect][p] +
-                              double(ppn - 1) * nc::kCollNetArityUs) +
+    const double lat = 2.0 * (double(std::min<std::int64_t>(1, ppn - 1)) * nvlink_lat(nc::kCollNetDirect, p) +
+                              double(ppn - 1) * scale.nvlink * nc::kCollNetArityUs) +
                        inter_lat(nc::kCollNetDirect, p);
     add(Algorithm::collnet, p, lat, bus, bus * 0.5, 0.0, false);
   }
@@ -166,12 +169,60 @@ void CollectiveCurve::build_nccl(std::optional<Algorithm> force) {
   if (!ar && multi && ppn == 1) {
     constexpr int p = nc::kSimple;
     const double bus = bw * nc::kPatFactor;
-    const double lat = nc::kBaseLatencyUs[nc::kPat][p] +
-                       lg_nodes * (inter_lat(nc::kPat, p) / nc::kPatLevelDivisor) + double(n) * nc::kPatPerRankUs;
+    const double lat = base_lat(nc::kPat, p) + lg_nodes * (inter_lat(nc::kPat, p) / nc::kPatLevelDivisor) +
+                       double(n) * scale.net * nc::kPatPerRankUs;
     add(Algorithm::pat, p, lat, bus, bus, 0.0, false);
   }
   // A forced algorithm that cannot run this collective is ignored.
-  if (count_ == 0 && force) build_nccl(std::nullopt);
+  if (count_ == 0 && force) build_nccl(hw, std::nullopt, scale);
+}
+
+namespace {
+
+double ratio_or_one(double a, double b) { return b > 0 ? a / b : 1.0; }
+
+}  // namespace
+
+// A fit NCCL's tuner prices (CollectiveFit::nccl_tuner: calibrate fit on NCCL
+// runs) calibrates the tiers and NCCL's tuner still composes them (algorithm,
+// protocol, latency per protocol, channel and NIC limits: build_nccl). The
+// fit's values over the same fit of the base profile's own prices
+// (CollectiveFit::stock) say how the cluster differs from the base, and scale:
+//   - tier 0's ring and NVLS bandwidths by the bandwidth ratio (a node's
+//     fitted bandwidth is what its group moved with the algorithm NCCL ran
+//     there, NVLS for an 8 x H100 all-reduce: the ratio carries it to both);
+//   - tier 1's NIC bandwidth (bandwidth_achieved_bytes_per_s) likewise;
+//   - NCCL's NVLink hop latencies by tier 0's per-step latency ratio, its
+//     network latencies by tier 1's, its base latencies by the base-latency
+//     ratio of the tier base_latency() takes for the group.
+// All 1 where the cluster matches the base, or where calibrate fit kept the
+// base's latency (no size below 1 MiB): then the fitted profile prices the
+// base's NCCL curve on the fitted bandwidths. Approximation: one alpha-beta
+// latency per tier scales LL, LL128 and Simple alike (docs/calibration.md).
+void CollectiveCurve::build_nccl_fitted(std::optional<Algorithm> force) {
+  const HardwareProfile& hw = *hw_;
+  const CollectiveFit* f0 = fit_for(hw, 0, c_);
+  const CollectiveFit* f1 = fit_for(hw, 1, c_);
+  if (!f0 && !f1) {
+    build_nccl(hw, force, {});
+    return;
+  }
+  HardwareProfile fitted = hw;
+  LatencyScale scale;
+  if (f0) {
+    const double s0 = ratio_or_one(f0->bandwidth_bytes_per_s, f0->stock.bandwidth_bytes_per_s);
+    fitted.tiers[0].bandwidth_achieved_bytes_per_s *= s0;
+    fitted.tiers[0].nvls_bus_bandwidth_bytes_per_s *= s0;
+    scale.nvlink = ratio_or_one(f0->latency_per_step_s, f0->stock.latency_per_step_s);
+  }
+  if (f1) {
+    fitted.tiers[1].bandwidth_achieved_bytes_per_s *=
+        ratio_or_one(f1->bandwidth_bytes_per_s, f1->stock.bandwidth_bytes_per_s);
+    scale.net = ratio_or_one(f1->latency_per_step_s, f1->stock.latency_per_step_s);
+  }
+  if (const CollectiveFit* fb = g_.crosses_domains() ? f1 : f0)
+    scale.base = ratio_or_one(fb->base_latency_s, fb->stock.base_latency_s);
+  build_nccl(fitted, force, scale);
 }
 
 CollectiveCost CollectiveCurve::nccl_at(double bytes) const {
@@ -249,17 +300,34 @@ namespace {
 // The search prices the same few groups over and over: each thread keeps the
 // curves it built, keyed by the group, the collective and every profile field
 // build_nccl reads (not by the profile's address alone, which a new profile
-// can reuse). A memo: results are identical with or without it.
-using ProfileFields = std::array<double, 13>;
+// can reuse), and build_nccl_fitted's fits of the collective. A memo: results
+// are identical with or without it.
+using ProfileFields = std::array<double, 19>;
 
-ProfileFields profile_fields(const HardwareProfile& hw) {
+ProfileFields profile_fields(const HardwareProfile& hw, Collective c) {
   const InterconnectTier& t0 = hw.tiers[0];
   const InterconnectTier* t1 = hw.tiers.size() > 1 ? &hw.tiers[1] : nullptr;
-  return {double(hw.nccl_generation), double(hw.host_cpu), double(hw.tiers.size()), double(t0.topology),
-          t0.bandwidth_achieved_bytes_per_s, double(t0.collective_channels), t0.nvls_bus_bandwidth_bytes_per_s,
-          t1 ? double(t1->collective_channels) : 0.0, t1 ? t1->bandwidth_achieved_bytes_per_s : 0.0,
-          t1 ? double(t1->nics_per_node) : 0.0, t1 ? double(t1->gpus_per_node) : 0.0, t1 ? double(t1->collnet) : 0.0,
-          t1 ? t1->bandwidth_nominal_bytes_per_s : 0.0};  // ring_channels: NCCL's ring speed from the NIC's
+  const CollectiveFit* f0 = fit_for(hw, 0, c);
+  const CollectiveFit* f1 = fit_for(hw, 1, c);
+  return {double(hw.nccl_generation),
+          double(hw.host_cpu),
+          double(hw.tiers.size()),
+          double(t0.topology),
+          t0.bandwidth_achieved_bytes_per_s,
+          double(t0.collective_channels),
+          t0.nvls_bus_bandwidth_bytes_per_s,
+          t1 ? double(t1->collective_channels) : 0.0,
+          t1 ? t1->bandwidth_achieved_bytes_per_s : 0.0,
+          t1 ? double(t1->nics_per_node) : 0.0,
+          t1 ? double(t1->gpus_per_node) : 0.0,
+          t1 ? double(t1->collnet) : 0.0,
+          t1 ? t1->bandwidth_nominal_bytes_per_s : 0.0,  // ring_channels: NCCL's ring speed from the NIC's
+          f0 ? ratio_or_one(f0->bandwidth_bytes_per_s, f0->stock.bandwidth_bytes_per_s) : 0.0,
+          f0 ? ratio_or_one(f0->base_latency_s, f0->stock.base_latency_s) : 0.0,
+          f0 ? ratio_or_one(f0->latency_per_step_s, f0->stock.latency_per_step_s) : 0.0,
+          f1 ? ratio_or_one(f1->bandwidth_bytes_per_s, f1->stock.bandwidth_bytes_per_s) : 0.0,
+          f1 ? ratio_or_one(f1->base_latency_s, f1->stock.base_latency_s) : 0.0,
+          f1 ? ratio_or_one(f1->latency_per_step_s, f1->stock.latency_per_step_s) : 0.0};
 }
 
 struct CurveSlot {
@@ -295,7 +363,7 @@ const CollectiveCurve& detail::cached_curve(const HardwareProfile& hw, const Gro
   std::uint64_t h = std::uint64_t(g.size) * 0x9E3779B97F4A7C15ull;
   h ^= std::uint64_t(g.stride) * 0xC2B2AE3D27D4EB4Full + std::uint64_t(int(c) * 8 + f + 1) * 0x165667B19E3779F9ull;
   CurveSet& set = cache[std::size_t(h >> 58)];
-  const ProfileFields fields = profile_fields(hw);
+  const ProfileFields fields = profile_fields(hw, c);
   CurveSlot* hit = nullptr;
   for (CurveSlot& slot : set.slots)
     if (slot.holds(fields, g, int(c), f)) {

@@ -32,14 +32,15 @@ std::string render_fit_report(const FitResult& r) {
         channel = fmt::format("  (p2p channel {:.3f} GB/s{})", c.fit.p2p_channel_bandwidth_bytes_per_s / 1e9,
                               c.channel_bandwidth_fitted ? "" : ": base's");
       out +=
-          fmt::format("  {:<15} {:>7} {:>5} {:>10.3f} {:>10.4f} {:>11.3f} {:>7.4f} {:>6.1f}% {:>6.1f}% {:>5}{}{}{}\n",
+          fmt::format("  {:<15} {:>7} {:>5} {:>10.3f} {:>10.4f} {:>11.3f} {:>7.4f} {:>6.1f}% {:>6.1f}% {:>5}{}{}{}{}\n",
                       collective_key(c.collective), join_sizes(c.group_sizes), c.points, c.fit.base_latency_s * 1e6,
                       c.fit.latency_per_step_s * 1e6, c.fit.bandwidth_bytes_per_s / 1e9, c.r2_log_time,
                       c.median_abs_error * 100, c.max_abs_error * 100, c.downweighted,
                       c.latency_kept    ? "  (latency: base's, no size < 1 MiB)"
                       : c.growth_fitted ? ""
                                         : "  (one step count: latency split as base)",
-                      c.bandwidth_fitted ? "" : "  (bandwidth: base's)", channel);
+                      c.bandwidth_fitted ? "" : "  (bandwidth: base's)", channel,
+                      c.fit.nccl_tuner ? "  (priced by NCCL's tuner)" : "");
     }
     if (!header) continue;
     out += "  |error| by regime (latency-bound: bandwidth term < 1/4 of latency; bandwidth-bound: > 4x):\n";

@@ -108,7 +108,14 @@ class CollectiveCurve {
     double run_latency_us;  // what the run costs when this candidate wins (latency_us: what NCCL's tuner expects)
     bool tree;  // takes NCCL's tree correction by size
   };
-  void build_nccl(std::optional<Algorithm> force);
+  // NCCL's per-hop latencies as a fit scales them (1: the tables' own).
+  struct LatencyScale {
+    double base = 1, nvlink = 1, net = 1;
+  };
+  // build_nccl on the profile as the fits of c that NCCL's tuner prices
+  // (CollectiveFit::nccl_tuner) set it; without such fits, on hw as it is.
+  void build_nccl_fitted(std::optional<Algorithm> force);
+  void build_nccl(const HardwareProfile& hw, std::optional<Algorithm> force, const LatencyScale& scale);
   [[nodiscard]] CollectiveCost nccl_at(double bytes) const;
 
   const HardwareProfile* hw_;

@@ -104,6 +104,18 @@ struct CollectiveFit {
   // another size is priced with its own channels (collectives.h
   // send_recv_bandwidth); 0: no channel cap (the fitted bandwidth stands alone).
   double p2p_channel_bandwidth_bytes_per_s = 0;
+  // All-reduce, all-gather, reduce-scatter fitted to NCCL runs on a profile
+  // with NCCL's tables: NCCL's tuner prices them (algorithm, protocol, the
+  // latencies of each), on this tier's bandwidths and latencies scaled by the
+  // fit over `stock` (nccl_curve.cpp build_nccl_fitted); false: the alpha-beta
+  // above prices it as is.
+  bool nccl_tuner = false;
+  // The same fit of the base profile's own prices at the measured groups and
+  // sizes: what the fit would have found had the cluster been the base.
+  struct Stock {
+    double base_latency_s = 0, latency_per_step_s = 0, bandwidth_bytes_per_s = 0;
+    bool operator==(const Stock&) const = default;
+  } stock{};
   bool operator==(const CollectiveFit&) const = default;
 };
 // One CollectiveFit per planner::Collective (collectives.h), in that enum's order.

@@ -2,7 +2,8 @@
 """Writes synthetic_h100.json: collective times generated from known alpha-beta
 values with the planner's own formulas (src/model/collectives.cpp for groups wholly
 inside one tier; docs/calibration.md) and 2% log-normal noise, seeded.
-It is synthetic, not measured: tests/CMakeLists.txt fits it and checks that the
+It is synthetic, not measured (backend "synthetic": a fit of NCCL runs would keep
+NCCL's tuner, docs/calibration.md): tests/CMakeLists.txt fits it and checks that the
 fit recovers these values. Regenerate (deterministic) with
     python3 tests/data/calibration/make_synthetic.py > tests/data/calibration/synthetic_h100.json
 """
@@ -66,7 +67,7 @@ def main():
     doc = {
         "schema_version": 1,
         "tool": "tests/data/calibration/make_synthetic.py (synthetic, not measured)",
-        "backend": "nccl",
+        "backend": "synthetic",
         "device": "synthetic H100-like: tier 0 base (5+i) us, step (0.7+0.1i) us, (360-20i) GB/s; "
                   "tier 1 base (9+i) us, step (3.5+0.5i) us, (46-2i) GB/s per NIC; i = collective index",
         "hosts": [f"node{k}" for k in range(8)],
