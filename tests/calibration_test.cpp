@@ -642,6 +642,12 @@ TEST_CASE("NCCL runs keep NCCL's tuner: a slower cluster's NCCL prices fit back 
   mpi_a.backend = mpi_b.backend = "mpi";
   for (const CollectiveFitReport& c : fit_profile(base, {{"1x8.json", mpi_a}, {"16x1.json", mpi_b}}).collectives)
     CHECK(!c.fit.nccl_tuner);
+  // One tier from NCCL runs, the other from MPI: a collective is priced one way, the alpha-beta, on both.
+  const FitResult mixed = fit_profile(base, {{"1x8.json", a}, {"16x1.json", mpi_b}});
+  for (const CollectiveFitReport& c : mixed.collectives) {
+    CHECK(!c.fit.nccl_tuner);
+    CHECK(!mixed.profile.tiers[c.tier].collective_fits[std::size_t(c.collective)].nccl_tuner);
+  }
 }
 
 TEST_CASE("three real runs: 1 x 8 and 10 x 1 fitted, 10 x 8 checked (xxrjun cluster01, H100)", "[calibration]") {

@@ -415,35 +415,64 @@ void fill_residuals(const HardwareProfile& hw, const std::vector<NamedMeasuremen
   rep.r2_log_time = sst > 0 ? 1.0 - sse / sst : 1.0;
 }
 
-// A fit NCCL's tuner would price (CollectiveFit::nccl_tuner) keeps it where
-// the tuner, on the fitted scales, describes the runs (passes the gates);
-// where it does not and the fitted alpha-beta does better, that prices it,
-// with a note. Either way the source says which.
-void choose_nccl_tuner_or_alpha_beta(const std::vector<NamedMeasurements>& ms, CollectiveFitReport& rep,
-                                     FitResult& out) {
-  CollectiveFit& f = out.profile.tiers[rep.tier].collective_fits[std::size_t(rep.collective)];
-  std::string& source = out.sources[fmt::format("tiers[{}].collectives.{}", rep.tier, collective_key(rep.collective))];
-  if (!gate_reasons(rep).empty()) {
-    CollectiveFitReport alpha_beta = rep;
-    f.nccl_tuner = false;
-    alpha_beta.fit = f;
-    fill_residuals(out.profile, ms, alpha_beta);
-    if (gate_reasons(alpha_beta).empty() || alpha_beta.median_abs_error < rep.median_abs_error) {
-      out.notes.push_back(fmt::format(
-          "tier {} {}: NCCL's tuner on the fitted values misses these runs (median |error| {:.1f}%, R2 of ln(time) "
-          "{:.2f}); the fitted alpha-beta prices it (median {:.1f}%, R2 {:.2f})",
-          rep.tier, collective_key(rep.collective), rep.median_abs_error * 100, rep.r2_log_time,
-          alpha_beta.median_abs_error * 100, alpha_beta.r2_log_time));
-      source += "; NCCL's tuner on these values missed the runs, so this alpha-beta prices it";
-      rep = alpha_beta;
-      return;
-    }
-    f.nccl_tuner = true;
+// The fits of collective c NCCL's tuner would price (CollectiveFit::nccl_tuner)
+// keep it where the tuner, on the fitted scales, describes the runs (every
+// tier's fit passes the gates); where one does not and the fitted alpha-beta
+// does better, the alpha-beta prices c on both tiers (a profile prices a
+// collective one way: collectives.cpp priced_by_nccl), with a note. The
+// reports' residuals are those of the pricing kept; the sources say which.
+void choose_nccl_tuner_or_alpha_beta(const std::vector<NamedMeasurements>& ms, Collective c, FitResult& out) {
+  std::vector<CollectiveFitReport*> reps;
+  for (CollectiveFitReport& rep : out.collectives)
+    if (rep.collective == c && rep.fit.nccl_tuner) reps.push_back(&rep);
+  if (reps.empty()) return;
+  const auto set_tuner = [&](bool on) {
+    for (CollectiveFitReport* r : reps) out.profile.tiers[r->tier].collective_fits[std::size_t(c)].nccl_tuner = on;
+  };
+  // A tier of c fitted to other runs (MPI) prices its alpha-beta, and so c everywhere.
+  if (std::any_of(out.collectives.begin(), out.collectives.end(),
+                  [&](const CollectiveFitReport& r) { return r.collective == c && !r.fit.nccl_tuner; })) {
+    set_tuner(false);
+    for (CollectiveFitReport* r : reps) r->fit.nccl_tuner = false;
+    return;
   }
-  source +=
-      "; nccl_tuner: the same fit of the base profile's own prices of these points; NCCL's tuner prices the "
-      "collective, with this tier's bandwidths and NCCL's latencies scaled by the fitted values over these "
-      "(docs/calibration.md, section 4)";
+  const auto fails = [](const CollectiveFitReport* r) { return !gate_reasons(*r).empty(); };
+  const auto worst_median = [](const std::vector<CollectiveFitReport*>& rs) {
+    double w = 0;
+    for (const CollectiveFitReport* r : rs) w = std::max(w, r->median_abs_error);
+    return w;
+  };
+  bool tuner = true;
+  if (std::any_of(reps.begin(), reps.end(), fails)) {
+    std::vector<CollectiveFitReport> alpha_beta;
+    set_tuner(false);
+    for (const CollectiveFitReport* r : reps) {
+      alpha_beta.push_back(*r);
+      alpha_beta.back().fit.nccl_tuner = false;
+      fill_residuals(out.profile, ms, alpha_beta.back());
+    }
+    std::vector<CollectiveFitReport*> ab;
+    for (CollectiveFitReport& r : alpha_beta) ab.push_back(&r);
+    tuner = !(std::none_of(ab.begin(), ab.end(), fails) || worst_median(ab) < worst_median(reps));
+    if (!tuner) {
+      for (std::size_t i = 0; i < reps.size(); ++i) {
+        out.notes.push_back(fmt::format(
+            "tier {} {}: NCCL's tuner on the fitted values misses these runs (median |error| {:.1f}%, R2 of ln(time) "
+            "{:.2f}); the fitted alpha-beta prices {} (median {:.1f}%, R2 {:.2f})",
+            reps[i]->tier, collective_key(c), reps[i]->median_abs_error * 100, reps[i]->r2_log_time, collective_key(c),
+            alpha_beta[i].median_abs_error * 100, alpha_beta[i].r2_log_time));
+        *reps[i] = alpha_beta[i];
+      }
+    } else {
+      set_tuner(true);
+    }
+  }
+  for (const CollectiveFitReport* r : reps)
+    out.sources[fmt::format("tiers[{}].collectives.{}", r->tier, collective_key(c))] +=
+        tuner ? "; nccl_tuner: the same fit of the base profile's own prices of these points; NCCL's tuner prices the "
+                "collective, with this tier's bandwidths and NCCL's latencies scaled by the fitted values over these "
+                "(docs/calibration.md, section 4)"
+              : "; NCCL's tuner on these values missed the runs, so this alpha-beta prices it";
 }
 
 }  // namespace
@@ -529,11 +558,9 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
     out.notes.push_back(fmt::format(
         "no collective series in {}: only compute is fitted; every collective keeps {}'s values", files, base.name));
 
-  for (CollectiveFitReport& rep : out.collectives) {
-    fill_residuals(hw, ms, rep);
-    if (rep.fit.nccl_tuner) choose_nccl_tuner_or_alpha_beta(ms, rep, out);
-    gate(rep, out);
-  }
+  for (CollectiveFitReport& rep : out.collectives) fill_residuals(hw, ms, rep);
+  for (Collective c : kAllCollectives) choose_nccl_tuner_or_alpha_beta(ms, c, out);
+  for (const CollectiveFitReport& rep : out.collectives) gate(rep, out);
   if (opt.force)
     for (const std::string& f : out.failures) out.warnings.push_back(f + "; written anyway (--force)");
   // Groups with several ranks on each of several nodes: predicted, not fitted.
