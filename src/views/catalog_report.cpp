@@ -134,12 +134,17 @@ std::string render_hardware(const HardwareProfile& h, Format f) {
     for (Collective c : kAllCollectives) {
       const CollectiveFit& fit = t.collective_fits[std::size_t(c)];
       if (fit.fitted)
-        out += fmt::format("    fitted {}: base {:.2f} us + {:.3f} us per step, bandwidth {:.2f} GB/s{}\n",
-                           collective_key(c), fit.base_latency_s * 1e6, fit.latency_per_step_s * 1e6,
-                           fit.bandwidth_bytes_per_s / 1e9,
-                           fit.p2p_channel_bandwidth_bytes_per_s > 0
-                               ? fmt::format(", {:.2f} GB/s a p2p channel", fit.p2p_channel_bandwidth_bytes_per_s / 1e9)
-                               : std::string());
+        out += fmt::format(
+            "    fitted {}: base {:.2f} us + {:.3f} us per step, bandwidth {:.2f} GB/s{}{}\n", collective_key(c),
+            fit.base_latency_s * 1e6, fit.latency_per_step_s * 1e6, fit.bandwidth_bytes_per_s / 1e9,
+            fit.p2p_channel_bandwidth_bytes_per_s > 0
+                ? fmt::format(", {:.2f} GB/s a p2p channel", fit.p2p_channel_bandwidth_bytes_per_s / 1e9)
+                : std::string(),
+            fit.nccl_tuner ? fmt::format("; priced by NCCL's tuner at x{:.3f} the stock bandwidth",
+                                         fit.stock.bandwidth_bytes_per_s > 0
+                                             ? fit.bandwidth_bytes_per_s / fit.stock.bandwidth_bytes_per_s
+                                             : 1.0)
+                           : std::string());
     }
   }
   return out;

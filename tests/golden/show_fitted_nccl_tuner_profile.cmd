@@ -1,0 +1,1 @@
+show tests/golden/data/fitted_nccl_tuner.json
