@@ -236,6 +236,53 @@ void add_p2p_bounds(const SendRecvBandwidth& b, Obs& o) {
   o.terms[1].factor /= double(b.channels);
 }
 
+// A fitted 1 / bandwidth as the tier states bandwidth: per GPU (tier 0) or
+// per NIC (tier 1), as bandwidth_achieved_bytes_per_s.
+double tier_bandwidth(const InterconnectTier& t, std::size_t tier, double beta) {
+  const double per_gpu = 1.0 / beta;
+  return std::min(1e15, tier == 0
+                            ? per_gpu
+                            : per_gpu * double(t.gpus_per_node) / double(std::max<std::int64_t>(t.nics_per_node, 1)));
+}
+
+// The same fit of the base profile's own prices of the points
+// (CollectiveFit::stock): what the fit would find on a cluster equal to the base.
+CollectiveFit::Stock stock_fit(const std::vector<Obs>& stock_obs, const Params& base_p, const FitOptions& opt,
+                               bool keep_latency, const InterconnectTier& t, std::size_t tier) {
+  const EngineResult st = fit_engine(stock_obs, base_p, opt, keep_latency);
+  CollectiveFit::Stock out;
+  out.base_latency_s = std::min(st.params.l0, 1.0);
+  out.latency_per_step_s = std::min(st.params.l1, 1.0);
+  out.bandwidth_bytes_per_s = tier_bandwidth(t, tier, st.params.beta);
+  return out;
+}
+
+// The profile's source text for one fit: what was fitted to what, and which
+// of its values are the base's.
+std::string fit_source(const CollectiveFitReport& rep, const std::set<std::string>& origins, const FitOptions& opt) {
+  std::string from;
+  for (const auto& o : origins) from += (from.empty() ? "" : ", ") + o;
+  return fmt::format(
+      "fitted by planner calibrate fit to {}: {} series, group sizes {}, {} points {}-{}; weighted least squares "
+      "in relative "
+      "error with Huber reweighting{}{}{}{}{}",
+      from, rep.series, join_sizes(rep.group_sizes), rep.points, human_bytes(rep.min_bytes), human_bytes(rep.max_bytes),
+      opt.algorithm ? fmt::format("; algorithm forced: {}", to_string(*opt.algorithm)) : "",
+      rep.latency_kept    ? "; no size below 1 MiB, so the base profile's latency kept"
+      : rep.growth_fitted ? ""
+                          : "; one step count, so base and per-step latency split in the base profile's ratio",
+      !rep.p2p_channels ? ""
+      : rep.channel_bandwidth_fitted
+          ? "; p2p_channel_bandwidth_bytes_per_s: what one NCCL p2p channel moved, given each measured "
+            "communicator's channel count (NVIDIA/nccl src/graph/paths.cc ncclTopoComputeP2pChannels, "
+            "src/enqueue.cc addP2pToPlan)"
+          : "; no point paced by NCCL's p2p channels, so the base's per-channel rate kept",
+      rep.bandwidth_fitted ? ""
+      : rep.p2p_channels   ? "; every point paced by NCCL's p2p channels, so the base's link bandwidth kept"
+                           : "; sizes too small to show bandwidth, the base's bandwidth kept",
+      opt.command.empty() ? "" : fmt::format("; command: {}", opt.command));
+}
+
 // Fits collective c on `tier` to every series wholly inside that tier, and
 // records the fit, its report and its source.
 void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, const FitOptions& opt,
@@ -303,19 +350,12 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   const bool keep_latency = no_small && !opt.force;
   const EngineResult e = fit_engine(obs, base_p, opt, keep_latency);
   InterconnectTier& t = hw.tiers[tier];
-  // Per GPU (tier 0) or per NIC (tier 1), as bandwidth_achieved_bytes_per_s.
-  const auto tier_bandwidth = [&](double beta) {
-    const double per_gpu = 1.0 / beta;
-    return std::min(1e15, tier == 0
-                              ? per_gpu
-                              : per_gpu * double(t.gpus_per_node) / double(std::max<std::int64_t>(t.nics_per_node, 1)));
-  };
   CollectiveFit f;
   f.fitted = true;
   f.base_latency_s = std::min(e.params.l0, 1.0);
   f.latency_per_step_s = std::min(e.params.l1, 1.0);
   if (base_per_channel > 0) f.p2p_channel_bandwidth_bytes_per_s = std::min(1e15, 1.0 / e.params.beta_ch);
-  f.bandwidth_bytes_per_s = tier_bandwidth(e.params.beta);
+  f.bandwidth_bytes_per_s = tier_bandwidth(t, tier, e.params.beta);
   // NCCL's runs of a collective NCCL's tuner prices on this profile: the fit
   // calibrates the tier against the same fit of the base's own prices, and the
   // tuner keeps composing it (CollectiveFit::nccl_tuner, nccl_curve.cpp
@@ -325,10 +365,7 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   if (f.nccl_tuner) {
     std::vector<Obs> stock_obs = obs;
     for (std::size_t i = 0; i < obs.size(); ++i) stock_obs[i].t = stock_times[i];
-    const EngineResult st = fit_engine(stock_obs, base_p, opt, keep_latency);
-    f.stock.base_latency_s = std::min(st.params.l0, 1.0);
-    f.stock.latency_per_step_s = std::min(st.params.l1, 1.0);
-    f.stock.bandwidth_bytes_per_s = tier_bandwidth(st.params.beta);
+    f.stock = stock_fit(stock_obs, base_p, opt, keep_latency, t, tier);
   }
   t.collective_fits[std::size_t(c)] = f;
 
@@ -349,27 +386,7 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   rep.max_bytes = max_bytes;
   rep.iterations = e.iterations;
   out.collectives.push_back(rep);
-  std::string from;
-  for (const auto& o : origins) from += (from.empty() ? "" : ", ") + o;
-  out.sources[fmt::format("tiers[{}].collectives.{}", tier, collective_key(c))] = fmt::format(
-      "fitted by planner calibrate fit to {}: {} series, group sizes {}, {} points {}-{}; weighted least squares "
-      "in relative "
-      "error with Huber reweighting{}{}{}{}{}",
-      from, nseries, join_sizes(rep.group_sizes), obs.size(), human_bytes(min_bytes), human_bytes(max_bytes),
-      opt.algorithm ? fmt::format("; algorithm forced: {}", to_string(*opt.algorithm)) : "",
-      rep.latency_kept ? "; no size below 1 MiB, so the base profile's latency kept"
-      : e.growth       ? ""
-                       : "; one step count, so base and per-step latency split in the base profile's ratio",
-      !rep.p2p_channels ? ""
-      : e.channel_bandwidth
-          ? "; p2p_channel_bandwidth_bytes_per_s: what one NCCL p2p channel moved, given each measured "
-            "communicator's channel count (NVIDIA/nccl src/graph/paths.cc ncclTopoComputeP2pChannels, "
-            "src/enqueue.cc addP2pToPlan)"
-          : "; no point paced by NCCL's p2p channels, so the base's per-channel rate kept",
-      e.bandwidth        ? ""
-      : rep.p2p_channels ? "; every point paced by NCCL's p2p channels, so the base's link bandwidth kept"
-                         : "; sizes too small to show bandwidth, the base's bandwidth kept",
-      opt.command.empty() ? "" : fmt::format("; command: {}", opt.command));
+  out.sources[fmt::format("tiers[{}].collectives.{}", tier, collective_key(c))] = fit_source(rep, origins, opt);
 }
 
 // A fit's residuals through the planner's own collective_cost on the fitted
