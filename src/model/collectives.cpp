@@ -122,6 +122,9 @@ bool is_torus(const HardwareProfile& hw) { return !hw.tiers.empty() && hw.tiers[
 // The fitted alpha-beta of collective `c` on tier `tier` (`planner calibrate
 // fit`), or nullptr when the profile carries none: then the tier's generic
 // latency_s / bandwidth_achieved_bytes_per_s apply, exactly as before fits existed.
+// A fit NCCL's tuner prices (CollectiveFit::nccl_tuner) is returned too: its
+// curve scales the tiers by it (nccl_curve.cpp build_nccl_fitted); of the
+// helpers below only binding_ctas_per_nic's note then reads its raw values.
 const CollectiveFit* fit_for(const HardwareProfile& hw, std::size_t tier, std::optional<Collective> c) {
   if (!c || tier >= hw.tiers.size() || hw.tiers[tier].topology != Topology::switched) return nullptr;
   const CollectiveFit& f = hw.tiers[tier].collective_fits[std::size_t(*c)];
