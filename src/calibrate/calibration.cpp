@@ -26,6 +26,7 @@
 
 #include "calibrate/alpha_beta_fit.h"
 #include "calibrate/compute_fit.h"
+#include "calibrate/fit_quality.h"
 
 #include <algorithm>
 #include <cmath>
@@ -42,17 +43,18 @@
 namespace planner {
 
 using calibrate_detail::candidate_terms;
+using calibrate_detail::choose_nccl_tuner_or_alpha_beta;
 using calibrate_detail::EngineResult;
+using calibrate_detail::fill_residuals;
 using calibrate_detail::fit_compute;
 using calibrate_detail::fit_engine;
+using calibrate_detail::gate;
 using calibrate_detail::median_of;
 using calibrate_detail::Obs;
 using calibrate_detail::Params;
 using nlohmann::json;
 
 namespace {
-
-constexpr double kRegimeRatio = 4.0;  // bandwidth/latency term ratio that separates regimes
 
 // The alpha-beta a profile prices collective c on tier t with: its fit, else
 // the generic tier values (base latency: the profile's NCCL baseLat).
@@ -121,26 +123,6 @@ SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, c
   out.median_abs_error = median_of(errs);
   out.max_abs_error = errs.empty() ? 0 : *std::max_element(errs.begin(), errs.end());
   return out;
-}
-
-// Why a fit fails the quality gates (empty: it passes).
-std::vector<std::string> gate_reasons(const CollectiveFitReport& rep) {
-  std::vector<std::string> why;
-  if (rep.r2_log_time < kMinR2) why.push_back(fmt::format("R2 of ln(time) {:.2f} < {:.1f}", rep.r2_log_time, kMinR2));
-  if (rep.median_abs_error > kMaxMedianError)
-    why.push_back(fmt::format("median |error| {:.1f}% > {:.0f}%", rep.median_abs_error * 100, kMaxMedianError * 100));
-  return why;
-}
-
-// Which series fail the quality gates, and why (exit 1 unless --force).
-void gate(const CollectiveFitReport& rep, FitResult& out) {
-  const std::vector<std::string> why = gate_reasons(rep);
-  if (why.empty()) return;
-  out.failures.push_back(fmt::format(
-      "tier {} {} (group sizes {}, {} points {}-{}): {}; the alpha-beta line does not describe these measurements "
-      "(a protocol or algorithm switch, a mixed-up rank count, or runs of different machines)",
-      rep.tier, collective_key(rep.collective), join_sizes(rep.group_sizes), rep.points, human_bytes(rep.min_bytes),
-      human_bytes(rep.max_bytes), fmt::join(why, " and ")));
 }
 
 // A log's device against the base profile's chip: a warning naming both.
@@ -295,11 +277,7 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   std::set<std::string> origins;
   double min_bytes = std::numeric_limits<double>::infinity(), max_bytes = 0;
   bool all_nccl_runs = true;
-  // The base's own prices of every point (CollectiveFit::stock), on the
-  // profile with this collective's fits left out.
-  std::vector<double> stock_times;
-  HardwareProfile stock_hw = hw;
-  for (InterconnectTier& t : stock_hw.tiers) t.collective_fits[std::size_t(c)] = {};
+  std::vector<GroupPlacement> groups;  // each point's, for CollectiveFit::stock
   for (const auto& m : ms)
     for (const MeasuredSeries& s : m.set.series) {
       if (s.collective != c || group_tier(s) != (tier == 0 ? GroupTier::tier0 : GroupTier::tier1)) continue;
@@ -317,7 +295,7 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
       all_nccl_runs = all_nccl_runs && nccl_run;
       for (const MeasuredPoint& p : s.points) {
         obs.push_back(Obs{p.bytes, p.time_s, forced_terms(tier, c, s.group_size, opt.algorithm)});
-        stock_times.push_back(collective_cost(stock_hw, g, c, p.bytes).total_s());
+        groups.push_back(g);
         if (c == Collective::send_recv && nccl_run) {
           const SendRecvBandwidth b = send_recv_bandwidth(hw, g, p.bytes);
           add_p2p_bounds(b, obs.back());
@@ -363,8 +341,12 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   f.nccl_tuner = all_nccl_runs && hw.nccl_generation != NcclGeneration::none &&
                  (c == Collective::all_reduce || c == Collective::all_gather || c == Collective::reduce_scatter);
   if (f.nccl_tuner) {
+    // The base's own prices of every point, on the profile with c's fits left out.
+    HardwareProfile stock_hw = hw;
+    for (InterconnectTier& st : stock_hw.tiers) st.collective_fits[std::size_t(c)] = {};
     std::vector<Obs> stock_obs = obs;
-    for (std::size_t i = 0; i < obs.size(); ++i) stock_obs[i].t = stock_times[i];
+    for (std::size_t i = 0; i < obs.size(); ++i)
+      stock_obs[i].t = collective_cost(stock_hw, groups[i], c, obs[i].n).total_s();
     f.stock = stock_fit(stock_obs, base_p, opt, keep_latency, t, tier);
   }
   t.collective_fits[std::size_t(c)] = f;
@@ -387,109 +369,6 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   rep.iterations = e.iterations;
   out.collectives.push_back(rep);
   out.sources[fmt::format("tiers[{}].collectives.{}", tier, collective_key(c))] = fit_source(rep, origins, opt);
-}
-
-// A fit's residuals through the planner's own collective_cost on the fitted
-// profile: overall, by regime, and R^2 of log time.
-void fill_residuals(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms, CollectiveFitReport& rep) {
-  rep.regimes = {};
-  std::vector<double> errs, ln_meas, ln_pred;
-  std::array<std::vector<double>, 3> by_regime;
-  for (const auto& m : ms)
-    for (const MeasuredSeries& s : m.set.series) {
-      if (s.collective != rep.collective || group_tier(s) != (rep.tier == 0 ? GroupTier::tier0 : GroupTier::tier1))
-        continue;
-      const GroupPlacement g = placement_of(hw, s);
-      for (const MeasuredPoint& p : s.points) {
-        const CollectiveCost cost = collective_cost(hw, g, s.collective, p.bytes);
-        const double e = std::abs(cost.total_s() - p.time_s) / p.time_s;
-        errs.push_back(e);
-        ln_meas.push_back(std::log(p.time_s));
-        ln_pred.push_back(std::log(cost.total_s()));
-        const std::size_t regime = cost.bandwidth_s < cost.latency_s / kRegimeRatio   ? kLatencyBound
-                                   : cost.bandwidth_s > cost.latency_s * kRegimeRatio ? kBandwidthBound
-                                                                                      : kMixed;
-        RangeStats& rs = rep.regimes[regime];
-        rs.min_bytes = rs.points ? std::min(rs.min_bytes, p.bytes) : p.bytes;
-        rs.max_bytes = std::max(rs.max_bytes, p.bytes);
-        ++rs.points;
-        by_regime[regime].push_back(e);
-      }
-    }
-  for (std::size_t k = 0; k < 3; ++k) {
-    rep.regimes[k].median_abs_error = median_of(by_regime[k]);
-    rep.regimes[k].max_abs_error =
-        by_regime[k].empty() ? 0 : *std::max_element(by_regime[k].begin(), by_regime[k].end());
-  }
-  rep.median_abs_error = median_of(errs);
-  rep.max_abs_error = errs.empty() ? 0 : *std::max_element(errs.begin(), errs.end());
-  const double mean = std::accumulate(ln_meas.begin(), ln_meas.end(), 0.0) / double(ln_meas.size());
-  double sse = 0, sst = 0;
-  for (std::size_t i = 0; i < ln_meas.size(); ++i) {
-    sse += (ln_pred[i] - ln_meas[i]) * (ln_pred[i] - ln_meas[i]);
-    sst += (ln_meas[i] - mean) * (ln_meas[i] - mean);
-  }
-  rep.r2_log_time = sst > 0 ? 1.0 - sse / sst : 1.0;
-}
-
-// The fits of collective c NCCL's tuner would price (CollectiveFit::nccl_tuner)
-// keep it where the tuner, on the fitted scales, describes the runs (every
-// tier's fit passes the gates); where one does not and the fitted alpha-beta
-// does better, the alpha-beta prices c on both tiers (a profile prices a
-// collective one way: collectives.cpp priced_by_nccl), with a note. The
-// reports' residuals are those of the pricing kept; the sources say which.
-void choose_nccl_tuner_or_alpha_beta(const std::vector<NamedMeasurements>& ms, Collective c, FitResult& out) {
-  std::vector<CollectiveFitReport*> reps;
-  for (CollectiveFitReport& rep : out.collectives)
-    if (rep.collective == c && rep.fit.nccl_tuner) reps.push_back(&rep);
-  if (reps.empty()) return;
-  const auto set_tuner = [&](bool on) {
-    for (CollectiveFitReport* r : reps) out.profile.tiers[r->tier].collective_fits[std::size_t(c)].nccl_tuner = on;
-  };
-  // A tier of c fitted to other runs (MPI) prices its alpha-beta, and so c everywhere.
-  if (std::any_of(out.collectives.begin(), out.collectives.end(),
-                  [&](const CollectiveFitReport& r) { return r.collective == c && !r.fit.nccl_tuner; })) {
-    set_tuner(false);
-    for (CollectiveFitReport* r : reps) r->fit.nccl_tuner = false;
-    return;
-  }
-  const auto fails = [](const CollectiveFitReport* r) { return !gate_reasons(*r).empty(); };
-  const auto worst_median = [](const std::vector<CollectiveFitReport*>& rs) {
-    double w = 0;
-    for (const CollectiveFitReport* r : rs) w = std::max(w, r->median_abs_error);
-    return w;
-  };
-  bool tuner = true;
-  if (std::any_of(reps.begin(), reps.end(), fails)) {
-    std::vector<CollectiveFitReport> alpha_beta;
-    set_tuner(false);
-    for (const CollectiveFitReport* r : reps) {
-      alpha_beta.push_back(*r);
-      alpha_beta.back().fit.nccl_tuner = false;
-      fill_residuals(out.profile, ms, alpha_beta.back());
-    }
-    std::vector<CollectiveFitReport*> ab;
-    for (CollectiveFitReport& r : alpha_beta) ab.push_back(&r);
-    tuner = !(std::none_of(ab.begin(), ab.end(), fails) || worst_median(ab) < worst_median(reps));
-    if (!tuner) {
-      for (std::size_t i = 0; i < reps.size(); ++i) {
-        out.notes.push_back(fmt::format(
-            "tier {} {}: NCCL's tuner on the fitted values misses these runs (median |error| {:.1f}%, R2 of ln(time) "
-            "{:.2f}); the fitted alpha-beta prices {} (median {:.1f}%, R2 {:.2f})",
-            reps[i]->tier, collective_key(c), reps[i]->median_abs_error * 100, reps[i]->r2_log_time, collective_key(c),
-            alpha_beta[i].median_abs_error * 100, alpha_beta[i].r2_log_time));
-        *reps[i] = alpha_beta[i];
-      }
-    } else {
-      set_tuner(true);
-    }
-  }
-  for (const CollectiveFitReport* r : reps)
-    out.sources[fmt::format("tiers[{}].collectives.{}", r->tier, collective_key(c))] +=
-        tuner ? "; nccl_tuner: the same fit of the base profile's own prices of these points; NCCL's tuner prices the "
-                "collective, with this tier's bandwidths and NCCL's latencies scaled by the fitted values over these "
-                "(docs/calibration.md, section 4)"
-              : "; NCCL's tuner on these values missed the runs, so this alpha-beta prices it";
 }
 
 }  // namespace
