@@ -2,6 +2,8 @@
 // #wrong; older: no root, error), launcher prefixes, the -J JSON, and
 // malformed logs as file:line errors (fixtures and their sources:
 // tests/data/nccl_tests/README.md). Expected numbers are read off the logs.
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "calibrate/nccl_tests_tables.h"
 #include "planner/calibrate/nccl_tests_import.h"
+#include "planner/io/read_file.h"
 #include "planner/spec/input_error.h"
 #include "test_support.h"
 
@@ -290,6 +293,68 @@ TEST_CASE("a list showing only the last rank gives the count from its index", "[
                                "if the nodes ran more)");
   // busbw recomputed with 2 * 71/72 agrees with the printed one.
   CHECK(s.points.back().busbw_bytes_per_s / s.points.back().algbw_bytes_per_s == Approx(2.0 * 71 / 72));
+}
+
+TEST_CASE("the same rank listed twice is a log of separate jobs, one per process", "[nccl_tests]") {
+  // nccl-tests built without MPI and started by mpirun: every process is rank
+  // 0 of a job of its own (NVIDIA/nccl-tests#107, #306).
+  SECTION("one-rank jobs are refused, saying why and what to do") {
+    const std::string f = kCons + "all_reduce_two_one_rank_jobs.log";
+    NcclTestsImportOptions o;
+    o.collective = Collective::all_reduce;
+    CHECK(error_of([&] { (void)import_nccl_tests_files({f}, o); }) ==
+          f + ":14: rank 0 is listed 2 times (on host-a and host-b): every process ran a one-rank job of its own, "
+              "which measures no communication (nccl-tests built without MPI and started by mpirun or srun); "
+              "rebuild it with `make MPI=1`");
+  }
+  const std::string f = kCons + "all_reduce_two_8_rank_jobs.log";
+  SECTION("8-rank jobs on two nodes import as one 8-rank job on one node, with a warning") {
+    NcclTestsImportOptions o;
+    o.collective = Collective::all_reduce;
+    const auto imp = import_nccl_tests_files({f}, o);
+    const MeasuredSeries& s = only_series(imp);
+    CHECK(s.group_size == 8);
+    CHECK(s.nodes == 1);
+    CHECK(imp.measurements.hosts == std::vector<std::string>{"node3"});
+    REQUIRE(imp.warnings.size() == 1);
+    CHECK(imp.warnings[0] == f + ":28: rank 0 is listed 2 times (on node3 and node2): the log is of 2 separate "
+                                 "8-rank jobs, one per process (nccl-tests built without MPI and started by mpirun "
+                                 "or srun; `make MPI=1` makes them one job); imported as one 8-rank job");
+  }
+  SECTION("--ranks 16 (what the user meant) disagrees, and the error says why") {
+    CHECK(error_of([&] { (void)import_nccl_tests_files({f}, flags(Collective::all_reduce, 16, 8)); }) ==
+          f + ":28: --ranks 16 disagrees with the log's device list (8 ranks per group; rank 0 is listed 2 times, "
+              "on node3 and node2: 2 separate jobs, one per process, as nccl-tests built without MPI runs them)");
+  }
+}
+
+TEST_CASE("rows with a root rank are a rooted test, never a planner collective", "[nccl_tests]") {
+  // nccl-tests prints root -1 for every test but broadcast and reduce (src/util.cu).
+  const std::string f = kCons + "broadcast_old_layout_root0.log";
+  SECTION("--collective all_reduce on a broadcast table is refused") {
+    NcclTestsImportOptions o;
+    o.collective = Collective::all_reduce;
+    CHECK(error_of([&] { (void)import_nccl_tests_files({f}, o); }) ==
+          f + ":11: the rows print root 0: a rooted test (broadcast_perf or reduce_perf), not all_reduce, for which "
+              "nccl-tests prints root -1");
+  }
+  SECTION("without --collective the table is skipped, and the error says why nothing was imported") {
+    CHECK(error_of([&] { (void)import_nccl_tests_files({f}, {}); }) ==
+          f + ": no series of a planner collective in the given logs (" + f +
+              ":9: the rows print root 0: a rooted test (broadcast_perf or reduce_perf), which the planner does not "
+              "price; skipped)");
+  }
+  SECTION("the -J JSON's root field says the same") {
+    std::string text = read_input_file(kData + "constructed_json_all_reduce.json");
+    for (std::size_t at = text.find("\"    -1\""); at != std::string::npos; at = text.find("\"    -1\"", at))
+      text.replace(at, 8, "\"     2\"");
+    const std::string g = (std::filesystem::temp_directory_path() / "planner_rooted_json_test.json").string();
+    std::ofstream(g) << text;
+    CHECK(error_of([&] { (void)import_nccl_tests_files({g}, {}); }) ==
+          g + ": results[0].root: the rows print root 2: a rooted test (broadcast_perf or reduce_perf), not "
+              "all_reduce, for which nccl-tests prints root -1");
+    std::filesystem::remove(g);
+  }
 }
 
 TEST_CASE("Intel MPI rank tags, CRLF, indentation and NCCL INFO lines between rows", "[nccl_tests]") {

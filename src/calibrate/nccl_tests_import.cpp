@@ -23,6 +23,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "planner/spec/input_error.h"
@@ -122,6 +123,11 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
       ++t.skipped_other_type;
       continue;
     }
+    if (r.contains("root") && r["root"].is_string() && t.root < 0) {
+      const auto words = split(r["root"].get<std::string>());  // "%6i": "    -1"
+      if (const auto root = words.empty() ? std::nullopt : parse_int(words[0]); root && *root >= 0)
+        t.root = *root, t.root_where = path + ".root";
+    }
     const double bytes = double(r["size"].get<std::uint64_t>());
     const double us = time->get<double>();
     if (body->contains("alg_bw") && body->contains("bus_bw") && (*body)["alg_bw"].is_number() &&
@@ -146,7 +152,10 @@ NcclTestsImport import_nccl_tests_files(const std::vector<std::string>& paths, c
       import_nccl_tests_text(text, path, opt, out);
   }
   MeasurementSet& m = out.measurements;
-  if (m.series.empty()) throw InputError(paths.front(), "no series of a planner collective in the given logs");
+  if (m.series.empty())
+    throw InputError(paths.front(),
+                     fmt::format("no series of a planner collective in the given logs{}",
+                                 out.notes.empty() ? "" : fmt::format(" ({})", fmt::join(out.notes, "; "))));
   m.tool = "nccl-tests (imported by planner calibrate import-nccl-tests)";
   m.backend = "nccl-tests";
   if (m.device.empty()) m.device = "unknown (the logs list no devices)";

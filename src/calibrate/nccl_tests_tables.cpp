@@ -323,6 +323,7 @@ Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const
   if (!opt.ranks_per_node)
     out.warnings.push_back(fmt::format("{}: {} ranks per node from the {} (give --ranks-per-node if the nodes ran more)",
                                        where, rpn, gpus >= most ? "highest device index shown" : "ranks shown on one host"));
+  if (n < 2) throw InputError(where, "a one-rank run measures no communication");
   s.group_size = n;
   s.ranks_per_node = rpn;
   s.nodes = n / rpn;
@@ -365,8 +366,13 @@ Shape shape_of(const Table& t, Collective c, const NcclTestsImportOptions& opt, 
   for (const Device& d : devices)
     if (std::find(s.hosts.begin(), s.hosts.end(), d.host) == s.hosts.end()) s.hosts.push_back(d.host);
   if (opt.ranks && *opt.ranks != s.group_size)
-    throw InputError(where, fmt::format("--ranks {} disagrees with the log's device list ({} ranks per group)",
-                                        *opt.ranks, s.group_size));
+    throw InputError(
+        where,
+        fmt::format("--ranks {} disagrees with the log's device list ({} ranks per group{})", *opt.ranks, s.group_size,
+                    t.separate_jobs > 1 ? fmt::format("; rank {} is listed {} times, on {}: {} separate jobs, one "
+                                                      "per process, as nccl-tests built without MPI runs them",
+                                                      t.repeated_rank, t.separate_jobs, t.repeated_on, t.separate_jobs)
+                                        : ""));
   if (opt.ranks_per_node && *opt.ranks_per_node != s.ranks_per_node)
     throw InputError(where, fmt::format("--ranks-per-node {} disagrees with the log's device list ({} per node)",
                                         *opt.ranks_per_node, s.ranks_per_node));
@@ -454,13 +460,36 @@ void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& 
     out.notes.push_back(fmt::format("{}: table without rows of a non-zero size, skipped", t.origin));
     return;
   }
+  if (t.test_name.empty() && t.root >= 0 && !opt.collective) {
+    out.notes.push_back(
+        fmt::format("{}: the rows print root {}: a rooted test (broadcast_perf or reduce_perf), "
+                    "which the planner does not price; skipped",
+                    t.origin, t.root));
+    return;
+  }
   bool unsupported = false;
   const auto c = resolve_collective(t.test_name, opt, t.origin, unsupported);
   if (unsupported) {
     out.notes.push_back(fmt::format("{}: {} is not a collective the planner prices, skipped", t.origin, t.test_name));
     return;
   }
+  if (t.root >= 0)
+    throw InputError(t.root_where, fmt::format("the rows print root {}: a rooted test (broadcast_perf or reduce_perf), "
+                                               "not {}, for which nccl-tests prints root -1",
+                                               t.root, collective_key(*c)));
+  if (t.separate_jobs > 1 && t.devices.size() < 2 && !t.devices_cut)
+    throw InputError(t.origin, fmt::format("rank {} is listed {} times (on {}): every process ran a one-rank job of "
+                                           "its own, which measures no communication (nccl-tests built without MPI "
+                                           "and started by mpirun or srun); rebuild it with `make MPI=1`",
+                                           t.repeated_rank, t.separate_jobs, t.repeated_on));
   const Shape shape = shape_of(t, *c, opt, out);
+  if (t.separate_jobs > 1)
+    out.warnings.push_back(fmt::format(
+        "{}: rank {} is listed {} times (on {}): the log is of {} separate {}-rank jobs, one per process (nccl-tests "
+        "built without MPI and started by mpirun or srun; `make MPI=1` makes them one job); imported as one {}-rank "
+        "job",
+        t.origin, t.repeated_rank, t.separate_jobs, t.repeated_on, t.separate_jobs, shape.group_size,
+        shape.group_size));
   if (out.measurements.device.empty() && !t.devices.empty()) out.measurements.device = t.devices.front().model;
   add_series(*c, shape, t.dtype, t.rows, t.origin, out);
 }

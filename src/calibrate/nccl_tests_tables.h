@@ -45,7 +45,16 @@ struct Table {
   bool devices_cut = false;       // the list had a '...' line or misses ranks (README excerpts)
   bool devices_dots = false;        // ... by a '...' line
   bool devices_cut_at_end = false;  // ... and nothing after the '...': the highest rank shown is not the last
+  // A rank listed more than once (in one NCCL_TESTS_SPLIT group): the log is
+  // of this many separate jobs, one per process; `devices` keeps the first.
+  std::int64_t separate_jobs = 1;
+  std::int64_t repeated_rank = 0;
+  std::string repeated_on;  // "host-a and host-b": where it is listed
   std::vector<Row> rows;
+  // The first row's root when it is a rank (>= 0): nccl-tests prints -1 for
+  // every test but the rooted ones, broadcast and reduce (src/util.cu).
+  std::int64_t root = -1;
+  std::string root_where;
   std::vector<RatioObs> ratios;
   std::string dtype, redop;
   std::size_t skipped_other_type = 0;

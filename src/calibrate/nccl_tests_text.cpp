@@ -3,8 +3,10 @@
 // listed above them, and nccl-tests' own verdicts (#wrong, out of bounds).
 #include <algorithm>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -115,6 +117,30 @@ class TextLogParser {
     return false;
   }
 
+  // The same rank listed twice: nccl-tests built without MPI (no `make MPI=1`)
+  // and started once per rank by mpirun or srun runs a job of its own in every
+  // process, each printing its devices and rows (nccl-tests README, "MPI";
+  // NVIDIA/nccl-tests#107 shows two such 1-rank jobs). The table keeps the
+  // first job's devices; finish_table says so, or refuses one-rank jobs.
+  static void keep_first_job(Table& t) {
+    std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const Device*>> seen;
+    for (const Device& d : t.devices) seen[{d.group, d.rank}].push_back(&d);
+    std::vector<Device> first;
+    for (const Device& d : t.devices) {
+      const auto& same = seen[{d.group, d.rank}];
+      if (same.front() == &d) first.push_back(d);
+      if (std::int64_t(same.size()) > t.separate_jobs) {
+        t.separate_jobs = std::int64_t(same.size());
+        std::string hosts;
+        for (std::size_t i = 0; i < same.size(); ++i)
+          hosts += (i == 0 ? "" : i + 1 == same.size() ? " and " : ", ") + same[i]->host;
+        t.repeated_rank = d.rank;
+        t.repeated_on = hosts;
+      }
+    }
+    if (t.separate_jobs > 1) t.devices = std::move(first);
+  }
+
   // Starts a table: its devices (and whether the list was cut short) and test name.
   void open_table(const std::string& where) {
     if (table_) finish_table(*table_, opt_, out_);
@@ -123,13 +149,14 @@ class TextLogParser {
     table_->origin = where;
     table_->test_name = test_name_;
     table_->devices = devices_;
+    keep_first_job(*table_);
     // Ranks 0..D-1 each once, or the list misses some (only "Rank 71" shown).
     std::vector<std::int64_t> ranks;
-    for (const Device& d : devices_) ranks.push_back(d.rank);
+    for (const Device& d : table_->devices) ranks.push_back(d.rank);
     std::sort(ranks.begin(), ranks.end());
     bool complete = true;
     for (std::size_t i = 0; i < ranks.size(); ++i) complete = complete && ranks[i] == std::int64_t(i);
-    table_->devices_cut = !devices_.empty() && (cut_ || !complete);
+    table_->devices_cut = !table_->devices.empty() && (cut_ || !complete);
     table_->devices_cut_at_end = table_->devices_cut && cut_at_end_;
     table_->devices_dots = table_->devices_cut && cut_;
   }
@@ -201,6 +228,7 @@ class TextLogParser {
     idx_type_ = *type;
     idx_time_ = *time;
     idx_redop_ = find({"redop", "op"});
+    idx_root_ = find({"root"});
     wrong_is_count_ = header_[idx_wrong_.front()] == "#wrong" || header_[idx_wrong_.front()] == "wrong";
     idx_algbw_.clear();
     idx_busbw_.clear();
@@ -271,6 +299,9 @@ class TextLogParser {
       throw InputError(
           where, fmt::format("{}: expected a time in microseconds, got '{}'", header_[idx_time_], tok[idx_time_]));
     check_wrong(tok, where);
+    if (idx_root_ && table_->root < 0)
+      if (const auto root = parse_int(tok[*idx_root_]); root && *root >= 0)
+        table_->root = *root, table_->root_where = where;
     for (std::size_t k = 0; k < std::min(idx_algbw_.size(), idx_busbw_.size()); ++k)
       if (auto r = ratio_of(tok[idx_algbw_[k]], tok[idx_busbw_[k]], where)) table_->ratios.push_back(*r);
     const std::string& dtype = tok[idx_type_];
@@ -301,7 +332,7 @@ class TextLogParser {
   std::vector<std::string> header_;
   std::size_t idx_type_ = 0, idx_time_ = 0, n_columns_ = 0;
   std::vector<std::size_t> idx_wrong_;  // out-of-place and in-place
-  std::optional<std::size_t> idx_redop_;
+  std::optional<std::size_t> idx_redop_, idx_root_;
   bool wrong_is_count_ = false, units_pending_ = false;
   std::size_t header_line_ = 0, tables_ = 0;
 };

@@ -152,3 +152,38 @@ rows = [per_iter_row("reduce_scatter", 16, s, 40, 175, jit(i), f"2026-11-27 05:{
 pre = preamble("reduce_scatter_perf", devs)
 pre[0] = "# nccl-tests version 2.19.6 nccl-headers=23007 nccl-library=23007"
 write("reduce_scatter_2x8_per_iteration.log", pre + PER_ITER_HEADER + rows + footer(160.2))
+
+# 8. nccl-tests built without MPI, started by "mpirun -np 2" on two hosts (the
+#    layout of NVIDIA/nccl-tests#107): each process runs a one-rank job of its
+#    own and prints its own preamble, device line, header and rows, interleaved.
+pre = ["# nThread 1 nGpus 1 minBytes 1048576 maxBytes 67108864 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0", "#", "# Using devices"]
+body = pre + pre + [dev(0, "host-a", 0, pid=1320), dev(0, "host-b", 0, pid=2066), "#"] + HEADER + HEADER
+for i, s in enumerate(sizes(1 << 20, 64 << 20)):
+    body += [row("all_reduce", 1, s, 8 + s / 1.2e6, 1, jitter=jit(i)), row("all_reduce", 1, s, 8 + s / 1.2e6, 1, jitter=jit(i + 1))]
+write("all_reduce_two_one_rank_jobs.log", body + footer(0) + footer(0))
+
+# 9. The same without MPI on two 8-GPU nodes, "-g 8" per process (the layout of
+#    NVIDIA/nccl-tests#306): two separate 8-rank jobs, one per node.
+pre = ["# nThread 1 nGpus 8 minBytes 33554432 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0", "#", "# Using devices"]
+devs = [dev(r, "node3", r, pid=1530412) for r in range(8)] + [dev(r, "node2", r, pid=2236260) for r in range(8)]
+body = pre + pre + devs + ["#"] + HEADER + HEADER
+for i, s in enumerate(sizes(32 << 20, 1 << 30)):
+    body += [row("all_reduce", 8, s, 30, 360, jitter=jit(i)), row("all_reduce", 8, s, 30, 360, jitter=jit(i + 2))]
+write("all_reduce_two_8_rank_jobs.log", body + footer(350.1) + footer(350.4))
+
+# 10. broadcast_perf on 2 hosts x 1 V100 in the older layout (no redop, a root
+#     column; NVIDIA/nccl-tests#82), no test name: the rows' root 0 says it is a
+#     rooted test, so "--collective all_reduce" is refused.
+body = ["$ mpirun -np 2 --host 10.0.0.48:1,10.0.0.52:1 ./build/broadcast_perf -b 1M -e 64M -f 2 -g 1 -c 0",
+        "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 67108864 step: 2(factor) warmup iters: 10 iters: 100 validation: 0 ",
+        "#", "# Using devices",
+        "#   Rank  0 Pid  14926 on v100-gpu-1 device  0 [0x00] Tesla V100-PCIE-16GB",
+        "#   Rank  1 Pid   9210 on v100-gpu-5 device  0 [0x00] Tesla V100-PCIE-16GB", "#",
+        "#                                                     out-of-place                       in-place          ",
+        "#       size         count    type    root     time   algbw   busbw  error     time   algbw   busbw  error",
+        "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       "]
+for i, s in enumerate(sizes(1 << 20, 64 << 20)):
+    t = (30 + s / 1.1e3) * jit(i)
+    alg = s / t / 1e3
+    body.append(f"{s:12d}  {s // 4:12d}  {'float':>6s}  {0:6d}  {t:7.0f}  {alg:6.2f}  {alg:6.2f}  {'N/A':>5s}  {t * 1.01:7.0f}  {alg / 1.01:6.2f}  {alg / 1.01:6.2f}  {'N/A':>5s}")
+write("broadcast_old_layout_root0.log", body + footer(1.1))
