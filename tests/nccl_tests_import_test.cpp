@@ -357,6 +357,21 @@ TEST_CASE("rows with a root rank are a rooted test, never a planner collective",
   }
 }
 
+TEST_CASE("a log pasted into a Markdown table: pipes, a rule row and an escaped hash", "[nccl_tests]") {
+  NcclTestsImportOptions o;
+  o.collective = Collective::all_reduce;
+  o.ranks_per_node = 8;
+  const auto imp = import_nccl_tests_files({kData + "mscclpp_736_all_reduce_markdown_pipes.log"}, o);
+  const MeasuredSeries& s = only_series(imp);
+  CHECK(s.group_size == 8);  // busbw/algbw 1.75 in 18 columns
+  CHECK(s.dtype == "half");
+  REQUIRE(s.points.size() == 9);
+  CHECK(s.points.front().bytes == 1024);
+  CHECK(s.points.front().time_s == Approx(5.39e-6));
+  CHECK(s.points.back().bytes == 262144);
+  CHECK(s.points.back().time_s == Approx(11.68e-6));
+}
+
 TEST_CASE("Intel MPI rank tags, CRLF, indentation and NCCL INFO lines between rows", "[nccl_tests]") {
   const auto imp = import_nccl_tests_files({kCons + "all_gather_2x8_rank_tags_crlf.log"}, {});
   const MeasuredSeries& s = only_series(imp);

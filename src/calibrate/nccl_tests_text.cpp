@@ -31,9 +31,24 @@ class TextLogParser {
 
   void line(std::string_view raw, std::size_t line_no) {
     if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
-    const std::string_view line = strip_prefix(raw);
-    const std::vector<std::string> tok = split(line);
+    std::string_view line = strip_prefix(raw);
+    // A log pasted into a Markdown table (rows "1024 | 512 | half | sum | ...",
+    // a "-- | -- | ..." rule under the first, '#' escaped as "\#": the stored
+    // text of GitHub threads such as microsoft/mscclpp#736): the pipes are
+    // column separators, the rule is not a line of the log.
+    std::string unpiped;
+    if (line.find('|') != std::string_view::npos) {
+      unpiped.assign(line);
+      std::replace(unpiped.begin(), unpiped.end(), '|', ' ');
+      line = unpiped;
+    }
+    std::vector<std::string> tok = split(line);
     if (tok.empty()) return;
+    if (!unpiped.empty() && std::all_of(tok.begin(), tok.end(), [](const std::string& x) {
+          return x.find_first_not_of("-:") == std::string::npos;
+        }))
+      return;
+    if (tok[0].rfind("\\#", 0) == 0) tok[0].erase(0, 1);
     const std::string where = fmt::format("{}:{}", origin_, line_no);
     const bool comment = tok[0][0] == '#';
     const std::vector<std::string> ct = comment_tokens(tok);
