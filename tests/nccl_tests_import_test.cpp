@@ -494,3 +494,30 @@ TEST_CASE("older all-to-all rows with a blank redop under a header that has one"
                                  "t.log", o, *std::make_unique<NcclTestsImport>());
         }).rfind("t.log:2: expected 12 columns as in the header on line 1", 0) == 0);
 }
+
+TEST_CASE("pdsh host prefixes and log-collector time stamps are stripped like launcher tags", "[nccl_tests]") {
+  const std::string plain = read_input_file(kCons + "all_reduce_1x8_from_32MiB.log");
+  auto prefixed = [&](const std::string& prefix) {
+    std::string out;
+    for (std::size_t pos = 0; pos < plain.size();) {
+      const std::size_t eol = std::min(plain.find('\n', pos), plain.size());
+      out += prefix + plain.substr(pos, eol - pos) + "\n";
+      pos = eol + 1;
+    }
+    return out;
+  };
+  NcclTestsImport want;
+  import_nccl_tests_text(plain, "t.log", {}, want);
+  for (const std::string prefix :
+       {"dgx-b07: ", "node-01.cluster:\t", "2024-05-01T12:00:00.123456789Z ", "2025-02-20T08:15:42+00:00  "}) {
+    INFO(prefix);
+    NcclTestsImport got;
+    import_nccl_tests_text(prefixed(prefix) + "Warning: Permanently added 'dgx-b07' to the list of known hosts.\n",
+                           "t.log", {}, got);
+    const MeasuredSeries& s = only_series(got);
+    CHECK(s.group_size == 8);
+    REQUIRE(s.points.size() == only_series(want).points.size());
+    CHECK(s.points.back().time_s == only_series(want).points.back().time_s);
+    CHECK(got.measurements.hosts == want.measurements.hosts);
+  }
+}

@@ -57,8 +57,44 @@ std::optional<double> parse_double(const std::string& s) {
   return v;
 }
 
+namespace {
+
+// The length of a "host: " (pdsh, clush) or ISO-8601 time stamp
+// ("2024-05-01T12:00:00.123Z ", `kubectl logs --timestamps`) prefix, with the
+// blanks after it; 0 when there is none, or when what follows is neither a
+// comment nor a row (so "Warning: Permanently added ..." stays a line of chatter).
+std::size_t host_or_time_prefix(std::string_view rest) {
+  std::size_t k = 0;
+  while (k < rest.size() && rest[k] != ' ' && rest[k] != '\t') ++k;
+  const std::string_view word = rest.substr(0, k);
+  auto is_host = [&] {
+    if (word.size() < 2 || word.back() != ':') return false;
+    const std::string_view name = word.substr(0, word.size() - 1);
+    return std::any_of(name.begin(), name.end(), [](char ch) { return std::isalpha((unsigned char)ch); }) &&
+           std::all_of(name.begin(), name.end(),
+                       [](char ch) { return std::isalnum((unsigned char)ch) || ch == '-' || ch == '_' || ch == '.'; });
+  };
+  auto is_time = [&] {
+    // YYYY-MM-DDTHH:MM:SS, then anything (fraction, Z, offset)
+    if (word.size() < 19 || word[4] != '-' || word[7] != '-' || word[10] != 'T' || word[13] != ':' || word[16] != ':')
+      return false;
+    for (std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18})
+      if (word[i] < '0' || word[i] > '9') return false;
+    return true;
+  };
+  if (k == rest.size() || (!is_host() && !is_time())) return 0;
+  std::size_t after = k;
+  while (after < rest.size() && (rest[after] == ' ' || rest[after] == '\t')) ++after;
+  if (after == rest.size()) return 0;
+  const char next = rest[after];
+  return next == '#' || (next >= '0' && next <= '9') ? after : 0;
+}
+
+}  // namespace
+
 // Launchers prefix every line: `mpirun --tag-output` "[1,0]<stdout>:",
-// `srun --label` " 0: ". Strip them so the table reads the same.
+// `srun --label` " 0: ", pdsh "host: ", log collectors a time stamp. Strip
+// them so the table reads the same.
 std::string_view strip_prefix(std::string_view line) {
   for (;;) {
     std::size_t i = 0;
@@ -88,6 +124,10 @@ std::string_view strip_prefix(std::string_view line) {
     if (j > 0 && j < rest.size() && rest[j] == ':' &&
         (j + 1 == rest.size() || rest[j + 1] == ' ' || rest[j + 1] == '\t')) {
       line = rest.substr(j + 1);
+      continue;
+    }
+    if (const std::size_t n = host_or_time_prefix(rest)) {
+      line = rest.substr(n);
       continue;
     }
     return line;
