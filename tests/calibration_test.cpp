@@ -669,6 +669,39 @@ TEST_CASE("three real runs: 1 x 8 and 10 x 1 fitted, 10 x 8 checked (xxrjun clus
   CHECK(median.at(Collective::send_recv) < 0.23);
 }
 
+TEST_CASE("a forced algorithm (--algo) prices groups across both tiers with it", "[calibration]") {
+  // 10 x 8 H100 (xxrjun cluster01): the stock profile picks tree and NVLS tree for all-reduce; NCCL_ALGO=RING
+  // runs are checked against NCCL's ring on both tiers, which --algo used to leave priced as the tuner's pick.
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const MeasurementSet m = load_measurements_file(kDir + "/tests/golden/data/xxrjun_cluster01_10x8_h100.json");
+  const CheckReport plain = check_profile(hw, {{"10x8.json", m}});
+  const CheckReport ring = check_profile(hw, {{"10x8.json", m}}, Algorithm::ring);
+  const CheckReport tree = check_profile(hw, {{"10x8.json", m}}, Algorithm::tree);
+  REQUIRE(plain.series.size() == ring.series.size());
+  bool plain_not_ring = false;
+  for (std::size_t i = 0; i < ring.series.size(); ++i) {
+    const SeriesCheck& s = ring.series[i];
+    CHECK(s.tier == GroupTier::mixed);
+    for (std::size_t k = 0; k < s.points.size(); ++k) {
+      const CheckPoint& p = s.points[k];
+      if (s.collective == Collective::all_reduce) {
+        plain_not_ring = plain_not_ring || plain.series[i].points[k].algorithm != Algorithm::ring;
+        CHECK(p.algorithm == Algorithm::ring);
+        CHECK_FALSE(p.not_forced);
+        CHECK(p.predicted_s ==
+              collective_cost(hw, placement_of(hw, m.series[i]), Collective::all_reduce, p.bytes, Algorithm::ring)
+                  .total_s());
+      }
+    }
+  }
+  CHECK(plain_not_ring);
+  // Tree runs all-reduce only: an all-gather checked with --algo tree is marked, not silently priced as a ring.
+  for (const SeriesCheck& s : tree.series)
+    for (const CheckPoint& p : s.points)
+      CHECK(p.not_forced == (s.collective != Collective::all_reduce && s.collective != Collective::all_to_all &&
+                             s.collective != Collective::send_recv));
+}
+
 TEST_CASE("a device that is not the base's chip is a warning naming both", "[calibration]") {
   CHECK(device_key("NVIDIA A100-SXM4-40GB") == "A100 40GB");
   CHECK(device_key("NVIDIA H100 80GB HBM3") == "H100 80GB");

@@ -94,7 +94,11 @@ SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, c
   const GroupPlacement g = placement_of(hw, s);
   std::vector<double> errs;
   for (const MeasuredPoint& p : s.points) {
-    const CollectiveCost cost = collective_cost(hw, g, s.collective, p.bytes);
+    // --algo: the algorithm the run forced, priced as NCCL runs it (its
+    // protocol chosen by the tuner among that algorithm's) on whatever tiers
+    // the group crosses; an algorithm that cannot run this collective is
+    // marked, never silently replaced.
+    const CollectiveCost cost = collective_cost(hw, g, s.collective, p.bytes, algo);
     CheckPoint c;
     c.bytes = p.bytes;
     c.measured_s = p.time_s;
@@ -102,20 +106,9 @@ SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, c
     c.algorithm = cost.algorithm;
     c.protocol = cost.protocol;
     c.p2p_channels_used = cost.p2p_channels_used;
-    if (algo && cost.algorithm != *algo && (cost.algorithm == Algorithm::ring || cost.algorithm == Algorithm::tree)) {
-      // The run forced the other algorithm: inside one tier, price it with the
-      // tier's alpha-beta (collective_cost's formula for such groups);
-      // across both tiers there is no per-algorithm entry point to call.
-      const auto terms = out.tier == GroupTier::mixed
-                             ? std::vector<calibrate_detail::Term>{}
-                             : forced_terms(tier, s.collective, s.group_size, algo);
-      if (terms.size() == 1 && terms[0].algorithm == *algo) {
-        c.predicted_s = current_params(hw, tier, s.collective).predict(terms[0], p.bytes);
-        c.algorithm = *algo;
-      } else {
-        c.not_forced = true;
-      }
-    }
+    // (NCCL_ALGO chooses among collective algorithms; all-to-all and send/recv have none.)
+    c.not_forced = algo && cost.algorithm != *algo && s.collective != Collective::all_to_all &&
+                   s.collective != Collective::send_recv;
     c.rel_error = (c.predicted_s - c.measured_s) / c.measured_s;
     errs.push_back(std::abs(c.rel_error));
     out.points.push_back(c);
@@ -341,12 +334,14 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   f.nccl_tuner = all_nccl_runs && hw.nccl_generation != NcclGeneration::none &&
                  (c == Collective::all_reduce || c == Collective::all_gather || c == Collective::reduce_scatter);
   if (f.nccl_tuner) {
-    // The base's own prices of every point, on the profile with c's fits left out.
+    // The base's own prices of every point, on the profile with c's fits left
+    // out, with the algorithm the runs forced (--algo) where they forced one:
+    // fitted and stock then compare the same algorithm.
     HardwareProfile stock_hw = hw;
     for (InterconnectTier& st : stock_hw.tiers) st.collective_fits[std::size_t(c)] = {};
     std::vector<Obs> stock_obs = obs;
     for (std::size_t i = 0; i < obs.size(); ++i)
-      stock_obs[i].t = collective_cost(stock_hw, groups[i], c, obs[i].n).total_s();
+      stock_obs[i].t = collective_cost(stock_hw, groups[i], c, obs[i].n, opt.algorithm).total_s();
     f.stock = stock_fit(stock_obs, base_p, opt, keep_latency, t, tier);
   }
   t.collective_fits[std::size_t(c)] = f;

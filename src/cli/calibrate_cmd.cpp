@@ -4,6 +4,7 @@
 // Turn measurements (planner-bench, or nccl-tests logs) into a fitted hardware
 // profile and check a profile against them (docs/calibration.md). Logic in
 // src/calibrate/nccl_tests_import.cpp and src/calibrate/calibration.cpp.
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -49,16 +50,31 @@ std::vector<NamedMeasurements> load_all(const std::vector<std::string>& paths) {
   return out;
 }
 
-// --algo: what calibrate can price per algorithm (ring and tree, the
-// alpha-beta model's two for all-reduce); NVLS, CollNet and the protocols are
-// not in the cost model yet (issue 14 item 1).
-std::optional<Algorithm> algo_flag(const CalibrateFlags& f) {
+// --algo: the NCCL_ALGO the runs forced. `check` prices every algorithm the
+// cost model has (NCCL's names, any case: Ring, Tree, NVLS, NVLSTree,
+// CollNetDirect, PAT); `fit` fits the alpha-beta model's two for all-reduce,
+// ring and tree.
+std::optional<Algorithm> algo_flag(const CalibrateFlags& f, bool fit) {
   if (!f.algo) return std::nullopt;
-  if (*f.algo == "ring" || *f.algo == "RING" || *f.algo == "Ring") return Algorithm::ring;
-  if (*f.algo == "tree" || *f.algo == "TREE" || *f.algo == "Tree") return Algorithm::tree;
-  throw InputError("--algo", fmt::format("expected ring or tree (the NCCL_ALGO the runs forced; calibrate prices "
-                                         "only these two, NVLS and CollNet are not in the cost model), got '{}'",
-                                         *f.algo));
+  std::string key;
+  for (char ch : *f.algo)
+    if (ch != '_' && ch != '-') key += char(std::tolower((unsigned char)ch));
+  std::optional<Algorithm> a;
+  if (key == "ring") a = Algorithm::ring;
+  if (key == "tree") a = Algorithm::tree;
+  if (!fit) {
+    if (key == "nvls") a = Algorithm::nvls;
+    if (key == "nvlstree") a = Algorithm::nvls_tree;
+    if (key == "collnet" || key == "collnetdirect") a = Algorithm::collnet;
+    if (key == "pat") a = Algorithm::pat;
+  }
+  if (a) return a;
+  throw InputError("--algo", fit ? fmt::format("expected ring or tree (the NCCL_ALGO the runs forced; the fit's "
+                                               "alpha-beta model has these two for all-reduce), got '{}'",
+                                               *f.algo)
+                                 : fmt::format("expected ring, tree, nvls, nvlstree, collnetdirect or pat (the "
+                                               "NCCL_ALGO the runs forced), got '{}'",
+                                               *f.algo));
 }
 
 int run_import(const CalibrateFlags& f) {
@@ -96,7 +112,7 @@ int run_fit(const CalibrateFlags& f) {
   opt.command = "planner calibrate fit --measurements";
   for (const auto& m : f.measurements) opt.command += " " + m;
   opt.command += fmt::format(" --base {} -o {}", f.base, f.out);
-  opt.algorithm = algo_flag(f);
+  opt.algorithm = algo_flag(f, true);
   opt.force = f.force;
   if (opt.algorithm) opt.command += fmt::format(" --algo {}", to_string(*opt.algorithm));
   if (opt.force) opt.command += " --force";
@@ -122,7 +138,7 @@ int run_check(const CalibrateFlags& f) {
   if (f.max_error && !(*f.max_error >= 0))
     throw InputError("--max-error", fmt::format("expected a non-negative fraction, got {}", *f.max_error));
   const HardwareProfile hw = find_hardware(f.profile);
-  CheckReport r = check_profile(hw, load_all(f.measurements), algo_flag(f));
+  CheckReport r = check_profile(hw, load_all(f.measurements), algo_flag(f, false));
   if (f.fitted_only) {
     bool any_fit = false;
     for (const InterconnectTier& t : hw.tiers)
@@ -176,7 +192,8 @@ Runner add_calibrate_command(CLI::App& cmd) {
   check->add_option("--measurements,-m", f->measurements, "measurement files")->required();
   check->add_option("--max-error", f->max_error, "exit 1 when a series' median |relative error| exceeds this fraction");
   check->add_flag("--summary", f->summary, "one line per series instead of every size");
-  check->add_option("--algo", f->algo, "ring or tree: the NCCL_ALGO the measured runs forced (all-reduce)");
+  check->add_option("--algo", f->algo,
+                    "ring, tree, nvls, nvlstree, collnetdirect or pat: the NCCL_ALGO the measured runs forced");
   check->add_flag(
       "--fitted-only", f->fitted_only,
       "only series the profile has a fit for (groups inside one node, or one rank per node), not the groups "

@@ -105,11 +105,12 @@ std::string render_check(const CheckReport& r) {
     out +=
         fmt::format("  {:>12} {:>13} {:>13} {:>8}  {}\n", "bytes", "measured us", "predicted us", "error", "algorithm");
     for (const CheckPoint& p : s.points)
-      out += fmt::format("  {:>12.0f} {:>13.3f} {:>13.3f} {:>7.1f}%  {}{}\n", p.bytes, p.measured_s * 1e6,
-                         p.predicted_s * 1e6, p.rel_error * 100,
-                         describe(CollectiveCost{.algorithm = p.algorithm, .protocol = p.protocol,
-                                                  .p2p_channels_used = p.p2p_channels_used}),
-                         p.not_forced ? " (not the --algo: a group across both tiers)" : "");
+      out +=
+          fmt::format("  {:>12.0f} {:>13.3f} {:>13.3f} {:>7.1f}%  {}{}\n", p.bytes, p.measured_s * 1e6,
+                      p.predicted_s * 1e6, p.rel_error * 100,
+                      describe(CollectiveCost{
+                          .algorithm = p.algorithm, .protocol = p.protocol, .p2p_channels_used = p.p2p_channels_used}),
+                      p.not_forced ? " (not the --algo: NCCL cannot run it for this collective and group)" : "");
     out += fmt::format("  median |error| {:.1f}%, max {:.1f}%\n", s.median_abs_error * 100, s.max_abs_error * 100);
   }
   out += fmt::format("check: {} series, {} points; worst series median |error| {:.1f}%, max |error| {:.1f}%\n",

@@ -93,7 +93,7 @@ struct CheckPoint {
   Algorithm algorithm = Algorithm::none;
   Protocol protocol = Protocol::none;
   int p2p_channels_used = 0;  // send/recv: NCCL's p2p channels where they limit (CollectiveCost)
-  bool not_forced = false;  // --algo given, but collective_cost priced another algorithm (mixed groups)
+  bool not_forced = false;    // --algo given, but it cannot run this collective on this group (another priced)
 };
 struct SeriesCheck {
   std::string origin;
