@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/calibrate/calibration.h"
+#include "planner/calibrate/nccl_tests_import.h"
 #include "planner/io/catalog.h"
 #include "planner/io/json_io.h"
 #include "planner/model/layer_cost.h"
@@ -700,6 +701,54 @@ TEST_CASE("a forced algorithm (--algo) prices groups across both tiers with it",
     for (const CheckPoint& p : s.points)
       CHECK(p.not_forced == (s.collective != Collective::all_reduce && s.collective != Collective::all_to_all &&
                              s.collective != Collective::send_recv));
+}
+
+TEST_CASE("NVL72 logs: trays of one rack share the NVLink domain, unless the file says otherwise", "[calibration]") {
+  // OCI's GB300 rack (tests/data/nccl_logs, 16 trays x 4 GPUs, one rack): an all-reduce inside the NVLink domain.
+  // Priced until stop 33 as 16 nodes over the network: 144% slow.
+  const HardwareProfile hw = find_hardware("gb300-nvl72", kDir);
+  CHECK(hosts_per_domain(hw) == 18);
+  CHECK(hosts_per_domain(find_hardware("dgx-h100", kDir)) == 1);
+  const std::string logs = kDir + "/tests/data/nccl_logs/";
+  MeasurementSet rack = import_nccl_tests_files({logs + "oci_gb300_16x4_all_reduce.log"}, {}).measurements;
+  REQUIRE(rack.series.size() == 1);
+  const MeasuredSeries& s = rack.series[0];
+  CHECK(group_tier(hw, s) == GroupTier::tier0);
+  const GroupPlacement g = placement_of(hw, s);
+  CHECK(g.members_per_domain == 64);
+  CHECK(g.domains == 1);
+  CHECK(check_profile(hw, {{"rack.json", rack}}).worst_median_abs_error() < 0.10);
+  // Two racks (32 trays): 2 domains, the trays filling them in order.
+  const MeasurementSet two = import_nccl_tests_files({logs + "oci_gb300_32x4_all_reduce.log"}, {}).measurements;
+  CHECK(group_tier(hw, two.series[0]) == GroupTier::mixed);
+  CHECK(placement_of(hw, two.series[0]).domains == 2);
+  CHECK(check_profile(hw, {{"two.json", two}}).worst_median_abs_error() < 0.15);
+  // Google Cloud's A4X Max two-node test ran its trays in distinct NVLink domains (nodes_per_nvlink_domain 1,
+  // import-nccl-tests --nodes-per-nvlink-domain 1): the network prices it.
+  MeasurementSet apart = import_nccl_tests_files({logs + "gcp_a4xmax_2x4_gb300_all_gather.log"}, {}).measurements;
+  CHECK(check_profile(hw, {{"apart.json", apart}}).worst_median_abs_error() > 0.4);  // as one rack: wrong
+  apart.series[0].nodes_per_nvlink_domain = 1;
+  CHECK(group_tier(hw, apart.series[0]) == GroupTier::mixed);
+  CHECK(placement_of(hw, apart.series[0]).domains == 2);
+  CHECK(check_profile(hw, {{"apart.json", apart}}).worst_median_abs_error() < 0.12);
+  // A domain larger than the profile's is refused, naming file and series.
+  rack.series[0].nodes_per_nvlink_domain = 20;
+  CHECK(error_of([&] {
+          (void)check_profile(hw, {{"rack.json", rack}});
+        }) ==
+        "rack.json: series[0].nodes_per_nvlink_domain: 20 nodes of 4 ranks share an NVLink domain, 80 ranks, but an "
+        "NVLink domain of the profile gb300-nvl72 holds 72");
+  // A fit on one tray and the rack keeps tier 0 at 72 (the logs' nodes are trays, not the domain) and fits
+  // both as tier 0, NVLink.
+  rack.series[0].nodes_per_nvlink_domain = 0;
+  const MeasurementSet tray = import_nccl_tests_files({logs + "oci_gb300_1x4_all_reduce.log"}, {}).measurements;
+  FitOptions force;
+  force.force = true;  // one NVLS line does not fit 4 and 64 ranks within 10%: the gate says so
+  const FitResult f = fit_profile(hw, {{"tray.json", tray}, {"rack.json", rack}}, force);
+  CHECK(f.profile.tiers[0].size == 72);
+  for (const std::string& n : f.notes) CHECK(n.find("tiers[0].size") == std::string::npos);
+  REQUIRE(f.collectives.size() == 1);
+  CHECK(f.collectives[0].tier == 0);
 }
 
 TEST_CASE("a device that is not the base's chip is a warning naming both", "[calibration]") {

@@ -66,10 +66,15 @@ TEST_CASE("bus bandwidth factors are nccl-tests'", "[measurements]") {
 }
 
 TEST_CASE("a measurement set round-trips through its JSON", "[measurements]") {
-  const MeasurementSet m = sample();
+  MeasurementSet m = sample();
   const json j = json::parse(render_measurements(m));
   CHECK(j["schema_version"] == kMeasurementSchemaVersion);
+  CHECK_FALSE(j["series"][0].contains("nodes_per_nvlink_domain"));  // written only where said
   CHECK(measurements_from_json(j, "x.json") == m);
+  m.series[0].nodes_per_nvlink_domain = 1;
+  const json k = json::parse(render_measurements(m));
+  CHECK(k["series"][0]["nodes_per_nvlink_domain"] == 1);
+  CHECK(measurements_from_json(k, "x.json") == m);
 }
 
 TEST_CASE("bad measurement fields are one InputError naming file and field", "[measurements]") {
@@ -95,6 +100,8 @@ TEST_CASE("bad measurement fields are one InputError naming file and field", "[m
         "series[0].points[1].busbw_bytes_per_s: expected algbw * 0.5 (nccl-tests factor for 2 ranks) = 1600000, got "
         "204800000; "
         "series[0].points[1].bytes: expected sizes in ascending order without repeats, got 8 after 8");
+  CHECK(with([](json& j) { j["series"][0]["nodes_per_nvlink_domain"] = 0; }) ==
+        "m.json: series[0].nodes_per_nvlink_domain: expected an integer from 1 to 16777216, got 0");
   CHECK(with([](json& j) { j["series"][0]["points"][0]["time_s"] = -1; }) ==
         "m.json: series[0].points[0].time_s: expected a number > 0 and <= 100000, got -1");
   CHECK(with([](json& j) { j["series"][0]["points"][0]["time_min_s"] = 1; }) ==

@@ -87,7 +87,7 @@ SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, c
   out.origin = origin;
   out.label = describe(s);
   out.collective = s.collective;
-  out.tier = group_tier(s);
+  out.tier = group_tier(hw, s);
   const std::size_t tier = out.tier == GroupTier::tier1 ? 1 : 0;
   out.fitted = out.tier != GroupTier::mixed && tier < hw.tiers.size() &&
                hw.tiers[tier].collective_fits[std::size_t(s.collective)].fitted;
@@ -145,6 +145,9 @@ void check_device(const HardwareProfile& base, const std::vector<NamedMeasuremen
 // into files. A change is a note naming the file; a contradiction an error.
 void adopt_node_size(const std::vector<NamedMeasurements>& ms, FitResult& out) {
   HardwareProfile& hw = out.profile;
+  // Where an NVLink domain spans hosts (NVL72), the logs' nodes are trays, not
+  // the domain: nothing in them says tier 0's size.
+  if (hosts_per_domain(hw) > 1) return;
   std::int64_t node_size = 0, at_least = 0;
   std::string node_size_from, at_least_from;
   for (const auto& m : ms) {
@@ -273,7 +276,7 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   std::vector<GroupPlacement> groups;  // each point's, for CollectiveFit::stock
   for (const auto& m : ms)
     for (const MeasuredSeries& s : m.set.series) {
-      if (s.collective != c || group_tier(s) != (tier == 0 ? GroupTier::tier0 : GroupTier::tier1)) continue;
+      if (s.collective != c || group_tier(hw, s) != (tier == 0 ? GroupTier::tier0 : GroupTier::tier1)) continue;
       if (tier >= hw.tiers.size()) {
         out.notes.push_back(fmt::format("{}: {} skipped: the base profile has no tier 1", m.origin, describe(s)));
         continue;
@@ -368,13 +371,40 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
 
 }  // namespace
 
-GroupTier group_tier(const MeasuredSeries& s) {
-  if (s.nodes == 1) return GroupTier::tier0;
-  if (s.ranks_per_node == 1) return GroupTier::tier1;
+std::int64_t hosts_per_domain(const HardwareProfile& hw) {
+  if (hw.tiers.size() < 2 || hw.tiers[1].gpus_per_node <= 0) return 1;
+  return std::max<std::int64_t>(1, hw.tiers[0].size / hw.tiers[1].gpus_per_node);
+}
+
+std::int64_t hosts_per_domain(const HardwareProfile& hw, const MeasuredSeries& s) {
+  if (s.nodes_per_nvlink_domain <= 0) return hosts_per_domain(hw);
+  const std::int64_t domain = hw.tiers.empty() ? 1 : hw.tiers[0].size;
+  if (s.nodes_per_nvlink_domain > 1 && s.nodes_per_nvlink_domain * s.ranks_per_node > domain)
+    throw InputError(
+        "nodes_per_nvlink_domain",
+        fmt::format(
+            "{} nodes of {} ranks share an NVLink domain, {} ranks, but an NVLink domain of the profile {} holds {}",
+            s.nodes_per_nvlink_domain, s.ranks_per_node, s.nodes_per_nvlink_domain * s.ranks_per_node, hw.name,
+            domain));
+  return s.nodes_per_nvlink_domain;
+}
+
+GroupTier group_tier(const HardwareProfile& hw, const MeasuredSeries& s) {
+  const std::int64_t hosts = hosts_per_domain(hw, s);
+  if (s.nodes <= hosts) return GroupTier::tier0;
+  if (s.ranks_per_node == 1 && hosts == 1) return GroupTier::tier1;
   return GroupTier::mixed;
 }
 
 GroupPlacement placement_of(const HardwareProfile& hw, const MeasuredSeries& s) {
+  const std::int64_t hosts = hosts_per_domain(hw, s);
+  if (hosts > 1) {
+    // Hosts fill an NVLink domain in order (NVL72: 18 trays of 4): the group
+    // is placed as training places consecutive ranks, `stride` apart where
+    // the hosts run fewer ranks than the domain's share of GPUs.
+    const std::int64_t stride = std::max<std::int64_t>(1, hw.tiers[0].size / (hosts * s.ranks_per_node));
+    return placement(hw, s.group_size, stride);
+  }
   GroupPlacement g;
   g.size = s.group_size;
   g.members_per_domain = s.ranks_per_node;
@@ -403,14 +433,25 @@ std::size_t CheckReport::points() const {
   return n;
 }
 
+// Each series' NVLink domain against the profile's, naming the file and series.
+void check_domains(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms) {
+  for (const auto& m : ms)
+    for (std::size_t i = 0; i < m.set.series.size(); ++i) try {
+        (void)hosts_per_domain(hw, m.set.series[i]);
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("{}: series[{}].{}", m.origin, i, e.where()), e.message());
+      }
+}
+
 CheckReport check_profile(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms,
                           std::optional<Algorithm> algo) {
   if (hw.tiers.empty() || hw.tiers[0].topology != Topology::switched)
     throw InputError(hw.name, "calibrate works on profiles whose tier 0 is a switch (NVLink/NVSwitch), not a torus");
+  check_domains(hw, ms);
   CheckReport r;
   for (const auto& m : ms)
     for (const MeasuredSeries& s : m.set.series) {
-      if (group_tier(s) != GroupTier::tier0 && hw.tiers.size() < 2) continue;
+      if (group_tier(hw, s) != GroupTier::tier0 && hw.tiers.size() < 2) continue;
       r.series.push_back(check_series(hw, m.origin, s, algo));
     }
   return r;
@@ -421,6 +462,7 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
     throw InputError(base.name,
                      "calibrate fit works on profiles whose tier 0 is a switch (NVLink/NVSwitch), not a torus");
   if (ms.empty()) throw InputError("--measurements", "expected at least one measurement file");
+  check_domains(base, ms);
   FitResult out;
   HardwareProfile& hw = out.profile;
   hw = base;
@@ -457,7 +499,7 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
   // Groups with several ranks on each of several nodes: predicted, not fitted.
   for (const auto& m : ms)
     for (const MeasuredSeries& s : m.set.series)
-      if (group_tier(s) == GroupTier::mixed && hw.tiers.size() > 1)
+      if (group_tier(hw, s) == GroupTier::mixed && hw.tiers.size() > 1)
         out.validation.series.push_back(check_series(hw, m.origin, s, opt.algorithm));
 
   fit_compute(base, ms, out);

@@ -49,7 +49,7 @@ void fill_residuals(const HardwareProfile& hw, const std::vector<NamedMeasuremen
   std::array<std::vector<double>, 3> by_regime;
   for (const auto& m : ms)
     for (const MeasuredSeries& s : m.set.series) {
-      if (s.collective != rep.collective || group_tier(s) != (rep.tier == 0 ? GroupTier::tier0 : GroupTier::tier1))
+      if (s.collective != rep.collective || group_tier(hw, s) != (rep.tier == 0 ? GroupTier::tier0 : GroupTier::tier1))
         continue;
       const GroupPlacement g = placement_of(hw, s);
       for (const MeasuredPoint& p : s.points) {

@@ -49,6 +49,7 @@ MeasuredSeries read_series(const json& sj, const std::string& path, std::vector<
   s.ranks_per_node = r.integer_in("ranks_per_node", 1, 1 << 24, true, 1);
   s.nodes = r.integer_in("nodes", 1, 1 << 24, true, 1);
   s.concurrent_groups = r.integer_in("concurrent_groups", 1, 1 << 24, false, 1);
+  s.nodes_per_nvlink_domain = r.integer_in("nodes_per_nvlink_domain", 1, 1 << 24, false, 0);
   s.dtype = r.string("dtype");
   const int stat = r.choice("time_statistic", kStatistics, 0);
   s.time_statistic = stat == 0 ? "median" : "mean";
@@ -323,15 +324,17 @@ nlohmann::ordered_json to_json(const MeasurementSet& m) {
       pj["busbw_bytes_per_s"] = p.busbw_bytes_per_s;
       pts.push_back(pj);
     }
-    ojson sj = {{"collective", collective_key(s.collective)},
-                {"group", to_string(s.group)},
-                {"group_size", s.group_size},
-                {"ranks_per_node", s.ranks_per_node},
-                {"nodes", s.nodes},
-                {"concurrent_groups", s.concurrent_groups},
-                {"dtype", s.dtype},
-                {"time_statistic", s.time_statistic},
-                {"points", pts}};
+    ojson sj = ojson::object();
+    sj["collective"] = collective_key(s.collective);
+    sj["group"] = to_string(s.group);
+    sj["group_size"] = s.group_size;
+    sj["ranks_per_node"] = s.ranks_per_node;
+    sj["nodes"] = s.nodes;
+    sj["concurrent_groups"] = s.concurrent_groups;
+    if (s.nodes_per_nvlink_domain > 0) sj["nodes_per_nvlink_domain"] = s.nodes_per_nvlink_domain;
+    sj["dtype"] = s.dtype;
+    sj["time_statistic"] = s.time_statistic;
+    sj["points"] = pts;
     series.push_back(sj);
   }
   j["series"] = series;

@@ -35,7 +35,7 @@ struct CalibrateFlags {
   std::vector<std::string> logs;
   std::string import_out;
   std::optional<std::string> collective;
-  std::optional<std::int64_t> ranks, ranks_per_node;
+  std::optional<std::int64_t> ranks, ranks_per_node, nodes_per_nvlink_domain;
   // fit / check
   std::vector<std::string> measurements;
   std::string base, out, name, profile;
@@ -91,6 +91,13 @@ int run_import(const CalibrateFlags& f) {
   NcclTestsImport imp = import_nccl_tests_files(f.logs, opt);
   std::string cmd = "planner calibrate import-nccl-tests";
   for (const auto& l : f.logs) cmd += " " + std::filesystem::path(l).filename().string();
+  if (f.nodes_per_nvlink_domain) {
+    if (*f.nodes_per_nvlink_domain < 1)
+      throw InputError("--nodes-per-nvlink-domain",
+                       fmt::format("expected at least 1, got {}", *f.nodes_per_nvlink_domain));
+    for (MeasuredSeries& s : imp.measurements.series) s.nodes_per_nvlink_domain = *f.nodes_per_nvlink_domain;
+    cmd += fmt::format(" --nodes-per-nvlink-domain {}", *f.nodes_per_nvlink_domain);
+  }
   imp.measurements.command = cmd;
   for (const auto& n : imp.notes) std::cerr << "planner: note: " << n << "\n";
   for (const auto& w : imp.warnings) std::cerr << "planner: warning: " << w << "\n";
@@ -175,6 +182,9 @@ Runner add_calibrate_command(CLI::App& cmd) {
       "all_reduce, all_gather, reduce_scatter, all_to_all or send_recv, for logs that do not name their test");
   imp->add_option("--ranks", f->ranks, "ranks in the measured group, for logs without a '# Using devices' list");
   imp->add_option("--ranks-per-node", f->ranks_per_node, "of those, ranks on each node");
+  imp->add_option("--nodes-per-nvlink-domain", f->nodes_per_nvlink_domain,
+                  "nodes that shared one NVLink domain (NVL72 trays in one rack; 1: every node its own); default: "
+                  "the profile's, consecutive nodes filling its domains");
 
   auto* fit = cmd.add_subcommand("fit", "fit alpha and bandwidth per tier and collective; write a new profile");
   fit->add_option("--measurements,-m", f->measurements, "measurement files (planner-bench or import-nccl-tests)")

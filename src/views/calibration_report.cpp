@@ -22,7 +22,10 @@ std::string render_fit_report(const FitResult& r) {
       if (c.tier != tier) continue;
       if (!header) {
         out += fmt::format("\ntier {} ({}): {}\n", tier, r.profile.tiers[tier].name,
-                           tier == 0 ? "groups inside one node" : "groups with one rank per node; bandwidth per NIC");
+                           tier != 0 ? "groups with one rank per node; bandwidth per NIC"
+                           : hosts_per_domain(r.profile) > 1
+                               ? fmt::format("groups inside one NVLink domain ({} nodes)", hosts_per_domain(r.profile))
+                               : std::string("groups inside one node"));
         out += fmt::format("  {:<15} {:>7} {:>5} {:>10} {:>10} {:>11} {:>7} {:>7} {:>7} {:>5}\n", "collective", "sizes",
                            "pts", "base us", "step us", "GB/s", "R2 ln t", "med err", "max err", "outl");
         header = true;

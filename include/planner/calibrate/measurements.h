@@ -42,6 +42,11 @@ struct MeasuredSeries {
   std::int64_t ranks_per_node = 0;        // members of one group on each node
   std::int64_t nodes = 0;                 // nodes one group spans; group_size = ranks_per_node * nodes
   std::int64_t concurrent_groups = 1;     // groups of this shape running at the same time
+  // Nodes (hosts of the log) that share one NVLink domain, where the domain
+  // spans hosts (GB200/GB300 NVL72: up to 18 trays of 4 GPUs); 0 = not said:
+  // the profile's (consecutive hosts fill its domains, calibration.h
+  // hosts_per_domain); 1 = every node its own domain (trays in distinct racks).
+  std::int64_t nodes_per_nvlink_domain = 0;
   std::string dtype;                      // element type, e.g. "int32", "float", "bfloat16"
   std::string time_statistic = "median";  // "median" or "mean"
   std::vector<MeasuredPoint> points;      // ascending, distinct bytes
