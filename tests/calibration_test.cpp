@@ -718,6 +718,14 @@ TEST_CASE("NVL72 logs: trays of one rack share the NVLink domain, unless the fil
   CHECK(g.members_per_domain == 64);
   CHECK(g.domains == 1);
   CHECK(check_profile(hw, {{"rack.json", rack}}).worst_median_abs_error() < 0.10);
+  // CoreWeave's full GB200 rack, 72 ranks (coreweave/nccl-tests#43): one domain, 9.3% median (NVLS).
+  NcclTestsImportOptions ar;
+  ar.collective = Collective::all_reduce;
+  const MeasurementSet full =
+      import_nccl_tests_files({logs + "coreweave_43_gb200_nvl72_rack_all_reduce.log"}, ar).measurements;
+  const HardwareProfile gb200 = find_hardware("gb200-nvl72", kDir);
+  CHECK(placement_of(gb200, full.series[0]).domains == 1);
+  CHECK(check_profile(gb200, {{"full.json", full}}).worst_median_abs_error() < 0.12);
   // Two racks (32 trays): 2 domains, the trays filling them in order.
   const MeasurementSet two = import_nccl_tests_files({logs + "oci_gb300_32x4_all_reduce.log"}, {}).measurements;
   CHECK(group_tier(hw, two.series[0]) == GroupTier::mixed);
