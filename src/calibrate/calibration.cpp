@@ -92,6 +92,14 @@ SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, c
   out.fitted = out.tier != GroupTier::mixed && tier < hw.tiers.size() &&
                hw.tiers[tier].collective_fits[std::size_t(s.collective)].fitted;
   const GroupPlacement g = placement_of(hw, s);
+  // Where a domain spans hosts, say how the nodes were laid into domains.
+  if (hosts_per_domain(hw) > 1 || s.nodes_per_nvlink_domain > 0)
+    out.label += fmt::format(
+        ", {} NVLink domain{} of {} ranks ({})", g.domains, g.domains == 1 ? "" : "s", g.members_per_domain,
+        s.nodes_per_nvlink_domain > 0 ? fmt::format("{} node{} a domain, as the file says", s.nodes_per_nvlink_domain,
+                                                    s.nodes_per_nvlink_domain == 1 ? "" : "s")
+                                      : "nodes fill domains in order; import-nccl-tests --nodes-per-nvlink-domain says "
+                                        "otherwise");
   std::vector<double> errs;
   for (const MeasuredPoint& p : s.points) {
     // --algo: the algorithm the run forced, priced as NCCL runs it (its
