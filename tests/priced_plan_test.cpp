@@ -309,6 +309,49 @@ TEST_CASE("ZeRO-3 staging copies: 2w bytes per gathered parameter, g + r per red
   CHECK(xla.all_gather_s > 0.0);
 }
 
+TEST_CASE("FSDP1's flat parameter: no gather copy, the gradients concatenated, cast and pre-divided",
+          "[priced_plan][zero3]") {
+  // torch FSDP1 (_runtime_utils.py _post_backward_hook, _reduce_grad): (3w + 3r) bytes per parameter of the
+  // unsharded layer in the backward, nothing in the forward, whether or not the weights were resharded.
+  const ModelSpec m = find_model("llama70b", kDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  TrainingSpec ts = training(128, 4096, 256);
+  ts.grad_reduce_bytes_per_param = 4;  // Composer's DEFAULT mixed precision
+  ts.zero3_staging = Zero3Staging::flat_parameter;
+  const double hbm = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  const double p = double(count_params(m).per_layer) / 8.0;
+  for (int zero : {2, 3}) {
+    const ParallelConfig pc = config(8, 1, 16, 1, zero);
+    const LayerTime lt = layer_time(m, hw, pc, ts);
+    const Zero3LayerComm z = zero3_layer_comm(m, hw, pc, ts, lt, weight_sharing_group(hw, pc));
+    INFO("ZeRO-" << zero);
+    CHECK(z.staging_fwd_s == 0.0);
+    CHECK(z.staging_bwd_s == Approx((3.0 * 2.0 + 3.0 * 4.0) * p / hbm).epsilon(1e-12));
+    // The traffic itself is FSDP2's.
+    TrainingSpec two = ts;
+    two.zero3_staging = Zero3Staging::per_parameter_copies;
+    const Zero3LayerComm z2 = zero3_layer_comm(m, hw, pc, two, lt, weight_sharing_group(hw, pc));
+    CHECK(z.all_gather_s == z2.all_gather_s);
+    CHECK(z.reduce_scatter_s == z2.reduce_scatter_s);
+    // ZeRO-3 resharding: FSDP2 copies 4 + 10 bytes a parameter, FSDP1 18.
+    if (zero == 3) CHECK(z.staging_s() > z2.staging_s());
+  }
+}
+
+TEST_CASE("the Adam step: fused kernels (3g + 28 + w) or a per-parameter loop (104 bytes)", "[priced_plan]") {
+  TrainingSpec ts;
+  ts.grad_bytes_per_param = 4;
+  CHECK(optimizer_bytes_per_local_param(ts) == 42.0);
+  ts.optimizer_kernel = OptimizerKernel::unfused_loop;  // Composer's DecoupledAdamW (v0.17.2)
+  CHECK(optimizer_bytes_per_local_param(ts) == 104.0);
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ParallelConfig pc = config(1, 1, 8, 1, 3);
+  const double loop = optimizer_time_s(hw, pc, ts, 8e9);
+  ts.optimizer_kernel = OptimizerKernel::fused;
+  CHECK(loop / optimizer_time_s(hw, pc, ts, 8e9) == Approx(104.0 / 42.0));
+  CHECK(loop == Approx(1e9 * 104.0 / (hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency)));
+}
+
 TEST_CASE("DeepSpeed re-gather: weights whose reuse lies 1e9 parameters away", "[priced_plan][zero3]") {
   // GPT-3 175B, one TP rank: QKV (3h^2), O (h^2), fc1 (4h^2), fc2 (4h^2), biases and
   // norms shared among them. fc2's backward follows its recomputed forward at once;

@@ -148,8 +148,19 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
   if (hbm > 0 && !xla) {
     const double local = layer_params + expert_local;  // this GPU's part of the layer, experts included
     const double gathers_bwd = (z.bwd_all_gather_s > 0 ? local : 0.0) + z.regathered_params;
-    z.staging_fwd_s = pc.zero_stage >= 3 ? local * 2.0 * w / hbm : 0.0;
-    z.staging_bwd_s = (gathers_bwd * 2.0 * w + local * (g + r)) / hbm;
+    if (ts.zero3_staging == Zero3Staging::flat_parameter) {
+      // FSDP1 (TrainingSpec::zero3_staging): gathers land in the flat
+      // parameter, no copy; the backward concatenates the views' gradients
+      // (read and write w), casts them to the reduce dtype (w + r) and
+      // pre-divides them (2r), all over the unsharded layer. The cast and the
+      // division run on the post-backward stream beside the compute; priced
+      // as if on it (an approximation, docs/cost_model.md Known gaps).
+      z.staging_fwd_s = 0.0;
+      z.staging_bwd_s = local * (3.0 * w + 3.0 * r) / hbm;
+    } else {
+      z.staging_fwd_s = pc.zero_stage >= 3 ? local * 2.0 * w / hbm : 0.0;
+      z.staging_bwd_s = (gathers_bwd * 2.0 * w + local * (g + r)) / hbm;
+    }
   }
   // What is hidden runs beside the layer's kernels and slows them
   // (contention.h); the backward's hidden part is split between its gathers

@@ -9,15 +9,27 @@
 
 namespace planner {
 
+double optimizer_bytes_per_local_param(const TrainingSpec& ts) {
+  // Fused (Megatron-LM MixedPrecisionOptimizer.step): gradient-norm read (g),
+  // Adam (read g and fp32 master, m, v; write master, m, v: g + 24), copy
+  // master to the bf16 weights (read 4, write w), zero the gradient buffer
+  // (g): 3g + 28 + w bytes.
+  if (ts.optimizer_kernel == OptimizerKernel::fused)
+    return 3.0 * ts.grad_bytes_per_param + 28.0 + ts.weight_bytes_per_param;
+  // One kernel per operation (Composer's DecoupledAdamW), on fp32 master
+  // weights, moments and gradients (FSDP1 keeps the sharded gradient in the
+  // fp32 parameter's dtype): decay p *= 1 - lr*wd (8), m *= b1 (8), m += (1 -
+  // b1) g (12), v *= b2 (8), v += (1 - b2) g*g (16), sqrt(v) (8), / sqrt(bc2)
+  // (8), + eps (8), p -= step * m / denom (16): 92; clip_grad_norm_'s norm
+  // read and scale (12); zero_grad frees (set_to_none). 104 bytes. The
+  // kernels' launch time is not counted (docs/cost_model.md, Known gaps).
+  return 104.0;
+}
+
 double optimizer_time_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                         double params_local) {
-  // Memory bound, per local parameter (Megatron-LM MixedPrecisionOptimizer.step):
-  // gradient-norm read (g), Adam (read g and fp32 master, m, v; write master,
-  // m, v: g + 24), copy master to the bf16 weights (read 4, write w), zero the
-  // gradient buffer (g): 3g + 28 + w bytes.
   const double opt_params = params_local / (pc.zero_stage >= 1 ? double(pc.dp * pc.cp) : 1.0);
-  const double g_bytes = ts.grad_bytes_per_param;
-  const double opt_bytes = opt_params * (3.0 * g_bytes + 28.0 + ts.weight_bytes_per_param);
+  const double opt_bytes = opt_params * optimizer_bytes_per_local_param(ts);
   return opt_bytes / (hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency);
 }
 
@@ -333,8 +345,10 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
   if (ex)
     note_step(ex, "optimizer step (Adam, memory bound)",
               "(3g + 28 + w) bytes per local parameter (/ DP*CP with ZeRO >= 1) / (HBM bandwidth * efficiency), "
-              "of the stage that ends the step, less the part of its lead over stage 0 its DP traffic leaves",
-              "Megatron-LM MixedPrecisionOptimizer.step (grad norm, Adam, bf16 copy, zeroing)",
+              "of the stage that ends the step, less the part of its lead over stage 0 its DP traffic leaves; "
+              "104 bytes where the trainer loops over the parameters one kernel per operation",
+              "Megatron-LM MixedPrecisionOptimizer.step (grad norm, Adam, bf16 copy, zeroing); Composer v0.17.2 "
+              "composer/optim/decoupled_weight_decay.py adamw (the loop) and torch FSDP1 clip_grad_norm_",
               {{"stage", double(tail.stage)}, {"adam_s", tail.optimizer_s}, {"lead_s", tail.lead_s}}, t.optimizer_s);
   return t;
 }
@@ -362,10 +376,13 @@ Zero3Terms zero3_terms(const PricedPlan& plan, std::int64_t heavy, Explain* ex) 
               "m * [ag + L*(max(0, ag - fwd_layer) + copy_fwd) + L*(max(0, ag_rc + ag_bwd + rs - bwd_layer) + "
               "copy_bwd)]; ag_bwd = 0 without resharding after the forward; ag_rc: the recomputed forward's "
               "re-gather (DeepSpeed, full recompute); rs in the reduce dtype; copy = gather outputs (2w B/param) "
-              "and gradients into the reduce-scatter input ((g + r) B/param) over HBM; ZeRO-2: rs only",
+              "and gradients into the reduce-scatter input ((g + r) B/param) over HBM; FSDP1's flat parameter: "
+              "no gather copy, the backward's gradient concat, cast and pre-division ((3w + 3r) B/param); "
+              "ZeRO-2: rs only",
               "Rajbhandari et al. 2020 §5; prefetch: Zhao et al. 2023 (PyTorch FSDP) §3.3; copies and reduce "
               "dtype: pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py (foreach_reduce, "
-              "foreach_all_gather_copy_out); re-gather: deepspeedai/DeepSpeed runtime/zero/"
+              "foreach_all_gather_copy_out), FSDP1 torch/distributed/fsdp/_runtime_utils.py (_post_backward_hook, "
+              "_reduce_grad); re-gather: deepspeedai/DeepSpeed runtime/zero/"
               "partitioned_param_coordinator.py (__params_to_release, max_reuse_distance)",
               {{"ag_per_layer_s", t_ag},
                {"ag_bwd_per_layer_s", z3.bwd_all_gather_s},

@@ -241,11 +241,15 @@ void map_training(const json& row, const std::string& scope_text, const std::str
     ts.grad_reduce_bytes_per_param = 4;
     ts.loss_kernel = LossKernel::flash_attn;
     ts.train_metric_losses = 2;
+    ts.zero3_staging = Zero3Staging::flat_parameter;
+    ts.optimizer_kernel = OptimizerKernel::unfused_loop;
     r.assumptions.push_back(
         "llm-foundry: MPT's attention as FlashAttention-2 kernels (flash-attn 2.4.2) on Q/K/V unpadded and the "
         "output re-padded every layer (flash_attn_fn); Composer's FSDP mixed precision DEFAULT reduces gradients "
         "in fp32; the loss as flash-attn's fused cross-entropy (loss_fn fused_crossentropy); Composer's two train "
-        "metrics (cross-entropy, perplexity) over the logits after every micro-batch");
+        "metrics (cross-entropy, perplexity) over the logits after every micro-batch; torch FSDP1's flat "
+        "parameter (gradients concatenated, cast and pre-divided before each reduce-scatter); Composer's "
+        "DecoupledAdamW as a per-parameter loop of single-operation kernels");
   }
   // NVIDIA's NeMo recipes overlap TP communication with the GEMMs wherever TP
   // runs with sequence parallelism: ub_tp_comm_overlap true in the recipes of

@@ -103,6 +103,9 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   ts.tp_comm_overlap = r.boolean("tp_comm_overlap", false, ts.tp_comm_overlap);
   ts.loss_kernel = r.choice("loss_kernel", kLossKernelNames, LossKernel::unfused, false);
   ts.train_metric_losses = int(r.integer_in("train_metric_losses", 0, 8, false, 0));
+  // FSDP1's flat parameter and a per-parameter Adam loop (Composer 0.17; specs.h).
+  ts.zero3_staging = r.choice("zero3_staging", kZero3StagingNames, Zero3Staging::per_parameter_copies, false);
+  ts.optimizer_kernel = r.choice("optimizer_kernel", kOptimizerKernelNames, OptimizerKernel::fused, false);
   // Eager PyTorch (torchtitan without torch.compile) and its composite RMSNorm before torch 2.9.
   ts.eager_elementwise = r.boolean("eager_elementwise", false, ts.eager_elementwise);
   ts.eager_composite_rmsnorm = r.boolean("eager_composite_rmsnorm", false, ts.eager_composite_rmsnorm);

@@ -88,9 +88,14 @@ inline constexpr double kGradBucketParams = 40e6;
   return std::min(params, std::max(grad_bucket_params(dp_cp), embedding));
 }
 
+// HBM bytes the Adam step moves per parameter it updates, as
+// TrainingSpec::optimizer_kernel runs it: (3g + 28 + w) fused (Megatron-LM
+// MixedPrecisionOptimizer.step: grad norm, Adam, master-to-bf16 copy,
+// zeroing), 104 as a per-parameter loop of single-operation kernels.
+[[nodiscard]] double optimizer_bytes_per_local_param(const TrainingSpec& ts);
+
 // Adam step over `params_local` parameters (per GPU before ZeRO sharding),
-// memory bound: (3g + 28 + w) bytes per local parameter (Megatron-LM
-// MixedPrecisionOptimizer.step: grad norm, Adam, master-to-bf16 copy, zeroing).
+// memory bound: optimizer_bytes_per_local_param each.
 [[nodiscard]] double optimizer_time_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                                       double params_local);
 

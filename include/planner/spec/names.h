@@ -42,6 +42,10 @@ inline constexpr EnumName<AttentionKernel> kAttentionKernelNames[] = {
     {AttentionKernel::flash, "flash"}, {AttentionKernel::unfused, "unfused"}, {AttentionKernel::flash2, "flash2"}};
 inline constexpr EnumName<LossKernel> kLossKernelNames[] = {
     {LossKernel::unfused, "unfused"}, {LossKernel::te, "te"}, {LossKernel::flash_attn, "flash-attn"}};
+inline constexpr EnumName<OptimizerKernel> kOptimizerKernelNames[] = {{OptimizerKernel::fused, "fused"},
+                                                                      {OptimizerKernel::unfused_loop, "unfused-loop"}};
+inline constexpr EnumName<Zero3Staging> kZero3StagingNames[] = {
+    {Zero3Staging::per_parameter_copies, "per-parameter-copies"}, {Zero3Staging::flat_parameter, "flat-parameter"}};
 inline constexpr EnumName<Recompute> kRecomputeNames[] = {
     {Recompute::none, "none"}, {Recompute::selective, "selective"}, {Recompute::full, "full"}};
 inline constexpr EnumName<RouterScore> kRouterScoreNames[] = {{RouterScore::softmax, "softmax"},
@@ -72,6 +76,8 @@ constexpr std::span<const EnumName<HostCpu>> name_table(HostCpu) { return kHostC
 constexpr std::span<const EnumName<DType>> name_table(DType) { return kDTypeNames; }
 constexpr std::span<const EnumName<AttentionKernel>> name_table(AttentionKernel) { return kAttentionKernelNames; }
 constexpr std::span<const EnumName<LossKernel>> name_table(LossKernel) { return kLossKernelNames; }
+constexpr std::span<const EnumName<OptimizerKernel>> name_table(OptimizerKernel) { return kOptimizerKernelNames; }
+constexpr std::span<const EnumName<Zero3Staging>> name_table(Zero3Staging) { return kZero3StagingNames; }
 constexpr std::span<const EnumName<Recompute>> name_table(Recompute) { return kRecomputeNames; }
 constexpr std::span<const EnumName<Schedule>> name_table(Schedule) { return kScheduleNames; }
 constexpr std::span<const EnumName<RouterScore>> name_table(RouterScore) { return kRouterScoreNames; }

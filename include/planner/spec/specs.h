@@ -303,6 +303,34 @@ enum class Zero3Gather {
   submodule,
 };
 
+// How a trainer runs the Adam step (step_time.cpp optimizer_time_s).
+enum class OptimizerKernel {
+  // Multi-tensor or fused kernels: apex FusedAdam in Megatron-LM, torch's
+  // foreach/fused AdamW, DeepSpeed's FusedAdam.
+  fused,
+  // A Python loop over the parameters, one kernel per operation on each:
+  // Composer's DecoupledAdamW (composer/optim/decoupled_weight_decay.py at
+  // v0.17.2, adamw(): weight decay, two moment updates, sqrt, division, eps,
+  // addcdiv, each a pass over fp32 tensors), after FSDP1's clip_grad_norm_
+  // (a norm read and a scale of every gradient).
+  unfused_loop,
+};
+
+// The copies around ZeRO-3 / FSDP traffic on the compute side (priced_plan.cpp).
+enum class Zero3Staging {
+  // Per-parameter tensors: FSDP2 copies each gather out into the parameters
+  // and the gradients into the reduce-scatter input (foreach_all_gather_copy_out,
+  // foreach_reduce_scatter_copy_in); DeepSpeed's list all-gather unflattens
+  // likewise.
+  per_parameter_copies,
+  // FSDP1's FlatParameter (torch.distributed.fsdp, torch 2.1): the gather
+  // lands in the flat parameter itself (no copy), but autograd concatenates
+  // the views' gradients into the flat gradient, which the post-backward hook
+  // casts to the reduce dtype and pre-divides before the reduce-scatter
+  // (_runtime_utils.py _post_backward_hook, _reduce_grad, _div_if_needed).
+  flat_parameter,
+};
+
 struct TrainingSpec {
   std::int64_t num_gpus = 0;
   std::int64_t seq_len = 0;
@@ -367,6 +395,10 @@ struct TrainingSpec {
   // at 5e85bd62d), each a torch.nn.CrossEntropyLoss over the logits
   // (composer/metrics/nlp.py). Set by validate for llm-foundry rows; 0: none.
   int train_metric_losses = 0;
+  // The Adam step's kernels and the ZeRO-3/FSDP staging copies (enums above).
+  // Set by validate for llm-foundry rows (Composer 0.17 on torch FSDP1).
+  OptimizerKernel optimizer_kernel = OptimizerKernel::fused;
+  Zero3Staging zero3_staging = Zero3Staging::per_parameter_copies;
   double optimizer_bytes_per_param = 12;  // fp32 master + Adam m, v (ZeRO paper)
   bool overlap_grad_reduce = true;        // DP reduction in buckets during backward
   bool overlap_p2p = false;               // PP send/recv hidden behind compute
