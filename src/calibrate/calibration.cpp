@@ -407,11 +407,13 @@ GroupTier group_tier(const HardwareProfile& hw, const MeasuredSeries& s) {
 GroupPlacement placement_of(const HardwareProfile& hw, const MeasuredSeries& s) {
   const std::int64_t hosts = hosts_per_domain(hw, s);
   if (hosts > 1) {
-    // Hosts fill an NVLink domain in order (NVL72: 18 trays of 4): the group
-    // is placed as training places consecutive ranks, `stride` apart where
-    // the hosts run fewer ranks than the domain's share of GPUs.
-    const std::int64_t stride = std::max<std::int64_t>(1, hw.tiers[0].size / (hosts * s.ranks_per_node));
-    return placement(hw, s.group_size, stride);
+    // Hosts fill an NVLink domain in order (NVL72: 18 trays of 4), as
+    // training places consecutive ranks: a domain holds `hosts` nodes' ranks.
+    GroupPlacement g;
+    g.size = s.group_size;
+    g.members_per_domain = std::min(s.group_size, hosts * s.ranks_per_node);
+    g.domains = (g.size + g.members_per_domain - 1) / g.members_per_domain;
+    return g;
   }
   GroupPlacement g;
   g.size = s.group_size;
