@@ -44,7 +44,7 @@ enum class GroupTier { tier0, tier1, mixed };
 
 // The placement collective_cost sees for a measured group: members_per_domain
 // and domains from the series, stride past a node for one-per-node groups;
-// where a domain spans several hosts, consecutive hosts fill it (placement()).
+// where a domain spans several hosts, consecutive hosts fill it, hosts_per_domain nodes a domain.
 [[nodiscard]] GroupPlacement placement_of(const HardwareProfile& hw, const MeasuredSeries& s);
 
 // |relative error| statistics of the points of one regime.
