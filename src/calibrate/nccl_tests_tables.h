@@ -1,6 +1,6 @@
 // What the nccl-tests importer's text and JSON readers share: a result table
-// as read, the token helpers, and turning a finished table into a series
-// (nccl_tests_tables.cpp). Private to calibrate/.
+// as read, the token helpers (nccl_tests_tokens.cpp), and turning a finished
+// table into a series (nccl_tests_tables.cpp). Private to calibrate/.
 #pragma once
 
 #include <cstddef>
