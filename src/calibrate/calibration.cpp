@@ -345,9 +345,8 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   f.nccl_tuner = all_nccl_runs && hw.nccl_generation != NcclGeneration::none &&
                  (c == Collective::all_reduce || c == Collective::all_gather || c == Collective::reduce_scatter);
   if (f.nccl_tuner) {
-    // The base's own prices of every point, on the profile with c's fits left
-    // out, with the algorithm the runs forced (--algo) where they forced one:
-    // fitted and stock then compare the same algorithm.
+    // The base's own prices of every point (c's fits left out), with the
+    // algorithm the runs forced (--algo), so fitted and stock compare alike.
     HardwareProfile stock_hw = hw;
     for (InterconnectTier& st : stock_hw.tiers) st.collective_fits[std::size_t(c)] = {};
     std::vector<Obs> stock_obs = obs;
@@ -378,52 +377,6 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
 }
 
 }  // namespace
-
-std::int64_t hosts_per_domain(const HardwareProfile& hw) {
-  if (hw.tiers.size() < 2 || hw.tiers[1].gpus_per_node <= 0) return 1;
-  return std::max<std::int64_t>(1, hw.tiers[0].size / hw.tiers[1].gpus_per_node);
-}
-
-std::int64_t hosts_per_domain(const HardwareProfile& hw, const MeasuredSeries& s) {
-  if (s.nodes_per_nvlink_domain <= 0) return hosts_per_domain(hw);
-  const std::int64_t domain = hw.tiers.empty() ? 1 : hw.tiers[0].size;
-  if (s.nodes_per_nvlink_domain > 1 && s.nodes_per_nvlink_domain * s.ranks_per_node > domain)
-    throw InputError(
-        "nodes_per_nvlink_domain",
-        fmt::format(
-            "{} nodes of {} ranks share an NVLink domain, {} ranks, but an NVLink domain of the profile {} holds {}",
-            s.nodes_per_nvlink_domain, s.ranks_per_node, s.nodes_per_nvlink_domain * s.ranks_per_node, hw.name,
-            domain));
-  return s.nodes_per_nvlink_domain;
-}
-
-GroupTier group_tier(const HardwareProfile& hw, const MeasuredSeries& s) {
-  const std::int64_t hosts = hosts_per_domain(hw, s);
-  if (s.nodes <= hosts) return GroupTier::tier0;
-  if (s.ranks_per_node == 1 && hosts == 1) return GroupTier::tier1;
-  return GroupTier::mixed;
-}
-
-GroupPlacement placement_of(const HardwareProfile& hw, const MeasuredSeries& s) {
-  const std::int64_t hosts = hosts_per_domain(hw, s);
-  if (hosts > 1) {
-    // Hosts fill an NVLink domain in order (NVL72: 18 trays of 4), as
-    // training places consecutive ranks: a domain holds `hosts` nodes' ranks.
-    GroupPlacement g;
-    g.size = s.group_size;
-    g.members_per_domain = std::min(s.group_size, hosts * s.ranks_per_node);
-    g.domains = (g.size + g.members_per_domain - 1) / g.members_per_domain;
-    return g;
-  }
-  GroupPlacement g;
-  g.size = s.group_size;
-  g.members_per_domain = s.ranks_per_node;
-  g.domains = s.nodes;
-  // send/recv is remote when consecutive members are a node apart.
-  g.stride =
-      s.ranks_per_node == 1 && s.nodes > 1 ? std::max<std::int64_t>(1, hw.tiers.empty() ? 1 : hw.tiers[0].size) : 1;
-  return g;
-}
 
 double CheckReport::worst_median_abs_error() const {
   double w = 0;

@@ -47,6 +47,19 @@ std::optional<Collective> collective_from_nccl_test_name(std::string_view name) 
   return std::nullopt;
 }
 
+namespace {
+
+// A result's root where it is a rank (broadcast, reduce); nccl-tests writes
+// it as "%6i" text, "    -1" for every other test (src/util.cu).
+std::optional<std::int64_t> rank_root(const json& r) {
+  if (!r.contains("root") || !r["root"].is_string()) return std::nullopt;
+  const auto words = split(r["root"].get<std::string>());
+  const auto root = words.empty() ? std::nullopt : parse_int(words[0]);
+  return root && *root >= 0 ? root : std::nullopt;
+}
+
+}  // namespace
+
 void import_nccl_tests_json(std::string_view text, const std::string& origin, const NcclTestsImportOptions& opt,
                             NcclTestsImport& out) {
   json j;
@@ -123,11 +136,7 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
       ++t.skipped_other_type;
       continue;
     }
-    if (r.contains("root") && r["root"].is_string() && t.root < 0) {
-      const auto words = split(r["root"].get<std::string>());  // "%6i": "    -1"
-      if (const auto root = words.empty() ? std::nullopt : parse_int(words[0]); root && *root >= 0)
-        t.root = *root, t.root_where = path + ".root";
-    }
+    if (const auto root = rank_root(r); root && t.root < 0) t.root = *root, t.root_where = path + ".root";
     const double bytes = double(r["size"].get<std::uint64_t>());
     const double us = time->get<double>();
     if (body->contains("alg_bw") && body->contains("bus_bw") && (*body)["alg_bw"].is_number() &&

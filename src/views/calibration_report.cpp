@@ -7,6 +7,17 @@
 
 namespace planner {
 
+namespace {
+
+// What groups a tier's fits come from, for the fit report's tier headings.
+std::string tier_groups(const HardwareProfile& hw, std::size_t tier) {
+  if (tier != 0) return "groups with one rank per node; bandwidth per NIC";
+  const std::int64_t hosts = hosts_per_domain(hw);
+  return hosts > 1 ? fmt::format("groups inside one NVLink domain ({} nodes)", hosts) : "groups inside one node";
+}
+
+}  // namespace
+
 std::string render_fit_report(const FitResult& r) {
   std::string out;
   std::size_t points = 0;
@@ -21,11 +32,7 @@ std::string render_fit_report(const FitResult& r) {
     for (const CollectiveFitReport& c : r.collectives) {
       if (c.tier != tier) continue;
       if (!header) {
-        out += fmt::format("\ntier {} ({}): {}\n", tier, r.profile.tiers[tier].name,
-                           tier != 0 ? "groups with one rank per node; bandwidth per NIC"
-                           : hosts_per_domain(r.profile) > 1
-                               ? fmt::format("groups inside one NVLink domain ({} nodes)", hosts_per_domain(r.profile))
-                               : std::string("groups inside one node"));
+        out += fmt::format("\ntier {} ({}): {}\n", tier, r.profile.tiers[tier].name, tier_groups(r.profile, tier));
         out += fmt::format("  {:<15} {:>7} {:>5} {:>10} {:>10} {:>11} {:>7} {:>7} {:>7} {:>5}\n", "collective", "sizes",
                            "pts", "base us", "step us", "GB/s", "R2 ln t", "med err", "max err", "outl");
         header = true;
