@@ -154,7 +154,7 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
       // (read and write w), casts them to the reduce dtype (w + r) and
       // pre-divides them (2r), all over the unsharded layer. The cast and the
       // division run on the post-backward stream beside the compute; priced
-      // as if on it (an approximation, docs/cost_model.md Known gaps).
+      // as if on it (an approximation: docs/cost_model.md Known gaps, "FSDP1").
       z.staging_fwd_s = 0.0;
       z.staging_bwd_s = local * (3.0 * w + 3.0 * r) / hbm;
     } else {

@@ -346,7 +346,8 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
     note_step(ex, "optimizer step (Adam, memory bound)",
               "(3g + 28 + w) bytes per local parameter (/ DP*CP with ZeRO >= 1) / (HBM bandwidth * efficiency), "
               "of the stage that ends the step, less the part of its lead over stage 0 its DP traffic leaves; "
-              "104 bytes where the trainer loops over the parameters one kernel per operation",
+              "104 bytes where the trainer loops over the parameters one kernel per operation (HBM only, its "
+              "launches not counted: an approximation)",
               "Megatron-LM MixedPrecisionOptimizer.step (grad norm, Adam, bf16 copy, zeroing); Composer v0.17.2 "
               "composer/optim/decoupled_weight_decay.py adamw (the loop) and torch FSDP1 clip_grad_norm_",
               {{"stage", double(tail.stage)}, {"adam_s", tail.optimizer_s}, {"lead_s", tail.lead_s}}, t.optimizer_s);
@@ -377,7 +378,8 @@ Zero3Terms zero3_terms(const PricedPlan& plan, std::int64_t heavy, Explain* ex) 
               "copy_bwd)]; ag_bwd = 0 without resharding after the forward; ag_rc: the recomputed forward's "
               "re-gather (DeepSpeed, full recompute); rs in the reduce dtype; copy = gather outputs (2w B/param) "
               "and gradients into the reduce-scatter input ((g + r) B/param) over HBM; FSDP1's flat parameter: "
-              "no gather copy, the backward's gradient concat, cast and pre-division ((3w + 3r) B/param); "
+              "no gather copy, the backward's gradient concat, cast and pre-division ((3w + 3r) B/param, priced "
+              "on the compute stream: an approximation); "
               "ZeRO-2: rs only",
               "Rajbhandari et al. 2020 §5; prefetch: Zhao et al. 2023 (PyTorch FSDP) §3.3; copies and reduce "
               "dtype: pytorch/pytorch torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py (foreach_reduce, "
