@@ -154,6 +154,36 @@ TEST_CASE("llm-foundry rows run FlashAttention-2, and ALiBi has no parameters", 
   CHECK(negative.skip_reason.find("train_metric_losses") != std::string::npos);
 }
 
+TEST_CASE("A stack is named however the source spells it, and only by its source", "[validate]") {
+  json j = llama8b_row();
+  for (const char* source : {"MosaicML LLM Foundry benchmarks (H100 80GB BF16 table)",
+                             "mosaicml/llmfoundry benchmarking README", "MosaicML blog, 2024"}) {
+    j["source"] = source;
+    const RunRow row = map_published_run(j, 0);
+    REQUIRE(row.run);
+    CHECK(row.run->training.zero3_staging == Zero3Staging::flat_parameter);
+    CHECK(row.run->training.loss_kernel == LossKernel::flash_attn);
+  }
+  for (const char* source : {"TorchTitan docs/performance.md (2025)", "Torch Titan performance table, 2025"}) {
+    j["source"] = source;
+    const RunRow row = map_published_run(j, 0);
+    REQUIRE(row.run);
+    CHECK(row.run->training.eager_elementwise);
+  }
+  j["source"] = "Meta, 2025";                               // names no stack: the defaults
+  j["notes"] = "compared with torchtitan and llm-foundry";  // the notes name other rows' stacks
+  const RunRow plain = map_published_run(j, 0);
+  REQUIRE(plain.run);
+  CHECK_FALSE(plain.run->training.eager_elementwise);
+  CHECK(plain.run->training.zero3_staging != Zero3Staging::flat_parameter);
+  // DeepSpeed may be named by the sharding alone, in any spelling.
+  j["zero_or_fsdp"] = "Deep Speed ZeRO stage 3";
+  const RunRow ds = map_published_run(j, 0);
+  REQUIRE(ds.run);
+  CHECK(ds.run->training.zero3_recompute_regather);
+  CHECK(ds.run->training.zero3_gather == Zero3Gather::submodule);
+}
+
 TEST_CASE("torchtitan rows run eager PyTorch unless the row says torch_compile", "[validate]") {
   json j = llama8b_row();
   j["source"] = "pytorch/torchtitan docs/performance.md";
@@ -241,6 +271,8 @@ TEST_CASE("Megatron-Bridge performance rows run Transformer Engine's fused cross
   const RunRow bridge = map_published_run(j, 0);
   REQUIRE(bridge.run);
   CHECK(bridge.run->training.loss_kernel == LossKernel::te);
+  j["source"] = "Megatron Bridge docs/performance-summary.md (25.11)";  // spelt otherwise
+  CHECK(map_published_run(j, 0).run->training.loss_kernel == LossKernel::te);
   CHECK(std::any_of(bridge.run->assumptions.begin(), bridge.run->assumptions.end(),
                     [](const std::string& a) { return a.find("fused cross-entropy") != std::string::npos; }));
 }

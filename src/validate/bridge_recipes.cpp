@@ -1,6 +1,7 @@
 #include "validate/bridge_recipes.h"
 
 #include "validate/row_text.h"
+#include "validate/row_words.h"
 
 #include <cstdio>
 #include <string>
@@ -100,7 +101,8 @@ void qwen3_dispatcher(const nlohmann::json& row, MeasuredRun& r) {
 }  // namespace
 
 bool is_bridge_row(const nlohmann::json& row) {
-  return contains(lower(text(row, "source")), "megatron-bridge performance summary");
+  const std::string s = row_words::letters_and_digits(text(row, "source"));
+  return contains(s, "megatronbridge") && contains(s, "performancesummary");
 }
 
 void apply(const nlohmann::json& row, MeasuredRun& r) {

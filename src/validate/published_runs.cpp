@@ -40,10 +40,10 @@ using row_text::text;
 using namespace row_words;
 using namespace row_fields;
 
-// The row names DeepSpeed (Megatron-DeepSpeed included) in its source,
-// sharding or notes.
-bool names_deepspeed(const json& row, const std::string& source) {
-  return contains(lower(source + " " + text(row, "zero_or_fsdp") + " " + text(row, "notes")), "deepspeed");
+// The software stack the row's source names; DeepSpeed (Megatron-DeepSpeed
+// included) also by its sharding or notes.
+row_words::SourceStack stack_of(const json& row, const std::string& source) {
+  return source_stack(source, text(row, "zero_or_fsdp") + " " + text(row, "notes"));
 }
 
 FfnKind parse_ffn(const std::string& s_in) {
@@ -118,6 +118,109 @@ std::int64_t map_model(const json& row, const std::string& notes, MeasuredRun& r
   return seq_len;
 }
 
+// torchtitan's rows (docs/performance.md): FSDP2's fp32 reduce-scatter, its
+// selective-checkpointing policies, eager PyTorch of the rows' dates.
+void apply_torchtitan(const json& row, int year, const std::string& precision, MeasuredRun& r) {
+  TrainingSpec& ts = r.training;
+  // torchtitan reduce-scatters FSDP2 gradients in fp32
+  // (--training.mixed_precision_reduce, default and only choice "float32":
+  // torchtitan config_manager.py @eef8bb2, config/configs.py @b5bcd76).
+  if (contains(lower(text(row, "zero_or_fsdp")), "fsdp")) {
+    ts.grad_reduce_bytes_per_param = 4;
+    r.assumptions.push_back("torchtitan FSDP2: gradients reduce-scattered in fp32 (mixed_precision_reduce)");
+  }
+  // Selective recomputation as torchtitan runs it (SelectivePolicy): its rows'
+  // "selective (per-op)" is selective_ac_option "op", "selective (per-layer)"
+  // and a plain "selective" the default "2", every second block recomputed
+  // in full (torchtitan v0.2.2 config/job_config.py ActivationCheckpoint;
+  // distributed/activation_checkpoint.py). Other rows keep Megatron's.
+  const std::string recompute_text = lower(text(row, "activation_recompute"));
+  if (recompute_text.rfind("selective", 0) == 0) {
+    if (contains(recompute_text, "op")) {
+      ts.selective = SelectivePolicy::torchtitan_op;
+      r.assumptions.push_back("torchtitan selective AC per op: selective_ac_option \"op\"");
+    } else {
+      ts.selective = SelectivePolicy::torchtitan_every_nth_layer;
+      ts.selective_every_n_layers = 2;
+      r.assumptions.push_back(
+          "torchtitan selective AC per layer: selective_ac_option \"2\" (its default), every second block recomputed");
+    }
+  }
+  // torchtitan's rows ran eager PyTorch: compile = false in the configs of
+  // their date (train_configs/llama3_8b.toml @504e7641d; Compile.enable False
+  // in v0.2.2 config/job_config.py); the 405B row lists no optimizations. The
+  // optional row field torch_compile overrides.
+  ts.eager_elementwise = true;
+  r.assumptions.push_back("torchtitan: eager PyTorch, no torch.compile (its default), element-wise ops unfused");
+  // torchtitan calls F.scaled_dot_product_attention (models/llama3 model.py);
+  // before torch 2.11 PyTorch runs it with FlashAttention-2 kernels, cuDNN
+  // attention being opt-in (pytorch/pytorch#138522, cherry-picked to 2.5.1;
+  // on by default once the bundled cuDNN passes 9.15, huggingface/
+  // transformers#48163). Every torchtitan row predates torch 2.11 (2024-25).
+  // A source without a year counts as before (torchtitan's published tables
+  // are of 2024-25). The optional row field attention_kernel overrides.
+  if (year < 2026) {
+    ts.eager_composite_rmsnorm = true;
+    r.assumptions.push_back(
+        "torchtitan before torch 2.9: RMSNorm as seven composite fp32 kernels (pytorch/pytorch#153666 fused it)");
+    ts.attention = AttentionKernel::flash2;
+    r.assumptions.push_back(
+        "torchtitan before torch 2.11: PyTorch SDPA runs FlashAttention-2 kernels (cuDNN attention opt-in)");
+  }
+  // A row that names torch.compile in its precision or table ran it (element-
+  // wise ops and the norm fused by Inductor); "no torch.compile" did not. (Not
+  // the notes: they name other rows' techniques.)
+  if (const std::string t = lower(precision + " | " + text(row, "source_table"));
+      affirms(t, "torch.compile") && !affirms(t, "eager")) {
+    ts.eager_elementwise = false;
+    ts.eager_composite_rmsnorm = false;
+    r.assumptions.push_back("torch.compile (named by the row): element-wise ops and RMSNorm fused");
+  }
+}
+
+// MosaicML llm-foundry's benchmark tables (scripts/train/benchmarking/
+// README.md): its launcher (submit_benchmarks.py at 5e85bd62d, 2024-01, the
+// commit that wrote the H100 tables) sets attn_impl "flash" and installs
+// the gpu-flash2 extra, flash-attn 2.4.2 (setup.py): FlashAttention-2
+// kernels. MPT runs eager under Composer, but its eager kernels are the
+// ones the fused baseline prices (llmfoundry/models/mpt: one
+// low_precision_layernorm kernel per norm, one GELU, one residual add;
+// flash-attn takes the Q/K/V slices of the fused projection and returns
+// the output contiguous, so no copies): torchtitan's extra eager passes
+// (TrainingSpec::eager_elementwise) are not applied. Every H100 row of the
+// tables ran Composer's FSDP mixed precision "DEFAULT" (its MP Mode
+// column), which since Composer 0.17.0 reduces gradients in fp32
+// (composer/trainer/mosaic_fsdp_utils.py get_mixed_precision: reduce_dtype
+// torch.float32, added by mosaicml/composer#2628, 2023-10; llm-foundry
+// 5e85bd62d requires mosaicml>=0.17.2,<0.18): FSDP1 casts the bf16
+// gradients up and reduce-scatters 4 bytes each. The optional row fields
+// attention_kernel and grad_reduce_bytes override. MPT's loss is flash-attn's
+// Triton cross-entropy (modeling_mpt.py at 5e85bd62d: loss_fn defaults to
+// fused_crossentropy, flash_attn.losses.cross_entropy.CrossEntropyLoss):
+// LossKernel::flash_attn; the row field loss_kernel overrides. Composer
+// evaluates MPT's two train metrics over the logits after every
+// micro-batch (TrainingSpec::train_metric_losses); the row field
+// train_metric_losses overrides.
+// MPT's flash path packs Q, K and V and re-pads the output every layer
+// (TrainingSpec::attention_varlen_unpad; attention.py flash_attn_fn).
+void apply_llm_foundry(MeasuredRun& r) {
+  TrainingSpec& ts = r.training;
+  ts.attention = AttentionKernel::flash2;
+  ts.attention_varlen_unpad = true;
+  ts.grad_reduce_bytes_per_param = 4;
+  ts.loss_kernel = LossKernel::flash_attn;
+  ts.train_metric_losses = 2;
+  ts.zero3_staging = Zero3Staging::flat_parameter;
+  ts.optimizer_kernel = OptimizerKernel::unfused_loop;
+  r.assumptions.push_back(
+      "llm-foundry: MPT's attention as FlashAttention-2 kernels (flash-attn 2.4.2) on Q/K/V unpadded and the "
+      "output re-padded every layer (flash_attn_fn); Composer's FSDP mixed precision DEFAULT reduces gradients "
+      "in fp32; the loss as flash-attn's fused cross-entropy (loss_fn fused_crossentropy); Composer's two train "
+      "metrics (cross-entropy, perplexity) over the logits after every micro-batch; torch FSDP1's flat "
+      "parameter (gradients concatenated, cast and pre-divided before each reduce-scatter); Composer's "
+      "DecoupledAdamW as a per-parameter loop of single-operation kernels");
+}
+
 // The run: GPUs, batch, precision and the software stack.
 void map_training(const json& row, const std::string& scope_text, const std::string& notes, std::int64_t seq_len,
                   MeasuredRun& r) {
@@ -136,6 +239,7 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   // 2022 §6.3 states it). Rows may say so explicitly with the optional fields
   // attention_kernel, grad_bytes, overlap_grad_reduce, overlap_p2p.
   const int year = source_year(r.source);
+  const row_words::SourceStack stack = stack_of(row, r.source);
   const bool legacy_stack = year > 0 && year <= 2022;
   if (legacy_stack) {
     ts.attention = AttentionKernel::unfused;
@@ -150,107 +254,15 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   // Megatron-DeepSpeed kept the synchronous copy_to_tensor_model_parallel_region
   // (bigscience-workshop/Megatron-DeepSpeed megatron/mpu/layers.py), and
   // torchtitan's TP has none. The optional row field tp_bwd_overlap overrides.
-  if ((year > 0 && year <= 2021) || names_deepspeed(row, r.source) || contains(lower(r.source), "torchtitan")) {
+  if ((year > 0 && year <= 2021) || stack.deepspeed || stack.torchtitan) {
     ts.tp_bwd_overlap = false;
     if (integer(row, "tp").value_or(1) > 1)
       r.assumptions.push_back(year > 0 && year <= 2021 ? "Megatron-LM before 2021-09: backward TP all-reduce exposed"
                                                        : "backward TP collectives exposed (no async launch)");
   }
   override_flag(row, "tp_bwd_overlap", ts.tp_bwd_overlap);
-  // ZeRO-3 frameworks. torchtitan reduce-scatters FSDP2 gradients in fp32
-  // (--training.mixed_precision_reduce, default and only choice "float32":
-  // torchtitan config_manager.py @eef8bb2, config/configs.py @b5bcd76).
-  // DeepSpeed ZeRO-3 reduces in communication_data_type, the fp16 model
-  // dtype by default (runtime/zero/stage3.py), and its submodule hooks
-  // gather the weights again for the recomputed forward
-  // (runtime/zero/partitioned_param_coordinator.py). Optional row fields
-  // grad_reduce_bytes and zero3_recompute_regather override.
-  const std::string zero_text = lower(text(row, "zero_or_fsdp"));
-  if (contains(lower(r.source), "torchtitan") && contains(zero_text, "fsdp")) {
-    ts.grad_reduce_bytes_per_param = 4;
-    r.assumptions.push_back("torchtitan FSDP2: gradients reduce-scattered in fp32 (mixed_precision_reduce)");
-  }
-  // Selective recomputation as torchtitan runs it (SelectivePolicy): its rows'
-  // "selective (per-op)" is selective_ac_option "op", "selective (per-layer)"
-  // and a plain "selective" the default "2", every second block recomputed
-  // in full (torchtitan v0.2.2 config/job_config.py ActivationCheckpoint;
-  // distributed/activation_checkpoint.py). Other rows keep Megatron's.
-  const std::string recompute_text = lower(text(row, "activation_recompute"));
-  if (contains(lower(r.source), "torchtitan") && recompute_text.rfind("selective", 0) == 0) {
-    if (contains(recompute_text, "op")) {
-      ts.selective = SelectivePolicy::torchtitan_op;
-      r.assumptions.push_back("torchtitan selective AC per op: selective_ac_option \"op\"");
-    } else {
-      ts.selective = SelectivePolicy::torchtitan_every_nth_layer;
-      ts.selective_every_n_layers = 2;
-      r.assumptions.push_back(
-          "torchtitan selective AC per layer: selective_ac_option \"2\" (its default), every second block recomputed");
-    }
-  }
-  // torchtitan's rows ran eager PyTorch: compile = false in the configs of
-  // their date (train_configs/llama3_8b.toml @504e7641d; Compile.enable False
-  // in v0.2.2 config/job_config.py); the 405B row lists no optimizations. The
-  // optional row field torch_compile overrides.
-  if (contains(lower(r.source), "torchtitan")) {
-    ts.eager_elementwise = true;
-    r.assumptions.push_back("torchtitan: eager PyTorch, no torch.compile (its default), element-wise ops unfused");
-    // torchtitan calls F.scaled_dot_product_attention (models/llama3 model.py);
-    // before torch 2.11 PyTorch runs it with FlashAttention-2 kernels, cuDNN
-    // attention being opt-in (pytorch/pytorch#138522, cherry-picked to 2.5.1;
-    // on by default once the bundled cuDNN passes 9.15, huggingface/
-    // transformers#48163). Every torchtitan row predates torch 2.11 (2024-25).
-    // A source without a year counts as before (torchtitan's published tables
-    // are of 2024-25). The optional row field attention_kernel overrides.
-    if (year < 2026) {
-      ts.eager_composite_rmsnorm = true;
-      r.assumptions.push_back(
-          "torchtitan before torch 2.9: RMSNorm as seven composite fp32 kernels (pytorch/pytorch#153666 fused it)");
-      ts.attention = AttentionKernel::flash2;
-      r.assumptions.push_back(
-          "torchtitan before torch 2.11: PyTorch SDPA runs FlashAttention-2 kernels (cuDNN attention opt-in)");
-    }
-  }
-  // MosaicML llm-foundry's benchmark tables (scripts/train/benchmarking/
-  // README.md): its launcher (submit_benchmarks.py at 5e85bd62d, 2024-01, the
-  // commit that wrote the H100 tables) sets attn_impl "flash" and installs
-  // the gpu-flash2 extra, flash-attn 2.4.2 (setup.py): FlashAttention-2
-  // kernels. MPT runs eager under Composer, but its eager kernels are the
-  // ones the fused baseline prices (llmfoundry/models/mpt: one
-  // low_precision_layernorm kernel per norm, one GELU, one residual add;
-  // flash-attn takes the Q/K/V slices of the fused projection and returns
-  // the output contiguous, so no copies): torchtitan's extra eager passes
-  // (TrainingSpec::eager_elementwise) are not applied. Every H100 row of the
-  // tables ran Composer's FSDP mixed precision "DEFAULT" (its MP Mode
-  // column), which since Composer 0.17.0 reduces gradients in fp32
-  // (composer/trainer/mosaic_fsdp_utils.py get_mixed_precision: reduce_dtype
-  // torch.float32, added by mosaicml/composer#2628, 2023-10; llm-foundry
-  // 5e85bd62d requires mosaicml>=0.17.2,<0.18): FSDP1 casts the bf16
-  // gradients up and reduce-scatters 4 bytes each. The optional row fields
-  // attention_kernel and grad_reduce_bytes override. MPT's loss is flash-attn's
-  // Triton cross-entropy (modeling_mpt.py at 5e85bd62d: loss_fn defaults to
-  // fused_crossentropy, flash_attn.losses.cross_entropy.CrossEntropyLoss):
-  // LossKernel::flash_attn; the row field loss_kernel overrides. Composer
-  // evaluates MPT's two train metrics over the logits after every
-  // micro-batch (TrainingSpec::train_metric_losses); the row field
-  // train_metric_losses overrides.
-  // MPT's flash path packs Q, K and V and re-pads the output every layer
-  // (TrainingSpec::attention_varlen_unpad; attention.py flash_attn_fn).
-  if (contains(lower(r.source), "llm-foundry")) {
-    ts.attention = AttentionKernel::flash2;
-    ts.attention_varlen_unpad = true;
-    ts.grad_reduce_bytes_per_param = 4;
-    ts.loss_kernel = LossKernel::flash_attn;
-    ts.train_metric_losses = 2;
-    ts.zero3_staging = Zero3Staging::flat_parameter;
-    ts.optimizer_kernel = OptimizerKernel::unfused_loop;
-    r.assumptions.push_back(
-        "llm-foundry: MPT's attention as FlashAttention-2 kernels (flash-attn 2.4.2) on Q/K/V unpadded and the "
-        "output re-padded every layer (flash_attn_fn); Composer's FSDP mixed precision DEFAULT reduces gradients "
-        "in fp32; the loss as flash-attn's fused cross-entropy (loss_fn fused_crossentropy); Composer's two train "
-        "metrics (cross-entropy, perplexity) over the logits after every micro-batch; torch FSDP1's flat "
-        "parameter (gradients concatenated, cast and pre-divided before each reduce-scatter); Composer's "
-        "DecoupledAdamW as a per-parameter loop of single-operation kernels");
-  }
+  if (stack.torchtitan) apply_torchtitan(row, year, precision, r);
+  if (stack.llm_foundry) apply_llm_foundry(r);
   // NVIDIA's NeMo recipes overlap TP communication with the GEMMs wherever TP
   // runs with sequence parallelism: ub_tp_comm_overlap true in the recipes of
   // the DGX-Cloud benchmarks (NVIDIA/dgxc-benchmarking v24.11.1
@@ -258,14 +270,17 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   // nemotron/nemotron4-15b-synth.yaml:167, nemo_megatron/gpt3_175b_hydra.yaml:119)
   // and the NeMo launcher's (NeMo-Framework-Launcher llama3_1_70b.yaml:140,
   // nemotron_15b.yaml:158). Rows that state SP on; the row field tp_comm_overlap overrides.
-  if (const std::string src = lower(r.source);
-      (contains(src, "nemo") || contains(src, "dgxc-benchmarking") || contains(src, "dgx cloud")) &&
-      integer(row, "tp").value_or(1) > 1 && boolean(row, "sequence_parallel").value_or(false)) {
+  if (stack.nemo && integer(row, "tp").value_or(1) > 1 && boolean(row, "sequence_parallel").value_or(false)) {
     ts.tp_comm_overlap = true;
     r.assumptions.push_back("NeMo recipe: TP communication overlapped with the GEMMs (ub_tp_comm_overlap)");
   }
   bridge_recipes::apply(row, r);  // Megatron-Bridge's performance scripts (bridge_recipes.cpp)
-  if (contains(zero_text, "deepspeed") && contains(zero_text, "zero-3")) {
+  // DeepSpeed ZeRO-3 reduces in communication_data_type, the fp16 model
+  // dtype by default (runtime/zero/stage3.py), and its submodule hooks
+  // gather the weights again for the recomputed forward
+  // (runtime/zero/partitioned_param_coordinator.py). Optional row fields
+  // grad_reduce_bytes and zero3_recompute_regather override.
+  if (stack.deepspeed && parse_zero(text(row, "zero_or_fsdp")) == 3) {
     ts.grad_reduce_bytes_per_param = 2;
     ts.zero3_recompute_regather = true;
     ts.zero3_gather = Zero3Gather::submodule;
@@ -275,15 +290,6 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   }
   if (const auto g = number(row, "grad_reduce_bytes")) ts.grad_reduce_bytes_per_param = *g;
   override_flag(row, "zero3_recompute_regather", ts.zero3_recompute_regather);
-  // A row that names torch.compile in its precision or table ran it (element-
-  // wise ops and the norm fused by Inductor); "no torch.compile" did not. (Not
-  // the notes: they name other rows' techniques.)
-  if (const std::string t = lower(precision + " | " + text(row, "source_table"));
-      contains(lower(r.source), "torchtitan") && affirms(t, "torch.compile") && !affirms(t, "eager")) {
-    ts.eager_elementwise = false;
-    ts.eager_composite_rmsnorm = false;
-    r.assumptions.push_back("torch.compile (named by the row): element-wise ops and RMSNorm fused");
-  }
   if (const json* v = field(row, "norm_kernel")) {  // "fused" or "composite" (eager RMSNorm before torch 2.9)
     const std::string k = v->is_string() ? v->get<std::string>() : "";
     if (k != "fused" && k != "composite")
@@ -352,7 +358,7 @@ void map_layout(const json& row, MeasuredRun& r) {
       throw RowError{fmt::format("virtual_pipeline_stages: expected an integer from 1 to num_layers {}, got {}",
                                  r.model.num_layers, *v)};
     p.virtual_stages = *v;
-  } else if (names_deepspeed(row, r.source)) {
+  } else if (stack_of(row, r.source).deepspeed) {
     // DeepSpeed's pipeline engine (Megatron-DeepSpeed included) runs one
     // chunk per stage: deepspeed/runtime/pipe/schedule.py TrainSchedule.
     p.virtual_stages = 1;
@@ -360,7 +366,7 @@ void map_layout(const json& row, MeasuredRun& r) {
   } else {
     r.chosen.push_back("interleaving");
   }
-  if (*p.tp > 1 && contains(lower(r.source), "maxtext")) {
+  if (*p.tp > 1 && stack_of(row, r.source).maxtext) {
     // MaxText shards the activations between layers over the tensor axis
     // (base.yml logical_axis_rules: activation_embed -> tensor; the same rule
     // in the 2024 MaxText/configs/base.yml): split element-wise work and an

@@ -1,6 +1,7 @@
 // The free-text words of measured-runs rows (row_words.h).
 #include "validate/row_words.h"
 
+#include <cctype>
 #include <regex>
 
 #include "validate/row_text.h"
@@ -55,6 +56,24 @@ int source_year(const std::string& source) {
   std::smatch m;
   if (std::regex_search(source, m, year)) return std::stoi(m[1].str());
   return 0;
+}
+
+std::string letters_and_digits(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text)
+    if (std::isalnum(c)) out.push_back(char(std::tolower(c)));
+  return out;
+}
+
+SourceStack source_stack(const std::string& source, const std::string& other) {
+  const std::string s = letters_and_digits(source);
+  SourceStack st;
+  st.torchtitan = contains(s, "torchtitan");
+  st.llm_foundry = contains(s, "llmfoundry") || contains(s, "mosaicml");
+  st.nemo = contains(s, "nemo") || contains(s, "dgxcbenchmarking") || contains(s, "dgxcloud");
+  st.deepspeed = contains(s, "deepspeed") || contains(letters_and_digits(other), "deepspeed");
+  st.maxtext = contains(s, "maxtext");
+  return st;
 }
 
 }  // namespace planner::row_words

@@ -27,4 +27,22 @@ namespace planner::row_words {
 // The first year 1990-2099 named in the source citation (0 if none).
 [[nodiscard]] int source_year(const std::string& source);
 
+// The software stack a row's source names (published_runs.cpp applies each
+// stack's defaults). Matched on letters and digits only, case ignored, so
+// "llm-foundry", "LLM Foundry" and "mosaicml/llmfoundry" are one name.
+struct SourceStack {
+  bool torchtitan = false;   // "torchtitan"
+  bool llm_foundry = false;  // "llm-foundry", "MosaicML"
+  bool nemo = false;         // "NeMo", "dgxc-benchmarking", "DGX Cloud"
+  bool deepspeed = false;    // "DeepSpeed", "Megatron-DeepSpeed" (also named by the sharding or notes)
+  bool maxtext = false;      // "MaxText"
+};
+
+// `source` is the row's citation; `other` its sharding and notes text, which
+// may name DeepSpeed (and only DeepSpeed).
+[[nodiscard]] SourceStack source_stack(const std::string& source, const std::string& other);
+
+// Lower-case letters and digits of `text`, everything else dropped.
+[[nodiscard]] std::string letters_and_digits(const std::string& text);
+
 }  // namespace planner::row_words
