@@ -330,18 +330,31 @@ TEST_CASE("the same rank listed twice is a log of separate jobs, one per process
 
 TEST_CASE("rows with a root rank are a rooted test, never a planner collective", "[nccl_tests]") {
   // nccl-tests prints root -1 for every test but broadcast and reduce (src/util.cu).
-  const std::string f = kCons + "broadcast_old_layout_root0.log";
+  // The fixture's first line is the command that ran it, which names the
+  // test (broadcast_perf); without it only the root says so.
+  const std::string named = kCons + "broadcast_old_layout_root0.log";
+  std::string text = read_input_file(named);
+  const std::string f = (std::filesystem::temp_directory_path() / "planner_rooted_text_test.log").string();
+  std::ofstream(f) << text.substr(text.find('\n') + 1);
+  SECTION("the command line above the table names the test, which is skipped, with or without --collective") {
+    const std::string why = named + ": no series of a planner collective in the given logs (" + named +
+                            ":9: broadcast_perf is not a collective the planner prices, skipped)";
+    CHECK(error_of([&] { (void)import_nccl_tests_files({named}, {}); }) == why);
+    NcclTestsImportOptions o;
+    o.collective = Collective::all_reduce;
+    CHECK(error_of([&] { (void)import_nccl_tests_files({named}, o); }) == why);
+  }
   SECTION("--collective all_reduce on a broadcast table is refused") {
     NcclTestsImportOptions o;
     o.collective = Collective::all_reduce;
     CHECK(error_of([&] { (void)import_nccl_tests_files({f}, o); }) ==
-          f + ":11: the rows print root 0: a rooted test (broadcast_perf or reduce_perf), not all_reduce, for which "
+          f + ":10: the rows print root 0: a rooted test (broadcast_perf or reduce_perf), not all_reduce, for which "
               "nccl-tests prints root -1");
   }
   SECTION("without --collective the table is skipped, and the error says why nothing was imported") {
     CHECK(error_of([&] { (void)import_nccl_tests_files({f}, {}); }) ==
           f + ": no series of a planner collective in the given logs (" + f +
-              ":9: the rows print root 0: a rooted test (broadcast_perf or reduce_perf), which the planner does not "
+              ":8: the rows print root 0: a rooted test (broadcast_perf or reduce_perf), which the planner does not "
               "price; skipped)");
   }
   SECTION("the -J JSON's root field says the same") {
@@ -520,4 +533,112 @@ TEST_CASE("pdsh host prefixes and log-collector time stamps are stripped like la
     CHECK(s.points.back().time_s == only_series(want).points.back().time_s);
     CHECK(got.measurements.hosts == want.measurements.hosts);
   }
+}
+
+namespace {
+bool any_contains(const std::vector<std::string>& lines, const std::string& part) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(part) != std::string::npos; });
+}
+}  // namespace
+
+TEST_CASE("a log quoted in Markdown ('> ') reads as the log, its echoed command naming the test", "[nccl_tests]") {
+  const auto imp = import_nccl_tests_files({kCons + "all_reduce_1x8_blockquote.log"}, {});
+  const MeasuredSeries& s = only_series(imp);
+  CHECK(s.collective == Collective::all_reduce);
+  CHECK(s.group_size == 8);
+  CHECK(s.nodes == 1);
+  CHECK(s.points.size() == 8);
+  CHECK(imp.warnings.empty());
+}
+
+TEST_CASE("tests named only by their command lines: every table its own test, --collective picks", "[nccl_tests]") {
+  const std::string f = kCons + "two_tests_named_by_commands.log";
+  const auto both = import_nccl_tests_files({f}, {});
+  REQUIRE(both.measurements.series.size() == 2);
+  CHECK(both.measurements.series[0].collective == Collective::all_reduce);
+  CHECK(both.measurements.series[1].collective == Collective::all_gather);
+  NcclTestsImportOptions o;
+  o.collective = Collective::all_gather;
+  const auto one = import_nccl_tests_files({f}, o);
+  CHECK(only_series(one).collective == Collective::all_gather);
+  CHECK(any_contains(one.notes,
+                     "a table of all_reduce_perf (the command line on line 1); --collective all_gather: "
+                     "skipped"));
+  SECTION("a real session of five tests (Anthony-Hoo's AutoDL post): the rooted ones skipped") {
+    const auto real = import_nccl_tests_files({kData + "anthonyhoo_autodl_2x2080ti_five_tests.log"}, {});
+    REQUIRE(real.measurements.series.size() == 3);
+    CHECK(real.measurements.series[0].collective == Collective::all_reduce);
+    CHECK(real.measurements.series[1].collective == Collective::all_gather);
+    CHECK(real.measurements.series[2].collective == Collective::all_to_all);
+    for (const MeasuredSeries& s : real.measurements.series) CHECK(s.group_size == 2);
+    CHECK(any_contains(real.notes, "broadcast_perf is not a collective the planner prices, skipped"));
+    CHECK(any_contains(real.notes, "reduce_perf is not a collective the planner prices, skipped"));
+  }
+}
+
+TEST_CASE("a ratio no group of the collective gives names the test it belongs to", "[nccl_tests]") {
+  // The all-reduce log without its command line: nothing names the test.
+  std::string text = read_input_file(kCons + "all_reduce_1x8_blockquote.log");
+  const std::string f = (std::filesystem::temp_directory_path() / "planner_unnamed_all_reduce.log").string();
+  std::ofstream(f) << text.substr(text.find('\n') + 1);
+  NcclTestsImportOptions o;
+  o.collective = Collective::all_gather;
+  const std::string e = error_of([&] { (void)import_nccl_tests_files({f}, o); });
+  CHECK_THAT(e, Catch::Contains("fits no all_gather group ((n-1)/n is below 1: the table is of all_reduce"));
+  CHECK_THAT(e, Catch::Contains("--collective all_gather applies to every table of the file"));
+  o.collective = Collective::all_reduce;
+  CHECK(only_series(import_nccl_tests_files({f}, o)).group_size == 8);
+}
+
+TEST_CASE("a run that failed: the sizes it finished are kept, a table without one is refused", "[nccl_tests]") {
+  const std::string f = kCons + "all_to_all_2x8_failed_at_512MiB.log";
+  const auto imp = import_nccl_tests_files({f}, {});
+  const MeasuredSeries& s = only_series(imp);
+  CHECK(s.group_size == 16);
+  CHECK(s.points.size() == 4);  // 32-256 MiB; the 512 MiB row is where it failed
+  REQUIRE(imp.warnings.size() == 1);
+  CHECK(imp.warnings[0] == f + ":30: nccl-tests failed here (Test CUDA failure common.cu:389 'an illegal memory access "
+                               "was encountered'); the 4 sizes of the table on line 24 finished before it are kept");
+  const std::string real = kData + "nccl_tests_355_alltoall_failed.log";
+  CHECK(error_of([&] { (void)import_nccl_tests_files({real}, {}); }) ==
+        real +
+            ":27: nccl-tests failed (Test CUDA failure common.cu:389 'an illegal memory access was encountered') "
+            "before the first size of the table on line 25 finished: a run that did not finish a size is not a "
+            "measurement");
+}
+
+TEST_CASE("a device list cut inside its last host is a cut list, not hosts of different sizes", "[nccl_tests]") {
+  const auto imp = import_nccl_tests_files({kCons + "all_reduce_4x8_list_cut_in_host.log"}, {});
+  const MeasuredSeries& s = only_series(imp);
+  CHECK(s.group_size == 32);  // busbw/algbw pins it
+  CHECK(s.ranks_per_node == 8);
+  CHECK(s.nodes == 4);
+  CHECK(any_contains(imp.warnings,
+                     "(20 rank lines shown, the highest rank 19; its host hca-3 lists 4 ranks, the "
+                     "others 8); 32 ranks from busbw/algbw"));
+  SECTION("the real 1024-rank list of NVIDIA/nccl-tests#322, cut at rank 99") {
+    const std::string f = kData + "nccl_tests_322_all_reduce_1024_list_cut.log";
+    NcclTestsImportOptions o;
+    o.collective = Collective::all_reduce;
+    CHECK_THAT(error_of([&] { (void)import_nccl_tests_files({f}, o); }),
+               Catch::Contains("its host HCA-12 lists 4 ranks, the others 8) and busbw/algbw of 10 columns") &&
+                   Catch::Contains("only says 1011 to 1035 ranks; give --ranks and --ranks-per-node"));
+    o.ranks = 1024;
+    const auto cut = import_nccl_tests_files({f}, o);
+    CHECK(only_series(cut).group_size == 1024);
+    CHECK(only_series(cut).nodes == 128);
+    CHECK(only_series(cut).points.size() == 5);  // then NCCL failed: the finished sizes are kept
+    CHECK(any_contains(cut.warnings, "--ranks 1024 wins over the device list"));
+    CHECK(any_contains(cut.warnings, "nccl-tests failed here (Test NCCL failure common.cu:1204"));
+  }
+}
+
+TEST_CASE("rccl-tests versions and device lines without a model name", "[nccl_tests]") {
+  NcclTestsImportOptions o;
+  o.collective = Collective::all_reduce;
+  const auto imp = import_nccl_tests_files(
+      {std::string(PLANNER_SOURCE_DIR) + "/tests/data/nccl_logs/oci_oke_mi300x_2x8_all_reduce.log"}, o);
+  CHECK(imp.measurements.versions.at("rccl_tests") == "develop:a52452e");
+  CHECK(imp.measurements.device == "unknown (the device lines name no model)");
 }

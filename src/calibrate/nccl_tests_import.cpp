@@ -167,7 +167,8 @@ NcclTestsImport import_nccl_tests_files(const std::vector<std::string>& paths, c
                                  out.notes.empty() ? "" : fmt::format(" ({})", fmt::join(out.notes, "; "))));
   m.tool = "nccl-tests (imported by planner calibrate import-nccl-tests)";
   m.backend = "nccl-tests";
-  if (m.device.empty()) m.device = "unknown (the logs list no devices)";
+  if (m.device.empty())
+    m.device = out.devices_listed ? "unknown (the device lines name no model)" : "unknown (the logs list no devices)";
   // The largest run stands for the machine's shape.
   const MeasuredSeries* big = &m.series.front();
   for (const MeasuredSeries& s : m.series)

@@ -46,7 +46,27 @@ struct RankRange {
 
 const char* factor_text(Collective c) { return c == Collective::all_reduce ? "2(n-1)/n" : "(n-1)/n"; }
 
-RankRange ranks_from_ratios(Collective c, const std::vector<RatioObs>& ratios) {
+// A row whose ratio no rank count gives: the table is of another test (or its
+// busbw was not computed as nccl-tests does).
+[[noreturn]] void no_group_fits(Collective c, const RatioObs& r, bool collective_from_flag) {
+  const double mid = 0.5 * (r.lo + r.hi);
+  const bool below = c == Collective::all_reduce && r.hi < 1.0;  // 2(n-1)/n >= 1 from 2 ranks
+  const bool above = c != Collective::all_reduce && r.lo > 1.0;  // (n-1)/n < 1
+  throw InputError(
+      r.where,
+      fmt::format("busbw/algbw {}/{} (about {:.3f}) fits no {} group ({} {}){}", r.busbw, r.algbw, mid,
+                  collective_key(c), factor_text(c),
+                  below   ? "is at least 1 from 2 ranks: the table is of a (n-1)/n test (all_gather, "
+                            "reduce_scatter, all_to_all)"
+                  : above ? "is below 1: the table is of all_reduce (2(n-1)/n)"
+                          : "gives no rank count in that interval",
+                  collective_from_flag ? fmt::format("; --collective {} applies to every table of the file, and the "
+                                                     "log does not name this table's test",
+                                                     collective_key(c))
+                                       : ""));
+}
+
+RankRange ranks_from_ratios(Collective c, const std::vector<RatioObs>& ratios, bool collective_from_flag) {
   RankRange out;
   if (c == Collective::send_recv) return out;
   const double k = c == Collective::all_reduce ? 2.0 : 1.0;  // r = k (n-1)/n -> n = k / (k - r)
@@ -58,10 +78,14 @@ RankRange ranks_from_ratios(Collective c, const std::vector<RatioObs>& ratios) {
     // A ratio that may reach k bounds n from below only: a huge group, or an
     // old all-gather log that folded (p-1)/p into algbw (ratio 1,
     // NVIDIA/nccl-tests#45). Neither pins n; such rows are not used.
-    if (r.hi >= k) continue;
+    if (r.hi >= k) {
+      if (r.lo > k) no_group_fits(c, r, collective_from_flag);
+      continue;
+    }
     const double nlo = n_of(r.lo), nhi = n_of(r.hi);
     const std::int64_t lo = std::max<std::int64_t>(1, std::int64_t(std::ceil(nlo - 1e-9)));
     const std::int64_t hi = std::int64_t(std::floor(nhi + 1e-9));
+    if (lo > hi) no_group_fits(c, r, collective_from_flag);
     if (out.known && (lo > out.hi || hi < out.lo)) {
       RankRange one;
       one.lo = lo, one.hi = hi;
@@ -146,9 +170,13 @@ Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const
   if (groups > 0 && !opt.ranks)
     throw InputError(where, "the device list is cut short and shows several NCCL_TESTS_SPLIT groups; give --ranks "
                             "(ranks per group) and --ranks-per-node");
-  const std::string shown =
-      fmt::format("{} rank line{} shown, the highest rank {}{}", t.devices.size(), t.devices.size() == 1 ? "" : "s",
-                  top, t.devices_cut_at_end ? ", then '...'" : t.devices_dots ? ", with '...'" : "");
+  const std::string shown = fmt::format(
+      "{} rank line{} shown, the highest rank {}{}", t.devices.size(), t.devices.size() == 1 ? "" : "s", top,
+      t.devices_cut_in_host  ? fmt::format("; its host {} lists {} ranks, the others {}", t.devices.back().host,
+                                           per_host[t.devices.back().host], per_host[t.devices.front().host])
+      : t.devices_cut_at_end ? ", then '...'"
+      : t.devices_dots       ? ", with '...'"
+                             : "");
   std::int64_t n = 0;
   if (opt.ranks) {
     if (*opt.ranks <= top && groups == 0)
@@ -194,7 +222,7 @@ Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const
 Shape shape_of(const Table& t, Collective c, const NcclTestsImportOptions& opt, NcclTestsImport& out) {
   const std::vector<Device>& devices = t.devices;
   const std::string& where = t.origin;
-  const RankRange rr = ranks_from_ratios(c, t.ratios);
+  const RankRange rr = ranks_from_ratios(c, t.ratios, t.test_name.empty());
   if (devices.empty()) return shape_without_devices(rr, c, opt, where, out);
   if (t.devices_cut) return shape_of_cut_list(t, rr, c, opt, out);
   Shape s;
@@ -213,11 +241,24 @@ Shape shape_of(const Table& t, Collective c, const NcclTestsImportOptions& opt, 
     if (!per_host.count(d->host)) s.hosts.push_back(d->host);
     ++per_host[d->host];
   }
+  // Every host but the last running k ranks and the last fewer: a list that
+  // stops inside its last host (an issue thread's paste), unless the ratios
+  // say the ranks shown are all there were; --ranks wins, as for any cut list.
+  const std::int64_t shown = std::int64_t(first.size());
+  if (const std::int64_t k = per_host[s.hosts.front()], last = per_host[s.hosts.back()];
+      groups.size() == 1 && s.hosts.size() > 1 && last < k &&
+      std::all_of(s.hosts.begin(), s.hosts.end() - 1, [&](const std::string& h) { return per_host[h] == k; }) &&
+      ((opt.ranks && *opt.ranks > shown) || !rr.allows(shown))) {
+    Table cut = t;
+    cut.devices_cut = cut.devices_cut_at_end = cut.devices_cut_in_host = true;
+    return shape_of_cut_list(cut, rr, c, opt, out);
+  }
   for (const auto& [host, n] : per_host)
     if (n != per_host.begin()->second)
-      throw InputError(
-          where, fmt::format("hosts run different numbers of ranks ({}: {}, {}: {}); give one rank count per node",
-                             per_host.begin()->first, per_host.begin()->second, host, n));
+      throw InputError(where, fmt::format("hosts run different numbers of ranks ({}: {}, {}: {}), which the planner "
+                                          "does not price (one rank count a node){}",
+                                          per_host.begin()->first, per_host.begin()->second, host, n,
+                                          rr.known ? fmt::format("; {} says {}", rr.why, rr.text()) : ""));
   s.group_size = std::int64_t(first.size());
   s.ranks_per_node = per_host.begin()->second;
   s.nodes = std::int64_t(per_host.size());
@@ -328,6 +369,14 @@ void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& 
                     t.origin, t.root));
     return;
   }
+  // A test named only by the command line above the table, in a file of
+  // several tests: --collective picks its tables and skips the others.
+  if (const auto named = collective_from_nccl_test_name(t.test_name);
+      !t.test_named_by.empty() && opt.collective && named && *named != *opt.collective) {
+    out.notes.push_back(fmt::format("{}: a table of {} ({}); --collective {}: skipped", t.origin, t.test_name,
+                                    t.test_named_by, collective_key(*opt.collective)));
+    return;
+  }
   bool unsupported = false;
   const auto c = resolve_collective(t.test_name, opt, t.origin, unsupported);
   if (unsupported) {
@@ -351,6 +400,7 @@ void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& 
         "job",
         t.origin, t.repeated_rank, t.separate_jobs, t.repeated_on, t.separate_jobs, shape.group_size,
         shape.group_size));
+  out.devices_listed = out.devices_listed || !t.devices.empty();
   if (out.measurements.device.empty() && !t.devices.empty()) out.measurements.device = t.devices.front().model;
   add_series(*c, shape, t.dtype, t.rows, t.origin, out);
 }

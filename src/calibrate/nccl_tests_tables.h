@@ -41,10 +41,12 @@ struct Row {
 struct Table {
   std::string origin;     // "file:line" of the header
   std::string test_name;  // e.g. "all_reduce_perf"; empty when the log does not say
+  std::string test_named_by;  // "the command line on line 43" when no '# Collective test starting:' line named it
   std::vector<Device> devices;
   bool devices_cut = false;       // the list had a '...' line or misses ranks (README excerpts)
   bool devices_dots = false;        // ... by a '...' line
   bool devices_cut_at_end = false;  // ... and nothing after the '...': the highest rank shown is not the last
+  bool devices_cut_in_host = false;  // ... inside the last host listed (fewer ranks than the others, no '...')
   // A rank listed more than once (in one NCCL_TESTS_SPLIT group): the log is
   // of this many separate jobs, one per process; `devices` keeps the first.
   std::int64_t separate_jobs = 1;

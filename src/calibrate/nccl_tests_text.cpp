@@ -50,6 +50,7 @@ class TextLogParser {
       return;
     if (tok[0].rfind("\\#", 0) == 0) tok[0].erase(0, 1);
     const std::string where = fmt::format("{}:{}", origin_, line_no);
+    if (failure(line, where)) return;
     const bool comment = tok[0][0] == '#';
     const std::vector<std::string> ct = comment_tokens(tok);
     read_versions(line, ct);
@@ -69,6 +70,7 @@ class TextLogParser {
       test_name_.clear();
       return;
     }
+    command_line(tok, line_no);
     if (device_line(ct)) return;
     in_devices_ = in_devices_ && comment && ct.empty();
     if (header(ct, where, line_no)) return;
@@ -95,13 +97,79 @@ class TextLogParser {
       const auto v = split(line.substr(at + 13));
       if (!v.empty()) out_.measurements.versions["nccl"] = v[0];
     }
-    if (ct.size() >= 3 && ct[0] == "nccl-tests" && ct[1] == "version") {
-      out_.measurements.versions["nccl_tests"] = ct[2];
+    // ROCm's rccl-tests: "# rccl-tests version 2.17.9-develop:... rccl-library=22707",
+    // "rccl-tests: Version develop:a7809b3", "RCCL version : 2.22.3-HEAD:7d8d67c".
+    const std::string lib = !ct.empty() && ct[0] == "rccl-tests" ? "rccl" : "nccl";
+    if (ct.size() >= 3 && (ct[0] == "nccl-tests" || ct[0] == "rccl-tests") && ct[1] == "version") {
+      out_.measurements.versions[lib + "_tests"] = ct[2];
       for (const std::string& x : ct)
-        if (x.rfind("nccl-library=", 0) == 0)
-          if (auto code = parse_int(std::string_view(x).substr(13)); code && !out_.measurements.versions.count("nccl"))
-            out_.measurements.versions["nccl"] = nccl_version_from_code(*code);
+        if (x.rfind(lib + "-library=", 0) == 0)
+          if (auto code = parse_int(std::string_view(x).substr(lib.size() + 9));
+              code && !out_.measurements.versions.count(lib))
+            out_.measurements.versions[lib] = nccl_version_from_code(*code);
     }
+    if (ct.size() >= 3 && ct[0] == "rccl-tests:" && ct[1] == "Version" &&
+        !out_.measurements.versions.count("rccl_tests"))
+      out_.measurements.versions["rccl_tests"] = ct[2];
+    if (ct.size() >= 4 && ct[0] == "RCCL" && ct[1] == "version" && ct[2] == ":")
+      out_.measurements.versions["rccl"] = ct[3];
+  }
+
+  // A command line echoed above a table ("$ ./build/all_gather_perf -b 8 ...",
+  // "mpirun -np 16 .../all_reduce_perf_mpi ...", a shell prompt before it):
+  // names the next table's test where the log has no '# Collective test
+  // starting:' line (nccl-tests before 2.14, or logs pasted without it).
+  void command_line(const std::vector<std::string>& tok, std::size_t line_no) {
+    static const char* const kTests[] = {"all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv",
+                                         "broadcast",  "reduce",     "gather",         "scatter",  "hypercube"};
+    for (const std::string& word : tok) {
+      std::string_view name = word;
+      if (const std::size_t slash = name.rfind('/'); slash != std::string_view::npos) name = name.substr(slash + 1);
+      if (name.size() > 4 && name.substr(name.size() - 4) == "_mpi") name.remove_suffix(4);
+      if (name.size() <= 5 || name.substr(name.size() - 5) != "_perf") continue;
+      name.remove_suffix(5);
+      for (const char* t : kTests)
+        if (name == t) {
+          command_test_ = std::string(name) + "_perf";
+          command_line_ = line_no;
+          return;
+        }
+    }
+  }
+
+  // nccl-tests' own error report ("host: Test CUDA failure common.cu:389
+  // '...'", "Test NCCL failure", ".. host pid N: Test failure ...": src/common.h
+  // CUDACHECK, NCCLCHECK, TESTCHECK), printed where the run stopped, in the
+  // middle of a row or after the last. The sizes finished before it are
+  // measurements (a warning says the sweep stopped there); a table without one
+  // finished size, or a run that failed before its first table, is refused.
+  bool failure(std::string_view line, const std::string& where) {
+    std::size_t at = std::string_view::npos;
+    for (const char* m : {"Test CUDA failure", "Test NCCL failure", "Test failure"}) at = std::min(at, line.find(m));
+    if (at == std::string_view::npos) return false;
+    std::string what(line.substr(at));
+    while (!what.empty() && (what.back() == ' ' || what.back() == '\t')) what.pop_back();
+    if (table_ && !table_->rows.empty()) {
+      out_.warnings.push_back(
+          fmt::format("{}: nccl-tests failed here ({}); the {} size{} of the table on line {} "
+                      "finished before it are kept",
+                      where, what, table_->rows.size(), table_->rows.size() == 1 ? "" : "s", header_line_));
+      finish_table(*table_, opt_, out_);
+      table_.reset();
+      failed_ = true;
+      return true;
+    }
+    if (table_ || tables_ == 0)
+      throw InputError(where,
+                       fmt::format("nccl-tests failed ({}) before {}: a run that did not finish a size is "
+                                   "not a measurement",
+                                   what,
+                                   table_ ? fmt::format("the first size of the table on line {} finished", header_line_)
+                                          : "printing a result table"));
+    if (!failed_)
+      out_.warnings.push_back(fmt::format("{}: nccl-tests failed here ({}), after the tables above", where, what));
+    failed_ = true;
+    return true;
   }
 
   // "# Using devices" and the device lines under it.
@@ -163,6 +231,11 @@ class TextLogParser {
     ++tables_;
     table_->origin = where;
     table_->test_name = test_name_;
+    if (test_name_.empty() && !command_test_.empty()) {
+      table_->test_name = command_test_;
+      table_->test_named_by = fmt::format("the command line on line {}", command_line_);
+    }
+    command_test_.clear();
     table_->devices = devices_;
     keep_first_job(*table_);
     // Ranks 0..D-1 each once, or the list misses some (only "Rank 71" shown).
@@ -341,6 +414,9 @@ class TextLogParser {
   NcclTestsImport& out_;
   std::vector<Device> devices_;
   bool in_devices_ = false, cut_ = false, cut_at_end_ = false, units_only_ = false;
+  bool failed_ = false;       // nccl-tests reported a failure: later failure lines repeat it
+  std::string command_test_;  // the test of the last command line seen (command_line)
+  std::size_t command_line_ = 0;
   std::vector<std::size_t> idx_algbw_, idx_busbw_;
   std::string test_name_;
   std::optional<Table> table_;

@@ -84,13 +84,18 @@ std::size_t host_or_time_prefix(std::string_view rest) {
 }  // namespace
 
 // Launchers prefix every line: `mpirun --tag-output` "[1,0]<stdout>:",
-// `srun --label` " 0: ", pdsh "host: ", log collectors a time stamp. Strip
-// them so the table reads the same.
+// `srun --label` " 0: ", pdsh "host: ", log collectors a time stamp; a log
+// quoted in Markdown starts every line with "> " (nested: "> > "). Strip them
+// so the table reads the same.
 std::string_view strip_prefix(std::string_view line) {
   for (;;) {
     std::size_t i = 0;
     while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
     std::string_view rest = line.substr(i);
+    if (!rest.empty() && rest[0] == '>' && (rest.size() == 1 || rest[1] == ' ' || rest[1] == '\t' || rest[1] == '>')) {
+      line = rest.substr(1);
+      continue;
+    }
     if (!rest.empty() && rest[0] == '[') {
       const std::size_t close = rest.find("]<std");
       const std::size_t colon = rest.find(">:");

@@ -91,6 +91,10 @@ int run_import(const CalibrateFlags& f) {
   NcclTestsImport imp = import_nccl_tests_files(f.logs, opt);
   std::string cmd = "planner calibrate import-nccl-tests";
   for (const auto& l : f.logs) cmd += " " + std::filesystem::path(l).filename().string();
+  // The flags that shaped the import, so the file says how it was made.
+  if (opt.collective) cmd += fmt::format(" --collective {}", collective_key(*opt.collective));
+  if (opt.ranks) cmd += fmt::format(" --ranks {}", *opt.ranks);
+  if (opt.ranks_per_node) cmd += fmt::format(" --ranks-per-node {}", *opt.ranks_per_node);
   if (f.nodes_per_nvlink_domain) {
     if (*f.nodes_per_nvlink_domain < 1)
       throw InputError("--nodes-per-nvlink-domain",

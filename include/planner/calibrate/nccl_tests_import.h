@@ -31,6 +31,7 @@ struct NcclTestsImport {
   MeasurementSet measurements;
   std::vector<std::string> notes;     // rows skipped and why, e.g. other data types
   std::vector<std::string> warnings;  // a flag that overrode a cut-short device list, a rank count inferred
+  bool devices_listed = false;        // some table had device lines (with or without a model name)
 };
 
 // One log's text; `origin` names it in errors ("file:line: message").

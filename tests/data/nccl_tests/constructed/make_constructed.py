@@ -187,3 +187,43 @@ for i, s in enumerate(sizes(1 << 20, 64 << 20)):
     alg = s / t / 1e3
     body.append(f"{s:12d}  {s // 4:12d}  {'float':>6s}  {0:6d}  {t:7.0f}  {alg:6.2f}  {alg:6.2f}  {'N/A':>5s}  {t * 1.01:7.0f}  {alg / 1.01:6.2f}  {alg / 1.01:6.2f}  {'N/A':>5s}")
 write("broadcast_old_layout_root0.log", body + footer(1.1))
+
+# 11. A 1 x 8 all-reduce quoted in Markdown ("> " before every line, as a
+#     blog's blockquote keeps it), no test-name line: the echoed command names
+#     the test.
+devs = [dev(r, "gpu30", r, model="NVIDIA GeForce RTX 2080 Ti") for r in range(8)]
+rows = [row("all_reduce", 8, s, 35, 2.4, jitter=jit(i)) for i, s in enumerate(sizes(1 << 20, 128 << 20))]
+body = ["$ ./build/all_reduce_perf -b 1M -e 128M -f 2 -g 8"] + preamble("all_reduce_perf", devs)[2:] + HEADER + rows
+write("all_reduce_1x8_blockquote.log", [("> " + l) if l else ">" for l in body + footer(2.3)])
+
+# 12. 2 x 8 all-to-all that crashed at 512 MiB: nccl-tests prints its failure in
+#     the middle of the row it was on, then one "Test failure" line per frame
+#     (the layout of NVIDIA/nccl-tests#355). The sizes before it finished.
+devs = [dev(r, "node0" if r < 8 else "node1", r % 8, model="NVIDIA H800") for r in range(16)]
+rows = [row("all_to_all", 16, s, 45, 160, jitter=jit(i)).replace(" sum ", "none ") for i, s in enumerate(sizes(32 << 20, 256 << 20))]
+crash = f"{512 << 20:12d}  {(512 << 20) // 4:12d}  {'float':>8s}  {'none':>6s}  {-1:6d} node0: Test CUDA failure common.cu:389 'an illegal memory access was encountered'"
+frames = [" .. node0 pid 41000: Test failure common.cu:519", " .. node0 pid 41000: Test failure alltoall.cu:348"]
+write("all_to_all_2x8_failed_at_512MiB.log", preamble("alltoall_perf", devs) + HEADER + rows + [crash] + frames)
+
+# 13. 4 x 8 all-reduce whose device list was pasted only up to rank 19 (the
+#     third host shows 4 of its 8 ranks, no "..."; NVIDIA/nccl-tests#322 cut its
+#     1024-rank list the same way): busbw/algbw pins 32.
+devs = [dev(r, f"hca-{r // 8 + 1}", r % 8) for r in range(20)]
+rows = [row("all_reduce", 32, s, 55, 185, jitter=jit(i)) for i, s in enumerate(sizes(256 << 20, 8 << 30))]
+write("all_reduce_4x8_list_cut_in_host.log", preamble("all_reduce_perf", devs) + HEADER + rows + footer(170.5))
+
+# 14. Two tests of one session in one file, in the older layout (no test-name
+#     lines): each table under the shell command that ran it.
+old_header = [
+    "#                                                       out-of-place                       in-place          ",
+    "#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error",
+    "#        (B)    (elements)                    (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ",
+]
+body = []
+for coll, binary in (("all_reduce", "all_reduce_perf"), ("all_gather", "all_gather_perf")):
+    body += [f"user@box:~/nccl-tests$ ./build/{binary} -b 1M -e 64M -f 2 -g 2",
+             "# nThread 1 nGpus 2 minBytes 1048576 maxBytes 67108864 step: 2(factor) warmup iters: 5 iters: 20 validation: 1 ",
+             "#", "# Using devices", dev(0, "box", 0, model="NVIDIA RTX A6000"), dev(1, "box", 1, model="NVIDIA RTX A6000"), "#"]
+    body += old_header + [row(coll, 2, s, 12, 9.5, layout="older", jitter=jit(i)) for i, s in enumerate(sizes(1 << 20, 64 << 20))]
+    body += footer(8.7)
+write("two_tests_named_by_commands.log", body)

@@ -1,0 +1,1 @@
+calibrate import-nccl-tests tests/data/nccl_tests/anthonyhoo_autodl_2x2080ti_five_tests.log
