@@ -577,18 +577,31 @@ TEST_CASE("tests named only by their command lines: every table its own test, --
   }
 }
 
-TEST_CASE("a ratio no group of the collective gives names the test it belongs to", "[nccl_tests]") {
-  // The all-reduce log without its command line: nothing names the test.
-  std::string text = read_input_file(kCons + "all_reduce_1x8_blockquote.log");
-  const std::string f = (std::filesystem::temp_directory_path() / "planner_unnamed_all_reduce.log").string();
-  std::ofstream(f) << text.substr(text.find('\n') + 1);
+TEST_CASE("--collective naming another test: the redop or the ratio says which kind the table is", "[nccl_tests]") {
+  // Logs without the command line that names their test.
+  auto unnamed = [](const std::string& fixture, const char* name) {
+    std::string text = read_input_file(kCons + fixture);
+    const std::string f = (std::filesystem::temp_directory_path() / name).string();
+    std::ofstream(f) << text.substr(text.find('\n') + 1);
+    return f;
+  };
+  const std::string ar = unnamed("all_reduce_1x8_blockquote.log", "planner_unnamed_all_reduce.log");
   NcclTestsImportOptions o;
   o.collective = Collective::all_gather;
-  const std::string e = error_of([&] { (void)import_nccl_tests_files({f}, o); });
-  CHECK_THAT(e, Catch::Contains("fits no all_gather group ((n-1)/n is below 1: the table is of all_reduce"));
-  CHECK_THAT(e, Catch::Contains("--collective all_gather applies to every table of the file"));
+  CHECK(error_of([&] { (void)import_nccl_tests_files({ar}, o); }) ==
+        ar + ":14: the rows print redop 'sum', which nccl-tests prints for reducing (all_reduce, reduce_scatter, "
+             "reduce) tests: the table is not all_gather; --collective all_gather applies to every table of the "
+             "file, and the log does not name this table's test");
   o.collective = Collective::all_reduce;
-  CHECK(only_series(import_nccl_tests_files({f}, o)).group_size == 8);
+  CHECK(only_series(import_nccl_tests_files({ar}, o)).group_size == 8);
+  // A reduce-scatter read as an all-reduce: both reduce, the ratio (0.875) tells them apart.
+  const std::string rs = unnamed("reduce_scatter_units_only.log", "planner_unnamed_reduce_scatter.log");
+  o.ranks_per_node = 8;
+  const std::string e = error_of([&] { (void)import_nccl_tests_files({rs}, o); });
+  CHECK_THAT(e, Catch::Contains("fits no all_reduce group (2(n-1)/n is at least 1 from 2 ranks: the "
+                                "table is of a (n-1)/n test (all_gather, reduce_scatter, all_to_all))"));
+  o.collective = Collective::reduce_scatter;
+  CHECK(only_series(import_nccl_tests_files({rs}, o)).group_size == 8);
 }
 
 TEST_CASE("a run that failed: the sizes it finished are kept, a table without one is refused", "[nccl_tests]") {

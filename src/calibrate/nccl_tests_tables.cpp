@@ -387,6 +387,22 @@ void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& 
     throw InputError(t.root_where, fmt::format("the rows print root {}: a rooted test (broadcast_perf or reduce_perf), "
                                                "not {}, for which nccl-tests prints root -1",
                                                t.root, collective_key(*c)));
+  // nccl-tests prints the reduction of reducing tests (sum, prod, ...; "op"
+  // in the oldest layout) and "none" (or nothing) for the others, send/recv
+  // aside (it prints sum): a table whose redop says otherwise is another test.
+  const bool reduces = *c == Collective::all_reduce || *c == Collective::reduce_scatter;
+  if (*c != Collective::send_recv && reduces == (t.redop == "none"))
+    throw InputError(t.origin, fmt::format("the rows print redop {}, which nccl-tests prints for {} tests: the table "
+                                           "is not {}{}",
+                                           t.redop == "none" ? "none (or no redop column)" : "'" + t.redop + "'",
+                                           reduces ? "non-reducing (all_gather, alltoall, broadcast)"
+                                                   : "reducing (all_reduce, reduce_scatter, reduce)",
+                                           collective_key(*c),
+                                           t.test_name.empty() ? fmt::format("; --collective {} applies to every "
+                                                                             "table of the file, and the log does not "
+                                                                             "name this table's test",
+                                                                             collective_key(*c))
+                                                               : ""));
   if (t.separate_jobs > 1 && t.devices.size() < 2 && !t.devices_cut)
     throw InputError(t.origin, fmt::format("rank {} is listed {} times (on {}): every process ran a one-rank job of "
                                            "its own, which measures no communication (nccl-tests built without MPI "
