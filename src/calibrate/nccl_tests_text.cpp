@@ -311,8 +311,18 @@ class TextLogParser {
       // "wrong" without its '#': logs pasted into Markdown lose it (dstack's GCP A4 log).
       if (header_[i] == "#wrong" || header_[i] == "wrong" || header_[i] == "error" || header_[i] == "res")
         idx_wrong_.push_back(i);
-    if (!type || !time || idx_wrong_.empty() || idx_wrong_.front() < *time)
-      throw InputError(where, "a result header without the type, time and #wrong/error columns nccl-tests prints");
+    if (!type || !time || idx_wrong_.empty() || idx_wrong_.front() < *time) {
+      std::vector<std::string> missing;
+      if (!type) missing.push_back("type");
+      if (!time) missing.push_back("time");
+      if (idx_wrong_.empty()) missing.push_back("#wrong (or error)");
+      throw InputError(where, missing.empty()
+                                  ? std::string("a result header whose #wrong/error column comes before its time "
+                                                "column, which is not a layout nccl-tests prints (out-of-place "
+                                                "time ... #wrong, then in-place)")
+                                  : fmt::format("a result header without the {} column{} nccl-tests prints",
+                                                fmt::join(missing, " and "), missing.size() == 1 ? "" : "s"));
+    }
     idx_type_ = *type;
     idx_time_ = *time;
     idx_redop_ = find({"redop", "op"});
