@@ -221,6 +221,38 @@ void apply_llm_foundry(MeasuredRun& r) {
       "DecoupledAdamW as a per-parameter loop of single-operation kernels");
 }
 
+// What the row states itself, over the stacks' defaults: the optional fields
+// of docs/published_runs.md and the words of its scope and notes.
+void apply_row_fields(const json& row, const std::string& scope_text, const std::string& notes, MeasuredRun& r) {
+  TrainingSpec& ts = r.training;
+  if (const auto g = number(row, "grad_reduce_bytes")) ts.grad_reduce_bytes_per_param = *g;
+  override_flag(row, "zero3_recompute_regather", ts.zero3_recompute_regather);
+  if (const json* v = field(row, "norm_kernel")) {  // "fused" or "composite" (eager RMSNorm before torch 2.9)
+    const std::string k = v->is_string() ? v->get<std::string>() : "";
+    if (k != "fused" && k != "composite")
+      throw RowError{fmt::format("norm_kernel: expected \"fused\" or \"composite\", got {}", v->dump())};
+    ts.eager_composite_rmsnorm = k == "composite";
+  }
+  bool compiled = !ts.eager_elementwise;
+  override_flag(row, "torch_compile", compiled);
+  ts.eager_elementwise = !compiled;
+  if (contains(scope_text, "not overlapped")) ts.overlap_grad_reduce = false;
+  if (contains(notes, "overlap_p2p")) ts.overlap_p2p = true;
+  override_name(row, "attention_kernel", ts.attention);
+  override_name(row, "loss_kernel", ts.loss_kernel);
+  if (const json* v = field(row, "train_metric_losses")) {
+    if (!v->is_number_integer() || v->get<std::int64_t>() < 0 || v->get<std::int64_t>() > 8)
+      throw RowError{fmt::format("train_metric_losses: expected an integer from 0 to 8, got {}", v->dump())};
+    ts.train_metric_losses = int(v->get<std::int64_t>());
+  }
+  if (const auto g = number(row, "grad_bytes")) ts.grad_bytes_per_param = *g;
+  override_flag(row, "overlap_grad_reduce", ts.overlap_grad_reduce);
+  override_flag(row, "overlap_p2p", ts.overlap_p2p);
+  // Megatron --tp-comm-overlap (NeMo launcher ub_tp_comm_overlap, Megatron-Bridge
+  // comm_overlap.tp_comm_overlap): the row's recipe says; TrainingSpec::tp_comm_overlap.
+  override_flag(row, "tp_comm_overlap", ts.tp_comm_overlap);
+}
+
 // The run: GPUs, batch, precision and the software stack.
 void map_training(const json& row, const std::string& scope_text, const std::string& notes, std::int64_t seq_len,
                   MeasuredRun& r) {
@@ -288,32 +320,7 @@ void map_training(const json& row, const std::string& scope_text, const std::str
         "DeepSpeed ZeRO-3: gradients reduced in fp16, weights gathered again for the recomputed forward, one "
         "submodule's weights at a time");
   }
-  if (const auto g = number(row, "grad_reduce_bytes")) ts.grad_reduce_bytes_per_param = *g;
-  override_flag(row, "zero3_recompute_regather", ts.zero3_recompute_regather);
-  if (const json* v = field(row, "norm_kernel")) {  // "fused" or "composite" (eager RMSNorm before torch 2.9)
-    const std::string k = v->is_string() ? v->get<std::string>() : "";
-    if (k != "fused" && k != "composite")
-      throw RowError{fmt::format("norm_kernel: expected \"fused\" or \"composite\", got {}", v->dump())};
-    ts.eager_composite_rmsnorm = k == "composite";
-  }
-  bool compiled = !ts.eager_elementwise;
-  override_flag(row, "torch_compile", compiled);
-  ts.eager_elementwise = !compiled;
-  if (contains(scope_text, "not overlapped")) ts.overlap_grad_reduce = false;
-  if (contains(notes, "overlap_p2p")) ts.overlap_p2p = true;
-  override_name(row, "attention_kernel", ts.attention);
-  override_name(row, "loss_kernel", ts.loss_kernel);
-  if (const json* v = field(row, "train_metric_losses")) {
-    if (!v->is_number_integer() || v->get<std::int64_t>() < 0 || v->get<std::int64_t>() > 8)
-      throw RowError{fmt::format("train_metric_losses: expected an integer from 0 to 8, got {}", v->dump())};
-    ts.train_metric_losses = int(v->get<std::int64_t>());
-  }
-  if (const auto g = number(row, "grad_bytes")) ts.grad_bytes_per_param = *g;
-  override_flag(row, "overlap_grad_reduce", ts.overlap_grad_reduce);
-  override_flag(row, "overlap_p2p", ts.overlap_p2p);
-  // Megatron --tp-comm-overlap (NeMo launcher ub_tp_comm_overlap, Megatron-Bridge
-  // comm_overlap.tp_comm_overlap): the row's recipe says; TrainingSpec::tp_comm_overlap.
-  override_flag(row, "tp_comm_overlap", ts.tp_comm_overlap);
+  apply_row_fields(row, scope_text, notes, r);
   if (const json* v = field(row, "hardware")) {
     if (!v->is_string()) throw RowError{fmt::format("hardware: expected a profile name, got {}", v->dump())};
     r.hardware = v->get<std::string>();
