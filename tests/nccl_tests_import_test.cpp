@@ -6,8 +6,11 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <sstream>
 #include <string>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <catch2/catch.hpp>
 
 #include "calibrate/nccl_tests_tables.h"
@@ -654,4 +657,48 @@ TEST_CASE("rccl-tests versions and device lines without a model name", "[nccl_te
       {std::string(PLANNER_SOURCE_DIR) + "/tests/data/nccl_logs/oci_oke_mi300x_2x8_all_reduce.log"}, o);
   CHECK(imp.measurements.versions.at("rccl_tests") == "develop:a52452e");
   CHECK(imp.measurements.device == "unknown (the device lines name no model)");
+}
+
+TEST_CASE("the time column is checked against the algbw printed beside it", "[nccl_tests]") {
+  SECTION("NCCL 1's README: milliseconds, every type x op in one table, half/sum kept") {
+    const std::string f = kData + "nccl1_readme_4x_titanx_all_reduce_types_ops.log";
+    NcclTestsImportOptions o;
+    o.collective = Collective::all_reduce;
+    o.ranks_per_node = 4;
+    const auto imp = import_nccl_tests_files({f}, o);
+    const MeasuredSeries& s = only_series(imp);
+    CHECK(s.group_size == 4);
+    CHECK(s.dtype == "half");  // bfloat16 absent: half, as training moves, not the first printed (char)
+    REQUIRE(s.points.size() == 1);
+    CHECK(s.points[0].time_s == Approx(1.617e-3));  // "1.617" ms, not us
+    CHECK(s.points[0].algbw_bytes_per_s / 1e9 == Approx(6.18).margin(0.01));
+    CHECK(any_contains(imp.notes, "the times are milliseconds"));
+    CHECK(any_contains(imp.notes, "19 rows of other data types or reduction ops skipped (kept half sum)"));
+  }
+  SECTION("-C 1: cputime is the host's enqueue time; the collective's time comes from algbw") {
+    const std::string f = kCons + "all_reduce_2x8_cputime.log";
+    const auto imp = import_nccl_tests_files({f}, {});
+    const MeasuredSeries& s = only_series(imp);
+    REQUIRE(s.points.size() == 6);
+    CHECK(s.points[0].busbw_bytes_per_s / 1e9 == Approx(177.06).margin(0.1));  // printed beside "6.80" us
+    CHECK(any_contains(imp.warnings, "the time column is cputime (nccl-tests -C 1"));
+  }
+  SECTION("a time column no layout of nccl-tests gives is refused") {
+    std::string text = read_input_file(kCons + "all_reduce_1x8_from_32MiB.log");
+    // Every out-of-place time x 7: size / time no longer gives the printed algbw.
+    std::istringstream in(text);
+    std::string line, edited;
+    while (std::getline(in, line)) {
+      std::istringstream w(line);
+      std::vector<std::string> t;
+      for (std::string x; w >> x;) t.push_back(x);
+      if (t.size() == 13 && std::isdigit(static_cast<unsigned char>(t[0][0])))
+        t[5] = fmt::format("{:.2f}", std::stod(t[5]) * 7), line = fmt::format("{}", fmt::join(t, "  "));
+      edited += line + "\n";
+    }
+    const std::string f = (std::filesystem::temp_directory_path() / "planner_time_column_test.log").string();
+    std::ofstream(f) << edited;
+    CHECK_THAT(error_of([&] { (void)import_nccl_tests_files({f}, {}); }),
+               Catch::Contains("the time column does not give the algbw printed beside it (time x algbw / size is 7"));
+  }
 }

@@ -105,6 +105,7 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
   t.origin = origin;
   t.test_name = test_name;
   t.devices = devices;
+  t.algbw_exact = true;
   const json& results = j["results"];
   for (std::size_t i = 0; i < results.size(); ++i) {
     const std::string path = fmt::format("{}: results[{}]", origin, i);
@@ -131,11 +132,7 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
                                      r[part]["nwrong"].dump()));
     const std::string dtype = r.contains("type") && r["type"].is_string() ? r["type"].get<std::string>() : "unknown";
     const std::string redop = r.contains("redop") && r["redop"].is_string() ? r["redop"].get<std::string>() : "none";
-    if (t.dtype.empty()) t.dtype = dtype, t.redop = redop;
-    if (dtype != t.dtype || redop != t.redop) {
-      ++t.skipped_other_type;
-      continue;
-    }
+    t.cputime = t.cputime || !body->contains("time");
     if (const auto root = rank_root(r); root && t.root < 0) t.root = *root, t.root_where = path + ".root";
     const double bytes = double(r["size"].get<std::uint64_t>());
     const double us = time->get<double>();
@@ -144,7 +141,9 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
       if (auto ratio = ratio_of((*body)["alg_bw"].dump(), (*body)["bus_bw"].dump(), path))
         t.ratios.push_back(*ratio);
     if (bytes == 0 || us == 0) continue;
-    t.rows.push_back(Row{bytes, us / 1e6});
+    const double algbw =
+        body->contains("alg_bw") && (*body)["alg_bw"].is_number() ? (*body)["alg_bw"].get<double>() : -1;
+    t.rows.push_back(Row{bytes, us / 1e6, algbw, dtype, redop});
   }
   finish_table(t, opt, out);
 }

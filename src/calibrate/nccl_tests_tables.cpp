@@ -140,8 +140,9 @@ Shape shape_without_devices(const RankRange& rr, Collective c, const NcclTestsIm
                                         "ranks, give --ranks-per-node",
                                         rr.why, n));
   if (n < 2 || *opt.ranks_per_node < 1 || n % *opt.ranks_per_node != 0)
-    throw InputError(where, fmt::format("--ranks {} must be at least 2 and a multiple of --ranks-per-node {}", n,
-                                        *opt.ranks_per_node));
+    throw InputError(where, fmt::format("{} {} must be at least 2 and a multiple of --ranks-per-node {}",
+                                        opt.ranks ? "--ranks" : "the rank count", n, *opt.ranks_per_node) +
+                                (opt.ranks ? std::string() : fmt::format(" ({} pins it)", rr.why)));
   if (!opt.ranks) out.notes.push_back(fmt::format("{}: {} ranks from {} ({})", where, n, rr.why, factor_text(c)));
   s.group_size = n;
   s.ranks_per_node = *opt.ranks_per_node;
@@ -352,9 +353,89 @@ void add_series(Collective c, const Shape& shape, const std::string& dtype, cons
     if (std::find(m.hosts.begin(), m.hosts.end(), h) == m.hosts.end()) m.hosts.push_back(h);
 }
 
+// A table of several data types or reduction ops (nccl-tests -d all, -o all)
+// keeps one series: bfloat16 rows where it has them (what training moves),
+// else half, else float, else the first type printed; sum where it has it.
+void pick_rows(Table& t) {
+  if (t.rows.empty()) return;
+  auto has = [&](const std::string& dtype, const std::string& redop) {
+    return std::any_of(t.rows.begin(), t.rows.end(), [&](const Row& r) {
+      return (dtype.empty() || r.dtype == dtype) && (redop.empty() || r.redop == redop);
+    });
+  };
+  std::string dtype = t.rows.front().dtype;
+  for (const char* d : {"bfloat16", "half", "float"})
+    if (has(d, "")) {
+      dtype = d;
+      break;
+    }
+  const std::string redop = has(dtype, "sum") ? "sum" : [&] {
+    for (const Row& r : t.rows)
+      if (r.dtype == dtype) return r.redop;
+    return std::string("none");
+  }();
+  t.dtype = dtype, t.redop = redop;
+  const std::size_t before = t.rows.size();
+  t.rows.erase(
+      std::remove_if(t.rows.begin(), t.rows.end(), [&](const Row& r) { return r.dtype != dtype || r.redop != redop; }),
+      t.rows.end());
+  t.skipped_other_type += before - t.rows.size();
+}
+
+// The time column against the algbw printed beside it: nccl-tests computes
+// algbw = size / 1e9 / seconds from the GPU time it prints (src/common.cu
+// BenchTime, GetBw), so time x algbw = size, or (n-1)/n of it where an old
+// all-gather folded that factor into algbw (NVIDIA/nccl-tests#45). Two
+// layouts break it: nccl-tests before 2019-03 (cbe7f65) printed milliseconds
+// (deltaSec * 1e3) under a `time` column; -C 1 prints the host's enqueue time
+// (cputimeSec, read before the collectives complete) as `cputime`, while
+// algbw still comes from the GPU time. Rows whose algbw prints with fewer than
+// three significant digits (below 1 GB/s) do not say.
+void check_time_column(Table& t, NcclTestsImport& out) {
+  const double least = t.algbw_exact ? 1e-12 : 1.0;  // GB/s: three significant digits when printed
+  std::vector<double> q;
+  for (const Row& r : t.rows)
+    if (r.algbw_gbs >= least) q.push_back(r.time_s * r.algbw_gbs * 1e9 / r.bytes);
+  if (t.cputime) {
+    const std::size_t before = t.rows.size();
+    t.rows.erase(std::remove_if(t.rows.begin(), t.rows.end(), [&](const Row& r) { return r.algbw_gbs < least; }),
+                 t.rows.end());
+    for (Row& r : t.rows) r.time_s = r.bytes / (r.algbw_gbs * 1e9);
+    if (t.rows.empty())
+      throw InputError(t.origin,
+                       "the time column is cputime (nccl-tests -C 1: the host's enqueue time, not the "
+                       "collective's) and no row's algbw prints with three significant digits to recover "
+                       "the collective's time from; rerun without -C 1");
+    out.warnings.push_back(fmt::format(
+        "{}: the time column is cputime (nccl-tests -C 1: the host's enqueue time, not the collective's); each time "
+        "is taken as size / algbw, which nccl-tests computes from the collective's time{}",
+        t.origin,
+        before > t.rows.size()
+            ? fmt::format(" ({} rows below 1 GB/s, too coarse for that, skipped)", before - t.rows.size())
+            : ""));
+    return;
+  }
+  if (q.empty()) return;
+  const double m = median(q);
+  if (m > 0.45 && m < 1.12) return;
+  if (m > 0.9e-3 && m < 1.12e-3) {
+    for (Row& r : t.rows) r.time_s *= 1e3;
+    out.notes.push_back(
+        fmt::format("{}: the times are milliseconds (size / time gives the printed algbw only so, "
+                    "as nccl-tests before 2019-03 printed them); read as such",
+                    t.origin));
+    return;
+  }
+  throw InputError(t.origin, fmt::format("the time column does not give the algbw printed beside it (time x algbw / "
+                                         "size is {:.3g} at the median of {} rows, 1 in nccl-tests' layouts, "
+                                         "1e-3 in its millisecond one); not a table nccl-tests prints",
+                                         m, q.size()));
+}
+
 }  // namespace
 
 void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& out) {
+  pick_rows(t);
   if (t.skipped_other_type)
     out.notes.push_back(fmt::format("{}: {} rows of other data types or reduction ops skipped (kept {} {})", t.origin,
                                     t.skipped_other_type, t.dtype, t.redop));
@@ -418,6 +499,7 @@ void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& 
         shape.group_size));
   out.devices_listed = out.devices_listed || !t.devices.empty();
   if (out.measurements.device.empty() && !t.devices.empty()) out.measurements.device = t.devices.front().model;
+  check_time_column(t, out);
   add_series(*c, shape, t.dtype, t.rows, t.origin, out);
 }
 

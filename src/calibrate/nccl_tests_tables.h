@@ -35,6 +35,8 @@ struct RatioObs {
 struct Row {
   double bytes = 0;
   double time_s = 0;
+  double algbw_gbs = -1;  // the printed out-of-place algbw; -1 when not printed
+  std::string dtype, redop;
 };
 
 // What one result table measured, before it becomes a series.
@@ -58,7 +60,9 @@ struct Table {
   std::int64_t root = -1;
   std::string root_where;
   std::vector<RatioObs> ratios;
-  std::string dtype, redop;
+  std::string dtype, redop;  // of the rows kept (finish_table picks them: pick_rows)
+  bool cputime = false;      // the time column is -C 1's cputime (host enqueue time)
+  bool algbw_exact = false;  // algbw as a number (-J JSON), not rounded to two decimals
   std::size_t skipped_other_type = 0;
   std::size_t skipped_zero = 0;
 };

@@ -325,6 +325,7 @@ class TextLogParser {
     }
     idx_type_ = *type;
     idx_time_ = *time;
+    table_->cputime = header_[*time] == "cputime";
     idx_redop_ = find({"redop", "op"});
     idx_root_ = find({"root"});
     wrong_is_count_ = header_[idx_wrong_.front()] == "#wrong" || header_[idx_wrong_.front()] == "wrong";
@@ -404,19 +405,12 @@ class TextLogParser {
       if (auto r = ratio_of(tok[idx_algbw_[k]], tok[idx_busbw_[k]], where)) table_->ratios.push_back(*r);
     const std::string& dtype = tok[idx_type_];
     const std::string redop = idx_redop_ ? tok[*idx_redop_] : "none";
-    if (table_->dtype.empty()) {
-      table_->dtype = dtype;
-      table_->redop = redop;
-    }
-    if (dtype != table_->dtype || redop != table_->redop) {
-      ++table_->skipped_other_type;
-      return;
-    }
     if (*bytes == 0 || *time_us == 0) {
       ++table_->skipped_zero;
       return;
     }
-    table_->rows.push_back(Row{double(*bytes), *time_us / 1e6});
+    const auto algbw = idx_algbw_.empty() ? std::nullopt : parse_double(tok[idx_algbw_.front()]);
+    table_->rows.push_back(Row{double(*bytes), *time_us / 1e6, algbw.value_or(-1), dtype, redop});
   }
 
   const std::string& origin_;

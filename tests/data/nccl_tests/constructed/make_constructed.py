@@ -227,3 +227,18 @@ for coll, binary in (("all_reduce", "all_reduce_perf"), ("all_gather", "all_gath
     body += old_header + [row(coll, 2, s, 12, 9.5, layout="older", jitter=jit(i)) for i, s in enumerate(sizes(1 << 20, 64 << 20))]
     body += footer(8.7)
 write("two_tests_named_by_commands.log", body)
+
+# 15. 2 x 8 all-reduce run with "-C 1": nccl-tests prints the host's enqueue
+#     time (cputimeSec, read before the collectives complete; src/common.cu
+#     BenchTime) under "cputime", while algbw and busbw still come from the
+#     collective's time. No real -C 1 log was found.
+CPU_HEADER = [h.replace("    time", " cputime") for h in HEADER]
+devs = [dev(r, "node-a" if r < 8 else "node-b", r % 8) for r in range(16)]
+body = preamble("all_reduce_perf", devs) + CPU_HEADER
+for i, s in enumerate(sizes(64 << 20, 2 << 30)):
+    gpu = row("all_reduce", 16, s, 45, 185, jitter=jit(i)).split()
+    cpu = 6.8 + 0.3 * ((i * 3) % 4)  # us: enqueueing 20 launches, whatever the size
+    gpu[5], gpu[9] = f"{cpu:7.2f}", f"{cpu * 1.02:7.2f}"
+    body.append(f"{int(gpu[0]):12d}  {int(gpu[1]):12d}  {gpu[2]:>8s}  {gpu[3]:>6s}  {int(gpu[4]):6d}" +
+                "".join(f"  {gpu[k]:>7s}  {gpu[k + 1]:>6s}  {gpu[k + 2]:>6s}  {gpu[k + 3]:>6s}" for k in (5, 9)))
+write("all_reduce_2x8_cputime.log", body + footer(170.2))
