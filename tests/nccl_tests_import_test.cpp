@@ -702,3 +702,19 @@ TEST_CASE("the time column is checked against the algbw printed beside it", "[nc
                Catch::Contains("the time column does not give the algbw printed beside it (time x algbw / size is 7"));
   }
 }
+
+TEST_CASE("rows after a comment closed their table are not read, and a note says so", "[nccl_tests]") {
+  // rccl-tests --stress_cycles 2 prints "# Testing 2 cycle." and the rows again, without a header.
+  std::string text = read_input_file(kCons + "all_reduce_1x8_from_32MiB.log");
+  std::string rows;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] == ' ') rows += line + "\n";
+  const std::string f = (std::filesystem::temp_directory_path() / "planner_stress_cycles_test.log").string();
+  std::ofstream(f) << text << "\n# Testing 2 cycle.\n" << rows;
+  const auto imp = import_nccl_tests_files({f}, {});
+  CHECK(only_series(imp).points.size() == 10);
+  CHECK(any_contains(imp.notes,
+                     "10 result rows after a comment line closed the table above, with no header of "
+                     "their own: not read"));
+}

@@ -75,7 +75,15 @@ class TextLogParser {
     in_devices_ = in_devices_ && comment && ct.empty();
     if (header(ct, where, line_no)) return;
     if (units_only_header(ct, where, line_no)) return;
-    if (!table_) return;
+    if (!table_) {
+      // A row after its table closed (a comment line between rows, as
+      // rccl-tests' "# Testing 2 cycle." between --stress_cycles repeats):
+      // not read; finish() says how many.
+      if (tables_ > 0 && !comment && all_digits(tok[0]) && tok.size() >= 8) {
+        if (orphan_rows_++ == 0) orphan_where_ = where;
+      }
+      return;
+    }
     if (comment) {
       comment_in_table(ct, where);
       return;
@@ -86,6 +94,11 @@ class TextLogParser {
 
   void finish() {
     if (table_) finish_table(*table_, opt_, out_);
+    if (orphan_rows_ > 0)
+      out_.notes.push_back(
+          fmt::format("{}: {} result row{} after a comment line closed the table above, with no "
+                      "header of their own: not read",
+                      orphan_where_, orphan_rows_, orphan_rows_ == 1 ? "" : "s"));
     if (tables_ == 0)
       throw InputError(origin_,
                        "no nccl-tests result table (expected a header line with size, time, algbw and busbw columns)");
@@ -420,6 +433,8 @@ class TextLogParser {
   bool in_devices_ = false, cut_ = false, cut_at_end_ = false, units_only_ = false;
   bool failed_ = false;       // nccl-tests reported a failure: later failure lines repeat it
   std::string command_test_;  // the test of the last command line seen (command_line)
+  std::size_t orphan_rows_ = 0;
+  std::string orphan_where_;
   std::size_t command_line_ = 0;
   std::vector<std::size_t> idx_algbw_, idx_busbw_;
   std::string test_name_;
