@@ -580,7 +580,7 @@ TEST_CASE("tests named only by their command lines: every table its own test, --
   }
 }
 
-TEST_CASE("--collective naming another test: the redop or the ratio says which kind the table is", "[nccl_tests]") {
+TEST_CASE("a --collective naming another test: the redop or the ratio says which kind the table is", "[nccl_tests]") {
   // Logs without the command line that names their test.
   auto unnamed = [](const std::string& fixture, const char* name) {
     std::string text = read_input_file(kCons + fixture);
