@@ -555,6 +555,18 @@ TEST_CASE("a log quoted in Markdown ('> ') reads as the log, its echoed command 
   CHECK(imp.warnings.empty());
 }
 
+TEST_CASE("a command line names a test only as the command, not as make's output or an ls listing", "[nccl_tests]") {
+  std::string text = read_input_file(kCons + "two_tests_named_by_commands.log");
+  const std::string f = (std::filesystem::temp_directory_path() / "planner_command_lines.log").string();
+  // The all-reduce table alone, after a build log and a directory listing.
+  const std::string first = text.substr(0, text.find("user@box", 10));
+  std::ofstream(f) << "Linking  /root/nccl-tests/build/hypercube.o > /root/nccl-tests/build/hypercube_perf\n"
+                   << first.substr(0, first.find('\n') + 1)
+                   << "all_gather_perf  all_reduce_perf  alltoall_perf  sendrecv_perf\n"
+                   << first.substr(first.find('\n') + 1);
+  CHECK(only_series(import_nccl_tests_files({f}, {})).collective == Collective::all_reduce);
+}
+
 TEST_CASE("tests named only by their command lines: every table its own test, --collective picks", "[nccl_tests]") {
   const std::string f = kCons + "two_tests_named_by_commands.log";
   const auto both = import_nccl_tests_files({f}, {});
@@ -618,10 +630,24 @@ TEST_CASE("a run that failed: the sizes it finished are kept, a table without on
                                "was encountered'); the 4 sizes of the table on line 24 finished before it are kept");
   const std::string real = kData + "nccl_tests_355_alltoall_failed.log";
   CHECK(error_of([&] { (void)import_nccl_tests_files({real}, {}); }) ==
-        real +
+        real + ": no series of a planner collective in the given logs (" + real +
             ":27: nccl-tests failed (Test CUDA failure common.cu:389 'an illegal memory access was encountered') "
-            "before the first size of the table on line 25 finished: a run that did not finish a size is not a "
-            "measurement");
+            "before the first size of the table on line 25 finished: skipped, a run that did not finish a size is "
+            "not a measurement)");
+  SECTION("a failed test among good ones skips only itself, and words quoted in prose are not a failure") {
+    std::string text = read_input_file(kCons + "two_tests_named_by_commands.log");
+    const std::string g = (std::filesystem::temp_directory_path() / "planner_failed_among_good.log").string();
+    std::ofstream(g) << "Note: a line such as 'Test NCCL failure' below means NCCL_SOCKET_IFNAME is wrong.\n"
+                     << "user@box:~/nccl-tests$ ./build/alltoall_perf -b 1M -e 64M -f 2 -g 2\n"
+                     << "box: Test NCCL failure common.cu:393 'unhandled system error'\n"
+                     << " .. box pid 4100: Test failure common.cu:1110\n"
+                     << text;
+    const auto imp2 = import_nccl_tests_files({g}, {});
+    REQUIRE(imp2.measurements.series.size() == 2);  // both good tables
+    CHECK(any_contains(imp2.notes,
+                       "nccl-tests failed (Test NCCL failure common.cu:393 'unhandled system error') "
+                       "before printing a result table: skipped"));
+  }
 }
 
 TEST_CASE("a device list cut inside its last host is a cut list, not hosts of different sizes", "[nccl_tests]") {

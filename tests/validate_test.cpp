@@ -16,6 +16,7 @@
 #include "planner/validate/validate.h"
 #include "planner/views/validation_report.h"
 #include "test_support.h"
+#include "validate/row_words.h"
 
 using namespace planner;
 using nlohmann::json;
@@ -176,6 +177,17 @@ TEST_CASE("A stack is named however the source spells it, and only by its source
   REQUIRE(plain.run);
   CHECK_FALSE(plain.run->training.eager_elementwise);
   CHECK(plain.run->training.zero3_staging != Zero3Staging::flat_parameter);
+  // Names start at a word: "one model" does not name NeMo.
+  CHECK_FALSE(row_words::names("one model, one more run", "nemo"));
+  CHECK(row_words::names("NVIDIA Nemotron-4 report", "nemo"));
+  CHECK(row_words::names("mosaicml/llm-foundry", "llmfoundry"));
+  // An FSDP row whose notes mention DeepSpeed is not DeepSpeed ZeRO-3.
+  j["zero_or_fsdp"] = "FSDP (FULL_SHARD)";
+  j["notes"] = "faster than DeepSpeed on the same nodes";
+  const RunRow fsdp = map_published_run(j, 0);
+  REQUIRE(fsdp.run);
+  CHECK_FALSE(fsdp.run->training.zero3_recompute_regather);
+  CHECK(fsdp.run->training.zero3_gather == Zero3Gather::layer);
   // DeepSpeed may be named by the sharding alone, in any spelling.
   j["zero_or_fsdp"] = "Deep Speed ZeRO stage 3";
   const RunRow ds = map_published_run(j, 0);

@@ -132,34 +132,49 @@ class TextLogParser {
   // "mpirun -np 16 .../all_reduce_perf_mpi ...", a shell prompt before it):
   // names the next table's test where the log has no '# Collective test
   // starting:' line (nccl-tests before 2.14, or logs pasted without it).
+  // Only a line naming one test, and not as a redirect target (`make`'s
+  // "Linking ... > build/all_reduce_perf"); an `ls build/` listing names several.
   void command_line(const std::vector<std::string>& tok, std::size_t line_no) {
-    static const char* const kTests[] = {"all_reduce", "all_gather", "reduce_scatter", "alltoall", "sendrecv",
-                                         "broadcast",  "reduce",     "gather",         "scatter",  "hypercube"};
-    for (const std::string& word : tok) {
-      std::string_view name = word;
+    static const char* const kTests[] = {"all_reduce", "all_gather", "reduce_scatter", "alltoall",
+                                         "alltoallv",  "sendrecv",   "broadcast",      "reduce",
+                                         "gather",     "scatter",    "hypercube"};
+    std::string found;
+    for (std::size_t i = 0; i < tok.size(); ++i) {
+      std::string_view name = tok[i];
+      const bool redirected = name.front() == '>' || (i > 0 && tok[i - 1] == ">");
       if (const std::size_t slash = name.rfind('/'); slash != std::string_view::npos) name = name.substr(slash + 1);
       if (name.size() > 4 && name.substr(name.size() - 4) == "_mpi") name.remove_suffix(4);
       if (name.size() <= 5 || name.substr(name.size() - 5) != "_perf") continue;
       name.remove_suffix(5);
-      for (const char* t : kTests)
-        if (name == t) {
-          command_test_ = std::string(name) + "_perf";
-          command_line_ = line_no;
-          return;
-        }
+      if (std::none_of(std::begin(kTests), std::end(kTests), [&](const char* t) { return name == t; })) continue;
+      if (redirected) return;
+      const std::string test = std::string(name) + "_perf";
+      if (!found.empty() && found != test) return;
+      found = test;
     }
+    if (found.empty()) return;
+    command_test_ = found;
+    command_line_ = line_no;
   }
 
-  // nccl-tests' own error report ("host: Test CUDA failure common.cu:389
-  // '...'", "Test NCCL failure", ".. host pid N: Test failure ...": src/common.h
-  // CUDACHECK, NCCLCHECK, TESTCHECK), printed where the run stopped, in the
-  // middle of a row or after the last. The sizes finished before it are
-  // measurements (a warning says the sweep stopped there); a table without one
-  // finished size, or a run that failed before its first table, is refused.
+  // nccl-tests' own error report, as src/common.h prints it: "<host>: Test
+  // CUDA failure <file>:<line> '...'", "<host>: Test NCCL failure ...",
+  // " .. <host> pid <n>: Test failure <file>:<line>" (CUDACHECK, NCCLCHECK,
+  // TESTCHECK), where the run stopped: inside a row or after the last. The
+  // sizes finished before it are measurements (a warning says the sweep
+  // stopped there); a table without one is skipped with a note, so a file
+  // whose every table failed is refused naming the failure.
   bool failure(std::string_view line, const std::string& where) {
-    std::size_t at = std::string_view::npos;
-    for (const char* m : {"Test CUDA failure", "Test NCCL failure", "Test failure"}) at = std::min(at, line.find(m));
+    std::size_t at = std::string_view::npos, after = 0;
+    for (std::string_view m : {"Test CUDA failure ", "Test NCCL failure ", "Test failure "})
+      if (const std::size_t i = line.find(m); i < at) at = i, after = i + m.size();
     if (at == std::string_view::npos) return false;
+    // The source location nccl-tests prints next: "common.cu:389".
+    const auto loc = split(line.substr(after));
+    const std::size_t colon = loc.empty() ? std::string::npos : loc[0].rfind(':');
+    if (colon == std::string::npos || colon == 0 || !all_digits(std::string_view(loc[0]).substr(colon + 1)) ||
+        loc[0].find('.') == std::string::npos)
+      return false;
     std::string what(line.substr(at));
     while (!what.empty() && (what.back() == ' ' || what.back() == '\t')) what.pop_back();
     if (table_ && !table_->rows.empty()) {
@@ -168,19 +183,15 @@ class TextLogParser {
                       "finished before it are kept",
                       where, what, table_->rows.size(), table_->rows.size() == 1 ? "" : "s", header_line_));
       finish_table(*table_, opt_, out_);
-      table_.reset();
-      failed_ = true;
-      return true;
+    } else if (!failed_) {
+      out_.notes.push_back(
+          fmt::format("{}: nccl-tests failed ({}) before {}: skipped, a run that did not finish a "
+                      "size is not a measurement",
+                      where, what,
+                      table_ ? fmt::format("the first size of the table on line {} finished", header_line_)
+                             : "printing a result table"));
     }
-    if (table_ || tables_ == 0)
-      throw InputError(where,
-                       fmt::format("nccl-tests failed ({}) before {}: a run that did not finish a size is "
-                                   "not a measurement",
-                                   what,
-                                   table_ ? fmt::format("the first size of the table on line {} finished", header_line_)
-                                          : "printing a result table"));
-    if (!failed_)
-      out_.warnings.push_back(fmt::format("{}: nccl-tests failed here ({}), after the tables above", where, what));
+    table_.reset();
     failed_ = true;
     return true;
   }

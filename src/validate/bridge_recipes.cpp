@@ -101,8 +101,8 @@ void qwen3_dispatcher(const nlohmann::json& row, MeasuredRun& r) {
 }  // namespace
 
 bool is_bridge_row(const nlohmann::json& row) {
-  const std::string s = row_words::letters_and_digits(text(row, "source"));
-  return contains(s, "megatronbridge") && contains(s, "performancesummary");
+  const std::string s = text(row, "source");
+  return row_words::names(s, "megatronbridge") && row_words::names(s, "performancesummary");
 }
 
 void apply(const nlohmann::json& row, MeasuredRun& r) {

@@ -312,7 +312,8 @@ void map_training(const json& row, const std::string& scope_text, const std::str
   // gather the weights again for the recomputed forward
   // (runtime/zero/partitioned_param_coordinator.py). Optional row fields
   // grad_reduce_bytes and zero3_recompute_regather override.
-  if (stack.deepspeed && parse_zero(text(row, "zero_or_fsdp")) == 3) {
+  if (const std::string zero = text(row, "zero_or_fsdp");
+      stack.deepspeed && parse_zero(zero) == 3 && row_words::names(zero, "zero")) {
     ts.grad_reduce_bytes_per_param = 2;
     ts.zero3_recompute_regather = true;
     ts.zero3_gather = Zero3Gather::submodule;

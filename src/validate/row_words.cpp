@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <regex>
+#include <vector>
 
 #include "validate/row_text.h"
 
@@ -58,21 +59,31 @@ int source_year(const std::string& source) {
   return 0;
 }
 
-std::string letters_and_digits(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text)
-    if (std::isalnum(c)) out.push_back(char(std::tolower(c)));
-  return out;
+bool names(const std::string& text, const std::string& name) {
+  // The words of `text` (lower-case letters and digits); `name` must start at
+  // a word and may run over the following ones ("LLM Foundry", "llm-foundry").
+  std::vector<std::string> words(1);
+  for (unsigned char c : text) {
+    if (std::isalnum(c))
+      words.back().push_back(char(std::tolower(c)));
+    else if (!words.back().empty())
+      words.emplace_back();
+  }
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    std::string run;
+    for (std::size_t j = i; j < words.size() && run.size() < name.size(); ++j) run += words[j];
+    if (run.compare(0, name.size(), name) == 0) return true;
+  }
+  return false;
 }
 
 SourceStack source_stack(const std::string& source, const std::string& other) {
-  const std::string s = letters_and_digits(source);
   SourceStack st;
-  st.torchtitan = contains(s, "torchtitan");
-  st.llm_foundry = contains(s, "llmfoundry") || contains(s, "mosaicml");
-  st.nemo = contains(s, "nemo") || contains(s, "dgxcbenchmarking") || contains(s, "dgxcloud");
-  st.deepspeed = contains(s, "deepspeed") || contains(letters_and_digits(other), "deepspeed");
-  st.maxtext = contains(s, "maxtext");
+  st.torchtitan = names(source, "torchtitan");
+  st.llm_foundry = names(source, "llmfoundry") || names(source, "mosaicml");
+  st.nemo = names(source, "nemo") || names(source, "dgxcbenchmarking") || names(source, "dgxcloud");
+  st.deepspeed = names(source, "deepspeed") || names(other, "deepspeed");
+  st.maxtext = names(source, "maxtext");
   return st;
 }
 

@@ -28,8 +28,8 @@ namespace planner::row_words {
 [[nodiscard]] int source_year(const std::string& source);
 
 // The software stack a row's source names (published_runs.cpp applies each
-// stack's defaults). Matched on letters and digits only, case ignored, so
-// "llm-foundry", "LLM Foundry" and "mosaicml/llmfoundry" are one name.
+// stack's defaults), by names(): "llm-foundry", "LLM Foundry" and
+// "mosaicml/llmfoundry" are one name.
 struct SourceStack {
   bool torchtitan = false;   // "torchtitan"
   bool llm_foundry = false;  // "llm-foundry", "MosaicML"
@@ -42,7 +42,9 @@ struct SourceStack {
 // may name DeepSpeed (and only DeepSpeed).
 [[nodiscard]] SourceStack source_stack(const std::string& source, const std::string& other);
 
-// Lower-case letters and digits of `text`, everything else dropped.
-[[nodiscard]] std::string letters_and_digits(const std::string& text);
+// `text` names `name` (lower-case letters and digits) starting at one of its
+// words and running over the next ones: "LLM Foundry" and "llm-foundry" name
+// "llmfoundry", "Nemotron" names "nemo"; "one model" does not.
+[[nodiscard]] bool names(const std::string& text, const std::string& name);
 
 }  // namespace planner::row_words
