@@ -744,3 +744,15 @@ TEST_CASE("rows after a comment closed their table are not read, and a note says
                      "10 result rows after a comment line closed the table above, with no header of "
                      "their own: not read"));
 }
+
+TEST_CASE("a table whose rows were all commented out says so", "[nccl_tests]") {
+  std::string text = read_input_file(kCons + "all_reduce_1x8_from_32MiB.log");
+  std::istringstream in(text);
+  std::string edited;
+  for (std::string line; std::getline(in, line);) edited += (!line.empty() && line[0] == ' ' ? "#" : "") + line + "\n";
+  const std::string f = (std::filesystem::temp_directory_path() / "planner_commented_rows.log").string();
+  std::ofstream(f) << edited;
+  CHECK_THAT(error_of([&] { (void)import_nccl_tests_files({f}, {}); }),
+             Catch::Contains("table whose 10 rows all start with '#' (commented out in the paste), skipped; remove "
+                             "the '#' before them to import them"));
+}

@@ -440,7 +440,11 @@ void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& 
     out.notes.push_back(fmt::format("{}: {} rows of other data types or reduction ops skipped (kept {} {})", t.origin,
                                     t.skipped_other_type, t.dtype, t.redop));
   if (t.rows.empty()) {
-    out.notes.push_back(fmt::format("{}: table without rows of a non-zero size, skipped", t.origin));
+    out.notes.push_back(t.commented_rows
+                            ? fmt::format("{}: table whose {} rows all start with '#' (commented out in the paste), "
+                                          "skipped; remove the '#' before them to import them",
+                                          t.origin, t.commented_rows)
+                            : fmt::format("{}: table without rows of a non-zero size, skipped", t.origin));
     return;
   }
   if (t.test_name.empty() && t.root >= 0 && !opt.collective) {

@@ -65,6 +65,7 @@ struct Table {
   bool algbw_exact = false;  // algbw as a number (-J JSON), not rounded to two decimals
   std::size_t skipped_other_type = 0;
   std::size_t skipped_zero = 0;
+  std::size_t commented_rows = 0;  // rows printed behind '#' before any plain row
 };
 
 std::vector<std::string> split(std::string_view s);

@@ -367,6 +367,12 @@ class TextLogParser {
       units_pending_ = false;
       return;
     }
+    // A result row behind '#' (a paste that commented the whole table out):
+    // not read, but finish_table says so if the table ends up empty.
+    if (table_->rows.empty() && ct.size() + 1 >= n_columns_ && !ct.empty() && all_digits(ct[0])) {
+      ++table_->commented_rows;
+      return;
+    }
     // "# Out of bounds values : 3 FAILED": nccl-tests' own verdict on the run.
     if (ct.size() >= 6 && ct[0] == "Out" && ct[2] == "bounds") {
       const auto n = parse_int(ct[5]);
