@@ -756,3 +756,13 @@ TEST_CASE("a table whose rows were all commented out says so", "[nccl_tests]") {
              Catch::Contains("table whose 10 rows all start with '#' (commented out in the paste), skipped; remove "
                              "the '#' before them to import them"));
 }
+
+TEST_CASE("a log that failed before any table names the failure", "[nccl_tests]") {
+  const std::string f = (std::filesystem::temp_directory_path() / "planner_failed_before_tables.log").string();
+  std::ofstream(f) << "user@box$ ./build/all_reduce_perf -b 1M -e 1M -g 2\n"
+                   << "box: Test NCCL failure common.cu:393 'unhandled system error'\n"
+                   << " .. box pid 1: Test failure common.cu:1110\n";
+  CHECK(error_of([&] { (void)import_nccl_tests_files({f}, {}); }) ==
+        f + ":2: nccl-tests failed (Test NCCL failure common.cu:393 'unhandled system error') before printing a result "
+            "table: a run that did not finish a size is not a measurement");
+}

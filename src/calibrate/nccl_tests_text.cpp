@@ -99,6 +99,10 @@ class TextLogParser {
           fmt::format("{}: {} result row{} after a comment line closed the table above, with no "
                       "header of their own: not read",
                       orphan_where_, orphan_rows_, orphan_rows_ == 1 ? "" : "s"));
+    if (tables_ == 0 && !first_failure_.empty())
+      throw InputError(first_failure_where_, fmt::format("nccl-tests failed ({}) before printing a result table: a "
+                                                         "run that did not finish a size is not a measurement",
+                                                         first_failure_));
     if (tables_ == 0)
       throw InputError(origin_,
                        "no nccl-tests result table (expected a header line with size, time, algbw and busbw columns)");
@@ -177,6 +181,7 @@ class TextLogParser {
       return false;
     std::string what(line.substr(at));
     while (!what.empty() && (what.back() == ' ' || what.back() == '\t')) what.pop_back();
+    if (first_failure_.empty()) first_failure_ = what, first_failure_where_ = where;
     if (table_ && !table_->rows.empty()) {
       out_.warnings.push_back(
           fmt::format("{}: nccl-tests failed here ({}); the {} size{} of the table on line {} "
@@ -253,6 +258,7 @@ class TextLogParser {
     if (table_) finish_table(*table_, opt_, out_);
     table_.emplace();
     ++tables_;
+    failed_ = false;  // a failure report after this table is this table's
     table_->origin = where;
     table_->test_name = test_name_;
     if (test_name_.empty() && !command_test_.empty()) {
@@ -451,6 +457,7 @@ class TextLogParser {
   bool failed_ = false;       // nccl-tests reported a failure: later failure lines repeat it
   std::string command_test_;  // the test of the last command line seen (command_line)
   std::size_t orphan_rows_ = 0;
+  std::string first_failure_, first_failure_where_;  // nccl-tests' first failure report, for finish()
   std::string orphan_where_;
   std::size_t command_line_ = 0;
   std::vector<std::size_t> idx_algbw_, idx_busbw_;
