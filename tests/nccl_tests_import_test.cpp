@@ -239,6 +239,13 @@ namespace {
 const std::string kCons = kData + "constructed/";
 }
 
+namespace {
+bool any_contains(const std::vector<std::string>& lines, const std::string& part) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(part) != std::string::npos; });
+}
+}  // namespace
+
 TEST_CASE("busbw/algbw pins the rank count of a device list cut short with '...'", "[nccl_tests]") {
   const std::string f = kCons + "all_reduce_128_ranks_dots.log";
   SECTION("--ranks-per-node only: 128 ranks from the ratio, with a warning") {
@@ -275,10 +282,13 @@ TEST_CASE("busbw/algbw pins the rank count of a device list cut short with '...'
     CHECK(error_of([&] { (void)import_nccl_tests_files({f}, flags(Collective::all_reduce, 4, 4)); }) ==
           f + ":14: --ranks 4 is fewer than the device list shows (5 rank lines shown, the highest rank 4, then '...')");
   }
-  SECTION("without --ranks-per-node the 5 GPUs shown on one host do not divide 128") {
-    CHECK(error_of([&] { (void)import_nccl_tests_files({f}, {}); }) ==
-          f + ":14: the device list is cut short; 128 ranks are not a multiple of the 5 per node it suggests "
-              "(highest device index 4); give --ranks-per-node");
+  SECTION("without --ranks-per-node: the 5 GPUs shown are a lower bound, 8 the smallest count above that divides 128") {
+    const auto imp = import_nccl_tests_files({f}, {});
+    CHECK(only_series(imp).ranks_per_node == 8);
+    CHECK(only_series(imp).nodes == 16);
+    CHECK(any_contains(imp.warnings,
+                       "8 ranks per node from the highest device index shown, at least 5, and the "
+                       "smallest such count that divides 128"));
   }
 }
 
@@ -336,9 +346,9 @@ TEST_CASE("rows with a root rank are a rooted test, never a planner collective",
   // The fixture's first line is the command that ran it, which names the
   // test (broadcast_perf); without it only the root says so.
   const std::string named = kCons + "broadcast_old_layout_root0.log";
-  std::string text = read_input_file(named);
+  const std::string fixture_text = read_input_file(named);
   const std::string f = (std::filesystem::temp_directory_path() / "planner_rooted_text_test.log").string();
-  std::ofstream(f) << text.substr(text.find('\n') + 1);
+  std::ofstream(f) << fixture_text.substr(fixture_text.find('\n') + 1);
   SECTION("the command line above the table names the test, which is skipped, with or without --collective") {
     const std::string why = named + ": no series of a planner collective in the given logs (" + named +
                             ":9: broadcast_perf is not a collective the planner prices, skipped)";
@@ -537,13 +547,6 @@ TEST_CASE("pdsh host prefixes and log-collector time stamps are stripped like la
     CHECK(got.measurements.hosts == want.measurements.hosts);
   }
 }
-
-namespace {
-bool any_contains(const std::vector<std::string>& lines, const std::string& part) {
-  return std::any_of(lines.begin(), lines.end(),
-                     [&](const std::string& l) { return l.find(part) != std::string::npos; });
-}
-}  // namespace
 
 TEST_CASE("a log quoted in Markdown ('> ') reads as the log, its echoed command naming the test", "[nccl_tests]") {
   const auto imp = import_nccl_tests_files({kCons + "all_reduce_1x8_blockquote.log"}, {});
@@ -765,4 +768,57 @@ TEST_CASE("a log that failed before any table names the failure", "[nccl_tests]"
   CHECK(error_of([&] { (void)import_nccl_tests_files({f}, {}); }) ==
         f + ":2: nccl-tests failed (Test NCCL failure common.cu:393 'unhandled system error') before printing a result "
             "table: a run that did not finish a size is not a measurement");
+}
+
+TEST_CASE("a job runner's label before every line is stripped, colours too", "[nccl_tests]") {
+  const std::string f = kData + "skypilot_gke_h200_2x8_all_gather_runner_prefix.log";
+  NcclTestsImportOptions o;
+  o.collective = Collective::all_gather;
+  const auto imp = import_nccl_tests_files({f}, o);
+  const MeasuredSeries& s = only_series(imp);
+  CHECK(s.group_size == 16);
+  CHECK(s.ranks_per_node == 8);
+  CHECK(s.points.size() == 24);
+  // The same lines as SkyPilot colours its labels, and behind other runners' labels.
+  const std::string text = read_input_file(f);
+  for (const std::string& label :
+       {std::string("\x1b[36m(head, rank=0, pid=3808)\x1b[0m "), std::string("[pod/nccl-launcher-x7k2/mpi] "),
+        std::string("[rank0]: "), std::string("nccl-launcher_1  | "),
+        std::string("2026-11-27T10:00:00.123456789Z stdout F ")}) {
+    std::istringstream in(text);
+    std::string wrapped;
+    for (std::string line; std::getline(in, line);) wrapped += label + line + "\n";
+    const std::string g = (std::filesystem::temp_directory_path() / "planner_runner_label.log").string();
+    std::ofstream(g) << wrapped;
+    const auto wrapped_imp = import_nccl_tests_files({g}, o);
+    CHECK(only_series(wrapped_imp).group_size == 16);
+  }
+}
+
+TEST_CASE("busbw above algbw names all_reduce where nothing else names the test", "[nccl_tests]") {
+  const std::string f = kData + "skypilot_nebius_2x8_h100_all_reduce_bare.log";
+  NcclTestsImportOptions o;
+  o.ranks_per_node = 8;
+  const auto imp = import_nccl_tests_files({f}, o);
+  CHECK(only_series(imp).collective == Collective::all_reduce);
+  CHECK(only_series(imp).group_size == 16);
+  CHECK(any_contains(imp.notes, "is above 1, which only all_reduce prints (2(n-1)/n): read as all_reduce"));
+}
+
+TEST_CASE("a --ranks-per-node picks the one multiple the ratios allow over a cut list", "[nccl_tests]") {
+  // 128 ranks, 5 rank lines then '...': the 20 columns say 128 exactly, so take a coarser log: the first 3 rows.
+  std::string text = read_input_file(kCons + "all_reduce_128_ranks_dots.log");
+  std::istringstream in(text);
+  std::string kept;
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    const bool row = !line.empty() && line[0] == ' ';
+    if (!row || ++rows <= 1) kept += line + "\n";
+  }
+  const std::string f = (std::filesystem::temp_directory_path() / "planner_one_multiple.log").string();
+  std::ofstream(f) << kept;
+  NcclTestsImportOptions o;
+  o.ranks_per_node = 8;
+  const auto imp = import_nccl_tests_files({f}, o);
+  CHECK(only_series(imp).group_size == 128);
 }

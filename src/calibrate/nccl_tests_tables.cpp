@@ -196,6 +196,13 @@ Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const
     out.warnings.push_back(
         fmt::format("{}: the device list is cut short ({}); {} ranks from {} ({})", where, shown, n, rr.why,
                     factor_text(c)));
+  } else if (const std::int64_t k = opt.ranks_per_node.value_or(0);
+             k > 0 && rr.known && rr.hi < kNoBound && rr.hi / k - (std::max(rr.lo, top + 1) - 1) / k == 1) {
+    // --ranks-per-node k, and one multiple of k in the ratios' interval above the ranks shown.
+    n = rr.hi / k * k;
+    out.warnings.push_back(fmt::format(
+        "{}: the device list is cut short ({}); {} ranks, the one multiple of --ranks-per-node {} that {} allows ({})",
+        where, shown, n, k, rr.why, rr.text()));
   } else {
     throw InputError(where, fmt::format("the device list is cut short ({}){}; give --ranks and --ranks-per-node",
                                         shown, rr.known ? fmt::format(" and {} only says {}", rr.why, rr.text())
@@ -203,7 +210,17 @@ Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const
   }
   std::int64_t most = 0;
   for (const auto& [host, k] : per_host) most = std::max(most, k);
-  const std::int64_t rpn = opt.ranks_per_node ? *opt.ranks_per_node : std::max(gpus, most);
+  std::int64_t rpn = opt.ranks_per_node ? *opt.ranks_per_node : std::max(gpus, most);
+  // A cut list shows at least that many a node: where it does not divide n,
+  // the smallest count above it that does (devices a node: at most 8 on an
+  // HGX board, 4 on a GB200/GB300 tray).
+  const std::int64_t shown_per_node = rpn;
+  if (!opt.ranks_per_node && rpn > 0 && n % rpn != 0)
+    for (std::int64_t d = rpn + 1; d <= 8; ++d)
+      if (n % d == 0) {
+        rpn = d;
+        break;
+      }
   if (rpn < 1 || n % rpn != 0)
     throw InputError(where, opt.ranks_per_node
                                 ? fmt::format("--ranks {} must be a multiple of --ranks-per-node {}", n, rpn)
@@ -211,8 +228,12 @@ Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const
                                               "per node it suggests (highest device index {}); give --ranks-per-node",
                                               n, rpn, gpus - 1));
   if (!opt.ranks_per_node)
-    out.warnings.push_back(fmt::format("{}: {} ranks per node from the {} (give --ranks-per-node if the nodes ran more)",
-                                       where, rpn, gpus >= most ? "highest device index shown" : "ranks shown on one host"));
+    out.warnings.push_back(
+        fmt::format("{}: {} ranks per node from the {}{} (give --ranks-per-node if the nodes ran more)", where, rpn,
+                    gpus >= most ? "highest device index shown" : "ranks shown on one host",
+                    rpn != shown_per_node
+                        ? fmt::format(", at least {}, and the smallest such count that divides {}", shown_per_node, n)
+                        : ""));
   if (n < 2) throw InputError(where, "a one-rank run measures no communication");
   s.group_size = n;
   s.ranks_per_node = rpn;
@@ -462,8 +483,22 @@ void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& 
                                     t.test_named_by, collective_key(*opt.collective)));
     return;
   }
+  // Nothing names the test, but busbw exceeds algbw: of nccl-tests' tests only
+  // all_reduce prints busbw = 2(n-1)/n x algbw; the others' factor is at most
+  // 1 (src/*.cu GetBw).
+  NcclTestsImportOptions inferred = opt;
+  if (t.test_name.empty() && !opt.collective && !t.ratios.empty() &&
+      std::none_of(t.ratios.begin(), t.ratios.end(), [](const RatioObs& r) { return r.hi < 1.0; }) &&
+      std::any_of(t.ratios.begin(), t.ratios.end(), [](const RatioObs& r) { return r.lo > 1.0; })) {
+    inferred.collective = Collective::all_reduce;
+    const auto above = std::find_if(t.ratios.begin(), t.ratios.end(), [](const RatioObs& r) { return r.lo > 1.0; });
+    out.notes.push_back(
+        fmt::format("{}: the log does not name its test; busbw/algbw {}/{} on {} is above 1, which "
+                    "only all_reduce prints (2(n-1)/n): read as all_reduce",
+                    t.origin, above->busbw, above->algbw, above->where));
+  }
   bool unsupported = false;
-  const auto c = resolve_collective(t.test_name, opt, t.origin, unsupported);
+  const auto c = resolve_collective(t.test_name, inferred, t.origin, unsupported);
   if (unsupported) {
     out.notes.push_back(fmt::format("{}: {} is not a collective the planner prices, skipped", t.origin, t.test_name));
     return;

@@ -73,6 +73,8 @@ bool all_digits(std::string_view s);
 std::optional<std::int64_t> parse_int(std::string_view s);
 std::optional<double> parse_double(const std::string& s);
 std::string_view strip_prefix(std::string_view line);
+// The line without its ANSI colour / erase sequences ("\x1b[36m", "\x1b[0m").
+std::string without_ansi_escapes(std::string_view line);
 std::vector<std::string> comment_tokens(std::vector<std::string> t);
 std::string nccl_version_from_code(std::int64_t code);
 std::optional<Device> parse_device(const std::vector<std::string>& t);

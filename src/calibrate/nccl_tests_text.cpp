@@ -31,6 +31,8 @@ class TextLogParser {
 
   void line(std::string_view raw, std::size_t line_no) {
     if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    std::string plain;  // a runner that colours its labels (SkyPilot): the escapes dropped
+    if (raw.find('\x1b') != std::string_view::npos) plain = without_ansi_escapes(raw), raw = plain;
     std::string_view line = strip_prefix(raw);
     // A log pasted into a Markdown table (rows "1024 | 512 | half | sum | ...",
     // a "-- | -- | ..." rule under the first, '#' escaped as "\#": the stored

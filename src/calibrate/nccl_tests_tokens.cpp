@@ -76,12 +76,75 @@ std::size_t host_or_time_prefix(std::string_view rest) {
   if (k == rest.size() || (!is_host() && !is_time())) return 0;
   std::size_t after = k;
   while (after < rest.size() && (rest[after] == ' ' || rest[after] == '\t')) ++after;
+  // A CRI container log (/var/log/pods/...): "<time> stdout F <line>".
+  if (is_time())
+    for (std::string_view stream : {"stdout ", "stderr "})
+      if (rest.substr(after, stream.size()) == stream && after + stream.size() + 1 < rest.size() &&
+          (rest[after + stream.size()] == 'F' || rest[after + stream.size()] == 'P') &&
+          rest[after + stream.size() + 1] == ' ') {
+        after += stream.size() + 2;
+        while (after < rest.size() && (rest[after] == ' ' || rest[after] == '\t')) ++after;
+        return after;  // the stream marker says it is a prefix, whatever follows
+      }
   if (after == rest.size()) return 0;
   const char next = rest[after];
   return next == '#' || (next >= '0' && next <= '9') ? after : 0;
 }
 
+// The length of a job runner's label before a line, with the blanks after
+// it: SkyPilot's "(head, rank=0, pid=3808) " / "(worker1, rank=1, pid=2769,
+// ip=10.0.0.2) ", `kubectl logs --prefix`'s "[pod/NAME/CONTAINER] ",
+// torchrun's "[rank0]: ", docker compose's "NAME  | "; 0 when there is none.
+std::size_t runner_prefix(std::string_view rest) {
+  auto blanks_after = [&](std::size_t k) {
+    while (k < rest.size() && (rest[k] == ' ' || rest[k] == '\t')) ++k;
+    return k;
+  };
+  if (rest.size() > 2 && rest[0] == '(') {
+    const std::size_t close = rest.find(") ");
+    if (close != std::string_view::npos && rest.substr(0, close).find(", rank=") != std::string_view::npos &&
+        rest.substr(0, close).find("pid=") != std::string_view::npos)
+      return blanks_after(close + 2);
+  }
+  if (rest.rfind("[pod/", 0) == 0) {
+    const std::size_t close = rest.find("] ");
+    if (close != std::string_view::npos) return blanks_after(close + 2);
+  }
+  if (rest.rfind("[rank", 0) == 0) {
+    std::size_t k = 5;
+    while (k < rest.size() && rest[k] >= '0' && rest[k] <= '9') ++k;
+    if (k > 5 && rest.substr(k, 3) == "]: ") return blanks_after(k + 3);
+  }
+  // "NAME  | ": a name (no blanks), blanks, one pipe, a blank; a nccl-tests row
+  // starts with a number and a Markdown-table row with a pipe, so neither is one.
+  std::size_t k = 0;
+  while (k < rest.size() &&
+         (std::isalnum((unsigned char)rest[k]) || rest[k] == '_' || rest[k] == '-' || rest[k] == '.'))
+    ++k;
+  if (k > 0 && !std::isdigit((unsigned char)rest[0])) {
+    const std::size_t bar = blanks_after(k);
+    if (bar > k && bar + 1 < rest.size() && rest[bar] == '|' && rest[bar + 1] == ' ') return blanks_after(bar + 1);
+  }
+  return 0;
+}
+
 }  // namespace
+
+std::string without_ansi_escapes(std::string_view line) {
+  std::string out;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\x1b' && i + 1 < line.size() && line[i + 1] == '[') {
+      std::size_t j = i + 2;
+      while (j < line.size() && ((line[j] >= '0' && line[j] <= '9') || line[j] == ';')) ++j;
+      if (j < line.size()) {
+        i = j;  // the final letter (m, K, ...)
+        continue;
+      }
+    }
+    out.push_back(line[i]);
+  }
+  return out;
+}
 
 // Launchers prefix every line: `mpirun --tag-output` "[1,0]<stdout>:",
 // `srun --label` " 0: ", pdsh "host: ", log collectors a time stamp; a log
@@ -123,6 +186,10 @@ std::string_view strip_prefix(std::string_view line) {
       continue;
     }
     if (const std::size_t n = host_or_time_prefix(rest)) {
+      line = rest.substr(n);
+      continue;
+    }
+    if (const std::size_t n = runner_prefix(rest)) {
       line = rest.substr(n);
       continue;
     }
