@@ -123,7 +123,10 @@ std::size_t runner_prefix(std::string_view rest) {
     ++k;
   if (k > 0 && !std::isdigit((unsigned char)rest[0])) {
     const std::size_t bar = blanks_after(k);
-    if (bar > k && bar + 1 < rest.size() && rest[bar] == '|' && rest[bar + 1] == ' ') return blanks_after(bar + 1);
+    // One pipe on the line: a Markdown table row ("size | count | ...") has more.
+    if (bar > k && bar + 1 < rest.size() && rest[bar] == '|' && rest[bar + 1] == ' ' &&
+        rest.find('|', bar + 1) == std::string_view::npos)
+      return blanks_after(bar + 1);
   }
   return 0;
 }
