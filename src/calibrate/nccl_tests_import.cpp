@@ -58,6 +58,27 @@ std::optional<std::int64_t> rank_root(const json& r) {
   return root && *root >= 0 ? root : std::nullopt;
 }
 
+// config.devices[] of a -J file: each rank's host, group and device name.
+std::vector<Device> json_devices(const json& j, const std::string& origin) {
+  std::vector<Device> devices;
+  if (j.contains("config") && j["config"].is_object() && j["config"].contains("devices") &&
+      j["config"]["devices"].is_array()) {
+    const json& ds = j["config"]["devices"];
+    for (std::size_t i = 0; i < ds.size(); ++i) {
+      const json& d = ds[i];
+      if (!d.is_object() || !d.contains("hostname") || !d["hostname"].is_string())
+        throw InputError(fmt::format("{}: config.devices[{}].hostname", origin, i), "missing (expected a string)");
+      Device dev;
+      dev.host = d["hostname"].get<std::string>();
+      if (d.contains("rank") && d["rank"].is_number_integer()) dev.rank = d["rank"].get<std::int64_t>();
+      if (d.contains("group") && d["group"].is_number_integer()) dev.group = d["group"].get<std::int64_t>();
+      if (d.contains("device_info") && d["device_info"].is_string()) dev.model = d["device_info"].get<std::string>();
+      devices.push_back(dev);
+    }
+  }
+  return devices;
+}
+
 }  // namespace
 
 void import_nccl_tests_json(std::string_view text, const std::string& origin, const NcclTestsImportOptions& opt,
@@ -80,22 +101,7 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
     test_name = j["args"][0].get<std::string>();
   if (j.contains("nccl_version") && j["nccl_version"].is_number_integer())
     out.measurements.versions["nccl"] = nccl_version_from_code(j["nccl_version"].get<std::int64_t>());
-  std::vector<Device> devices;
-  if (j.contains("config") && j["config"].is_object() && j["config"].contains("devices") &&
-      j["config"]["devices"].is_array()) {
-    const json& ds = j["config"]["devices"];
-    for (std::size_t i = 0; i < ds.size(); ++i) {
-      const json& d = ds[i];
-      if (!d.is_object() || !d.contains("hostname") || !d["hostname"].is_string())
-        throw InputError(fmt::format("{}: config.devices[{}].hostname", origin, i), "missing (expected a string)");
-      Device dev;
-      dev.host = d["hostname"].get<std::string>();
-      if (d.contains("rank") && d["rank"].is_number_integer()) dev.rank = d["rank"].get<std::int64_t>();
-      if (d.contains("group") && d["group"].is_number_integer()) dev.group = d["group"].get<std::int64_t>();
-      if (d.contains("device_info") && d["device_info"].is_string()) dev.model = d["device_info"].get<std::string>();
-      devices.push_back(dev);
-    }
-  }
+  const std::vector<Device> devices = json_devices(j, origin);
   if (j.contains("out_of_bounds") && j["out_of_bounds"].is_object() && j["out_of_bounds"].contains("count") &&
       j["out_of_bounds"]["count"].is_number() && j["out_of_bounds"]["count"].get<double>() > 0)
     throw InputError(origin + ": out_of_bounds.count",
