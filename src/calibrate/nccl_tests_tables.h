@@ -82,4 +82,11 @@ std::optional<Device> parse_device(const std::vector<std::string>& t);
 std::optional<RatioObs> ratio_of(const std::string& algbw, const std::string& busbw, const std::string& where);
 void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& out);
 
+// nccl_tests_rows.cpp: the median of `v` (not empty); the rows a table keeps
+// (bfloat16, else half, else float; sum where present); its time column
+// checked against the printed algbw (milliseconds and -C 1 cputime read right).
+double median(std::vector<double> v);
+void pick_rows(Table& t);
+void check_time_column(Table& t, NcclTestsImport& out);
+
 }  // namespace planner::nccl_tests_detail
