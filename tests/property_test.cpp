@@ -649,6 +649,27 @@ TEST_CASE("property: no predicted MFU above the profile's GEMM ceiling", "[prope
     }
     searched += res.top.size();
   }
+  // MoE with a capacity factor below 1 (tokens dropped): the model FLOPs count
+  // the tokens kept, so MFU stays under the ceiling however few are kept.
+  for (const double cf : {0.01, 0.5, 1.25}) {
+    SearchSpec spec;
+    spec.training.num_gpus = 64;
+    spec.training.seq_len = 4096;
+    spec.training.global_batch_sequences = 256;
+    spec.training.capacity_factor = cf;
+    spec.top_k = 1'000'000;
+    const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+    const double ceiling = hw.efficiency.gemm_max[0] * hw.efficiency.sustained_clock_fraction;
+    const SearchResult res = search(find_model("mixtral-8x7b", kDir), hw, spec);
+    REQUIRE(!res.top.empty());
+    for (const Evaluation& ev : res.top) {
+      INFO("mixtral-8x7b cf " << cf << " " << fmt::format("{}", ev.config));
+      CHECK(ev.time.mfu <= ceiling * (1 + 1e-12));
+      CHECK(ev.time.hfu >= ev.time.mfu * (1 - 1e-12));
+      highest = std::max(highest, ev.time.mfu / ceiling);
+    }
+    searched += res.top.size();
+  }
   WARN("MFU ceiling: " << kCases << " random configurations and " << searched
                        << " feasible search results; highest MFU / (gemm_max x sustained clock) " << highest
                        << " (seed " << seed << ")");

@@ -175,12 +175,13 @@ FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Reco
     qk = H * (nope + rope);
     v = H * vd;
   }
-  double moe_w = 0, router_w = 0;
+  double moe_w = 0, router_w = 0, routed_w = 0;
   if (model.is_moe()) {
     const MoeSpec& e = model.moe;
     const double fs = double(e.shared_expert_ffn_hidden_size > 0 ? e.shared_expert_ffn_hidden_size
                                                                   : e.expert_ffn_hidden_size);
-    moe_w = g * h * (double(e.top_k) * double(e.expert_ffn_hidden_size) + double(e.num_shared_experts) * fs);
+    routed_w = g * h * double(e.top_k) * double(e.expert_ffn_hidden_size);
+    moe_w = routed_w + g * h * double(e.num_shared_experts) * fs;
     router_w = h * double(e.num_experts);
   }
   const double layers_w = Lt * attn_w + dense_layers * g * h * F + moe_layers * moe_w;
@@ -209,6 +210,27 @@ FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Reco
   }
   f.router = 6.0 * moe_layers * router_w;
   f.hardware = 6.0 * f.gemm_weights + f.attention_executed + f.recompute + f.router;
+  f.routed_experts = 6.0 * moe_layers * routed_w;
+  // The routed experts' share of the recomputed forward (full, or torchtitan's
+  // every-Nth-layer; op-level SAC saves the expert outputs it keeps by op, not
+  // counted here).
+  if (r == Recompute::full) f.routed_recompute = 2.0 * moe_layers * routed_w;
+  if (r == Recompute::selective && selective == SelectivePolicy::torchtitan_every_nth_layer) {
+    TrainingSpec ts;
+    ts.selective = selective;
+    ts.selective_every_n_layers = selective_every_n_layers;
+    f.routed_recompute = recomputed_layer_fraction(model, ts) * 2.0 * moe_layers * routed_w;
+  }
+  return f;
+}
+
+FlopsPerToken with_capacity_factor(FlopsPerToken f, double capacity_factor) {
+  if (!(capacity_factor > 0)) return f;  // dropless: every routed token runs its top-k experts
+  // Each expert runs capacity = cf x its mean share of the routed rows, padded
+  // to capacity (the pricing's load = cf, moe_cost.cpp): cf x the routed FLOPs
+  // execute. Of the model's, the kept tokens' count: min(1, cf).
+  f.model -= (1.0 - std::min(1.0, capacity_factor)) * f.routed_experts;
+  f.hardware += (capacity_factor - 1.0) * (f.routed_experts + f.routed_recompute);
   return f;
 }
 

@@ -407,8 +407,9 @@ void add_rates(const ModelSpec& model, const HardwareProfile& hw, const Parallel
   st.bubble_fraction = st.step_s > 0 ? st.pp_bubble_s / st.step_s : 0.0;
   const double tokens = double(ts.global_batch_sequences) * double(ts.seq_len);
   st.tokens_per_s = tokens / st.step_s;
-  const FlopsPerToken f = flops_per_token(model, ts.seq_len, pc.recompute, ts.attention, ts.selective,
-                                            ts.selective_every_n_layers);
+  const FlopsPerToken f = with_capacity_factor(
+      flops_per_token(model, ts.seq_len, pc.recompute, ts.attention, ts.selective, ts.selective_every_n_layers),
+      ts.capacity_factor);
   st.model_flops_per_step = f.model * tokens;
   st.hardware_flops_per_step = f.hardware * tokens;
   const double peak_total = double(ts.num_gpus) * hw.peak_flops_per_s[std::size_t(ts.dtype)];
@@ -418,8 +419,8 @@ void add_rates(const ModelSpec& model, const HardwareProfile& hw, const Parallel
   if (ex)
     ex->add({"MFU",
              "(6*W + 6*L*H*Q*T) * tokens / (step * GPUs * peak), W = GEMM weights incl. the output projection "
-             "(MoE: top-k routed + shared experts, router not counted; MTP modules), attention causal (half the "
-             "scores; MLA: (nope+rope) and v head widths)",
+             "(MoE: top-k routed + shared experts, router not counted; a capacity factor cf < 1: the kept min(1, cf) "
+             "of the routed FLOPs; MTP modules), attention causal (half the scores; MLA: (nope+rope) and v head widths)",
              "Megatron-LM megatron/training/training.py num_floating_point_operations (MoE/MLA/MTP as of d98e8a6)",
              {{"model_flops_per_step", st.model_flops_per_step}, {"step_s", st.step_s}, {"gpus", double(ts.num_gpus)}},
              st.mfu,

@@ -102,6 +102,8 @@ struct FlopsPerToken {
   double recompute = 0;           // extra forward FLOPs executed by recomputation
   double router = 0;     // MoE router GEMM (h x E per MoE layer), forward + backward: executed, not in `model`
   double hardware = 0;  // executed: 6*gemm_weights + attention_executed + recompute + router: the HFU numerator
+  double routed_experts = 0;   // MoE: the top-k routed experts' part of 6*gemm_weights (in `model` and `hardware`)
+  double routed_recompute = 0;  // MoE: the routed experts' part of `recompute`
 };
 
 // MFU counts Megatron-LM's num_floating_point_operations (megatron/training/
@@ -128,11 +130,23 @@ struct FlopsPerToken {
 // and its core with (nope+rope) query/key and v value heads; each MTP module
 // one more layer (MoE iff the last layer is), 3h + 2h^2 and one more logits
 // GEMM. The router GEMM is not in `model` (as Megatron) but is in `hardware`.
-// Not modelled: Megatron's vocabulary padding to a multiple of 128*TP, token
-// dropping's padded expert inputs (capacity factor), the latent-MoE term.
+// Not modelled: Megatron's vocabulary padding to a multiple of 128*TP, the
+// latent-MoE term. Token dropping: with_capacity_factor.
 [[nodiscard]] FlopsPerToken flops_per_token(const ModelSpec& model, std::int64_t seq_len, Recompute r,
                                             AttentionKernel attention = AttentionKernel::flash,
                                             SelectivePolicy selective = SelectivePolicy::megatron_attention,
                                             std::int64_t selective_every_n_layers = 2);
+
+// A capacity factor (TrainingSpec::capacity_factor > 0) as the step is priced
+// (moe_cost.cpp: every expert runs capacity = ceil(cf x its mean share) rows,
+// padded, Megatron --moe-expert-capacity-factor with
+// --moe-pad-expert-input-to-capacity): `hardware` counts cf x the routed
+// experts' FLOPs (and their recompute); `model` counts the tokens kept,
+// min(1, cf) of them, so that a factor below 1, which drops tokens, never
+// reports FLOPs nobody ran (Megatron-LM's num_floating_point_operations counts
+// top-k for every token whatever the capacity). Approximation: capacity's
+// per-expert ceil and imbalance-driven drops above cf = 1 are not counted.
+// 0 (dropless): f unchanged.
+[[nodiscard]] FlopsPerToken with_capacity_factor(FlopsPerToken f, double capacity_factor);
 
 }  // namespace planner
