@@ -417,14 +417,15 @@ void add_rates(const ModelSpec& model, const HardwareProfile& hw, const Parallel
   st.hfu = st.hardware_flops_per_step / (st.step_s * peak_total);
   st.tflops_per_gpu = st.model_flops_per_step / (st.step_s * double(ts.num_gpus)) / 1e12;
   if (ex)
-    ex->add({"MFU",
-             "(6*W + 6*L*H*Q*T) * tokens / (step * GPUs * peak), W = GEMM weights incl. the output projection "
-             "(MoE: top-k routed + shared experts, router not counted; a capacity factor cf < 1: the kept min(1, cf) "
-             "of the routed FLOPs; MTP modules), attention causal (half the scores; MLA: (nope+rope) and v head widths)",
-             "Megatron-LM megatron/training/training.py num_floating_point_operations (MoE/MLA/MTP as of d98e8a6)",
-             {{"model_flops_per_step", st.model_flops_per_step}, {"step_s", st.step_s}, {"gpus", double(ts.num_gpus)}},
-             st.mfu,
-             "fraction"});
+    ex->add(
+        {"MFU",
+         "(6*W + 6*L*H*Q*T) * tokens / (step * GPUs * peak), W = GEMM weights incl. the output projection "
+         "(MoE: top-k routed + shared experts, router not counted; a capacity factor cf < 1: the kept min(1, cf) "
+         "of the routed FLOPs; MTP modules), attention causal (half the scores; MLA: (nope+rope) and v head widths)",
+         "Megatron-LM megatron/training/training.py num_floating_point_operations (MoE/MLA/MTP as of d98e8a6)",
+         {{"model_flops_per_step", st.model_flops_per_step}, {"step_s", st.step_s}, {"gpus", double(ts.num_gpus)}},
+         st.mfu,
+         "fraction"});
 }
 
 }  // namespace

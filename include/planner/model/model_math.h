@@ -102,7 +102,7 @@ struct FlopsPerToken {
   double recompute = 0;           // extra forward FLOPs executed by recomputation
   double router = 0;     // MoE router GEMM (h x E per MoE layer), forward + backward: executed, not in `model`
   double hardware = 0;  // executed: 6*gemm_weights + attention_executed + recompute + router: the HFU numerator
-  double routed_experts = 0;   // MoE: the top-k routed experts' part of 6*gemm_weights (in `model` and `hardware`)
+  double routed_experts = 0;    // MoE: the top-k routed experts' part of 6*gemm_weights (in `model` and `hardware`)
   double routed_recompute = 0;  // MoE: the routed experts' part of `recompute`
 };
 
