@@ -112,3 +112,29 @@ TEST_CASE("a write that cannot happen is an InputError and leaves nothing", "[at
   CHECK_THROWS_AS(planner::write_file_atomically("/dev/null", "x"), planner::InputError);
   CHECK(fs::is_character_file("/dev/null"));
 }
+
+TEST_CASE("several files are written all or none", "[atomic_write]") {
+  TempDir dir;
+  const fs::path good = dir.path / "trace.json", bad = dir.path / "missing_dir" / "x.svg";
+  CHECK_THROWS_AS(planner::write_files_atomically({{good.string(), "trace"}, {bad.string(), "svg"}}),
+                  planner::InputError);
+  CHECK_FALSE(fs::exists(good));  // the first is not left behind
+  int count = 0;
+  (void)temp_bytes(good, &count);
+  CHECK(count == 0);
+  planner::write_files_atomically({{good.string(), "trace"}, {(dir.path / "x.svg").string(), "svg"}});
+  CHECK(slurp(good) == "trace");
+  CHECK(slurp(dir.path / "x.svg") == "svg");
+}
+
+TEST_CASE("same_file sees one file under two spellings", "[atomic_write]") {
+  TempDir dir;
+  const std::string a = (dir.path / "x.html").string(), b = (dir.path / "." / "x.html").string();
+  CHECK(planner::same_file(a, b));  // neither exists yet
+  CHECK_FALSE(planner::same_file(a, (dir.path / "y.html").string()));
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir.path);
+  CHECK(planner::same_file("x.html", "./x.html"));  // a relative name before the file exists
+  CHECK(planner::same_file("x.html", a));
+  fs::current_path(cwd);
+}

@@ -96,12 +96,18 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
 }
 
 void check_html_path(const CommonFlags& f, std::initializer_list<std::pair<const char*, std::string>> others) {
-  if (!f.html) return;
-  if (f.html->empty()) throw InputError("--html", "expected a file name, got an empty path");
-  if (*f.html == "-") throw InputError("--html", "expected a file name; the page is not written to stdout");
-  for (const auto& [flag, path] : others)
-    if (!path.empty() && path == *f.html)
-      throw InputError("--html", fmt::format("{} names the same file ({})", flag, path));
+  if (f.html && f.html->empty()) throw InputError("--html", "expected a file name, got an empty path");
+  if (f.html && *f.html == "-") throw InputError("--html", "expected a file name; the page is not written to stdout");
+  std::vector<std::pair<const char*, std::string>> outputs;
+  if (f.html) outputs.emplace_back("--html", *f.html);
+  for (const auto& o : others)
+    if (!o.second.empty()) outputs.push_back(o);
+  // Every pair: one output must not overwrite another ("x.svg" and "./x.svg" too).
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    for (std::size_t j = i + 1; j < outputs.size(); ++j)
+      if (same_file(outputs[i].second, outputs[j].second))
+        throw InputError(outputs[i].first, fmt::format("{} names the same file ({} and {})", outputs[j].first,
+                                                       outputs[i].second, outputs[j].second));
 }
 
 HtmlPageInfo html_page_info() { return {page_command_line(command_line()), PLANNER_VERSION}; }

@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -34,16 +36,26 @@ struct SimulateFlags {
   bool ascii = false;
 };
 
-void write_timelines(const SimulateFlags& f, const SimResult& r, const TimelineLabels& labels) {
+// The page, the trace and the SVG as one: all written or none (a bad --svg
+// directory leaves no trace behind).
+void write_outputs(const SimulateFlags& f, const SimResult& r, const TimelineLabels& labels, const std::string& page) {
+  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<std::string> notes;
+  if (f.common.html) {
+    files.emplace_back(*f.common.html, page);
+    notes.push_back(fmt::format("planner: wrote {} ({:.0f} KiB)\n", *f.common.html, double(page.size()) / 1024.0));
+  }
   if (!f.trace.empty()) {
-    write_file_atomically(f.trace, render_chrome_trace(r, labels));
-    std::cerr << fmt::format("planner: wrote {} ({} events; open in https://ui.perfetto.dev or chrome://tracing)\n",
-                             f.trace, r.events.size());
+    files.emplace_back(f.trace, render_chrome_trace(r, labels));
+    notes.push_back(fmt::format("planner: wrote {} ({} events; open in https://ui.perfetto.dev or chrome://tracing)\n",
+                                f.trace, r.events.size()));
   }
   if (!f.svg.empty()) {
-    write_file_atomically(f.svg, render_svg_timeline(r, labels));
-    std::cerr << fmt::format("planner: wrote {}\n", f.svg);
+    files.emplace_back(f.svg, render_svg_timeline(r, labels));
+    notes.push_back(fmt::format("planner: wrote {}\n", f.svg));
   }
+  write_files_atomically(files);
+  for (const std::string& n : notes) std::cerr << n;
 }
 
 int run(const SimulateFlags& f) {
@@ -80,10 +92,9 @@ int run(const SimulateFlags& f) {
       f.ascii ? render_ascii_timeline(r, pr.stages, pr.chunks_per_stage, pr.micro_batches) : std::string();
   const std::string page =
       f.common.html ? render_simulation_html(r, cmp, ev, pr, ex, ctx, html_page_info()) : std::string();
-  if (f.common.html) write_html(*f.common.html, page);
+  write_outputs(f, r, timeline_labels(ctx, ev, pr, command_line()), page);
   std::cout << render_simulation(r, cmp, ev, pr, ctx, format);
   if (f.ascii) std::cout << (format == Format::table ? "\n" : "") << ascii;
-  write_timelines(f, r, timeline_labels(ctx, ev, pr, command_line()));
   return 0;
 }
 

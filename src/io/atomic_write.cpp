@@ -8,7 +8,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -20,7 +22,11 @@
 
 namespace planner {
 
-void write_file_atomically(const std::string& path, std::string_view contents) {
+namespace {
+
+// The checks and the staging of one file: a temporary file next to `path`
+// holding `contents`, flushed and closed. Returns its name.
+std::string stage(const std::string& path, std::string_view contents) {
   if (path.empty()) throw InputError("<output>", "expected a file name, got an empty path");
   // rename(2) would replace whatever is there: never a device (--svg /dev/null
   // as root would swap the device node for a file), a directory or a FIFO.
@@ -56,11 +62,47 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
     ::unlink(tmpl.c_str());
     throw InputError(path, fmt::format("cannot close the temporary file: {}", std::strerror(err)));
   }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+  return tmpl;
+}
+
+void commit(const std::string& tmp, const std::string& path) {
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
-    ::unlink(tmpl.c_str());
+    ::unlink(tmp.c_str());
     throw InputError(path, fmt::format("cannot replace the file: {}", std::strerror(err)));
   }
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, std::string_view contents) { commit(stage(path, contents), path); }
+
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> staged;
+  try {
+    for (const auto& [path, contents] : files) staged.push_back(stage(path, contents));
+  } catch (...) {
+    for (const std::string& tmp : staged) ::unlink(tmp.c_str());
+    throw;
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    try {
+      commit(staged[i], files[i].first);
+    } catch (...) {
+      for (std::size_t j = i + 1; j < files.size(); ++j) ::unlink(staged[j].c_str());
+      throw;
+    }
+  }
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  // absolute first: weakly_canonical keeps a relative path whose first part
+  // does not exist ("x.html" before it is written) relative.
+  std::error_code ea, eb;
+  const auto ca = std::filesystem::weakly_canonical(std::filesystem::absolute(a, ea), ea);
+  const auto cb = std::filesystem::weakly_canonical(std::filesystem::absolute(b, eb), eb);
+  return !ea && !eb && ca == cb;
 }
 
 }  // namespace planner
