@@ -404,6 +404,16 @@ TEST_CASE("torchtitan exports a MoE layout's expert degrees and DeepEP, DeepSpee
   const Evaluation dev = evaluate(m, hw, ds, plain);
   CHECK_THROWS_WITH(launch_flags(Framework::deepspeed, m, hw, plain, dev),
                     Catch::Contains("expert parallelism is exported for megatron, nemo and torchtitan only"));
+  CHECK(moe_export_problem(Framework::maxtext, m) != "");
+  CHECK(moe_export_problem(Framework::torchtitan, m) == "");
+  // A capacity factor under torchtitan, whose MoE is dropless: a rule, so the
+  // search rejects such layouts as export would.
+  TrainingSpec dropping = ts;
+  dropping.capacity_factor = 1.25;
+  CHECK(broken_rule(framework_info(Framework::torchtitan), m, pc, ts) < 0);
+  const int r = broken_rule(framework_info(Framework::torchtitan), m, pc, dropping);
+  REQUIRE(r >= 0);
+  CHECK(rule_text(framework_info(Framework::torchtitan), r).find("dropless") != std::string::npos);
 }
 
 TEST_CASE("time to train: tokens over throughput", "[framework]") {

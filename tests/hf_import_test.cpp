@@ -123,6 +123,34 @@ TEST_CASE("import-hf: unknown architectures and missing fields are one-line erro
   bad = j;
   bad.erase("num_key_value_heads");  // transformers: defaults to the attention heads
   CHECK(model_from_hf_config(bad, "c.json").num_kv_heads == 32);
+  // Fields checked whether or not they decide the default length (Llama 3.1
+  // has rope_scaling), and rope_scaling itself.
+  bad = j;
+  bad["max_position_embeddings"] = 0;
+  CHECK(error_of([&] { (void)model_from_hf_config(bad, "c.json"); }) ==
+        "c.json: max_position_embeddings: expected an integer >= 1, got 0");
+  bad = j;
+  bad["rope_scaling"] = "linear";
+  CHECK(error_of([&] { (void)model_from_hf_config(bad, "c.json"); }).find("c.json: rope_scaling: expected an object") ==
+        0);
+  bad = j;
+  bad["rope_scaling"]["original_max_position_embeddings"] = 0;
+  CHECK(error_of([&] { (void)model_from_hf_config(bad, "c.json"); }) ==
+        "c.json: rope_scaling: original_max_position_embeddings: expected an integer >= 1, got 0");
+}
+
+TEST_CASE("import-hf: the model file's own checks name the config and its key", "[hf_import]") {
+  nlohmann::json ds = read_json_file(kHf + "deepseek-v3.json");
+  ds["first_k_dense_replace"] = 61;
+  CHECK(error_of([&] { (void)model_from_hf_config(ds, "c.json"); }) ==
+        "c.json: first_k_dense_replace: expected fewer than num_layers 61, got 61 (the planner model's "
+        "moe.first_dense_layers)");
+  nlohmann::json j = read_json_file(kHf + "llama3.1-8b.json");
+  HfImportOptions o;
+  o.seq_len = 3;
+  o.global_batch_tokens = 10;  // not whole sequences
+  CHECK(error_of([&] { (void)model_from_hf_config(j, "c.json", o); }) ==
+        "--global-batch-tokens: expected a multiple of the default sequence length 3 (--seq-len), got 10");
 }
 
 // Each MoE/MLA fixture against the stock model file of the same model

@@ -120,6 +120,7 @@ void write_html(const std::string& path, const std::string& page) {
 void add_config(CLI::App* app, ConfigFlags& c, bool lists) {
   const std::string more = lists ? "; a list (4,8) or a range (1-16) searches those values" : "";
   const std::string more_names = lists ? "; a list (none,full) searches those" : "";
+  const std::string more_bools = lists ? "; a list (false,true) searches both" : "";
   app->add_option("--tp", c.tp, "tensor-parallel degree" + more);
   app->add_option("--cp", c.cp, "context-parallel degree" + more);
   app->add_option("--pp", c.pp, "pipeline-parallel degree" + more);
@@ -131,11 +132,11 @@ void add_config(CLI::App* app, ConfigFlags& c, bool lists) {
   app->add_option("--reshard-after-forward", c.reshard_after_forward,
                   "ZeRO-3: free gathered weights after the forward (true, FSDP2 default) or keep them until the "
                   "backward (false); implies --zero 3" +
-                      more_names);
-  app->add_option("--sp", c.sp, "sequence parallelism (true/false)" + more_names);
-  app->add_option("--ep", c.ep, "expert-parallel degree (MoE models; MoE parallel folding: EP*ETP divides TP*CP*DP)" +
-                                      more_names);
-  app->add_option("--etp", c.etp, "expert tensor-parallel degree (MoE models)" + more_names);
+                      more_bools);
+  app->add_option("--sp", c.sp, "sequence parallelism (true/false)" + more_bools);
+  app->add_option("--ep", c.ep,
+                  "expert-parallel degree (MoE models; MoE parallel folding: EP*ETP divides TP*CP*DP)" + more);
+  app->add_option("--etp", c.etp, "expert tensor-parallel degree (MoE models)" + more);
   app->add_option("--recompute-modules", c.recompute_modules,
                   "Megatron's selective recomputation modules, comma-separated: core_attn, layernorm, mla_up_proj, "
                   "moe_act, mlp, moe, shared_experts; implies --recompute selective" +
@@ -181,6 +182,11 @@ void parse_selective_ac(const std::string& text, const ModelSpec& model, Trainin
   if (!parse_selective_policy(text, ts))
     throw InputError("--selective-ac",
                      fmt::format("expected megatron, op or layer:N (N a positive integer), got '{}'", text));
+  if (ts.selective == SelectivePolicy::torchtitan_every_nth_layer && ts.selective_every_n_layers > model.num_layers)
+    throw InputError("--selective-ac",
+                     fmt::format("{} recomputes none of {}'s {} layers (torchtitan checkpoints every N-th block); "
+                                 "give N of at most {}, or --recompute none",
+                                 text, model.name, model.num_layers, model.num_layers));
   if (ts.selective == SelectivePolicy::torchtitan_op && (model.is_moe() || model.is_mla()))
     throw InputError("--selective-ac", fmt::format("op is priced for dense attention blocks only; {} has {} (use "
                                                    "layer:N or megatron)",
@@ -214,7 +220,14 @@ TrainingSpec training_from(const CommonFlags& f, const ModelSpec& model) {
     if (tokens % ts.seq_len != 0 && f.global_batch_tokens)
       throw InputError("--global-batch-tokens",
                        fmt::format("expected a multiple of the sequence length {}, got {}", ts.seq_len, tokens));
-    ts.global_batch_sequences = std::max<std::int64_t>(1, tokens / ts.seq_len);
+    // The model's default batch at another --seq-len: whole sequences, never
+    // fewer than one (a default below one sequence is no batch to round up to).
+    if (tokens < ts.seq_len)
+      throw InputError("--global-batch",
+                       fmt::format("{}'s default batch of {} tokens is less than one sequence of {}; give "
+                                   "--global-batch or --global-batch-tokens",
+                                   model.name, tokens, ts.seq_len));
+    ts.global_batch_sequences = tokens / ts.seq_len;
   }
   if (ts.global_batch_sequences > kMaxGlobalBatchSequences)
     throw InputError(
@@ -310,7 +323,27 @@ SearchPins pins_from(const ConfigFlags& c, bool lists, const char* command) {
   return pins;
 }
 
-void check_expert_flags(const SearchPins& pins, const ModelSpec& model) {
+namespace {
+
+// A single value that does not divide `of` is an error; a list or a range
+// keeps the values that do (SearchPins), an error only when none does.
+// `what` names `of`, e.g. "mixtral-8x7b's 8 experts".
+void keep_divisors(Pin<std::int64_t>& pin, std::int64_t of, const char* flag, const std::string& what) {
+  std::vector<std::int64_t> kept;
+  for (std::int64_t v : pin.values())
+    if (of % v == 0) kept.push_back(v);
+  if (kept.size() == pin.values().size()) return;
+  if (kept.empty()) {
+    std::string given;
+    for (std::int64_t v : pin.values()) given += (given.empty() ? "" : ",") + std::to_string(v);
+    throw InputError(flag, fmt::format("expected a divisor of {}, got {}", what, given));
+  }
+  pin = Pin<std::int64_t>(std::move(kept));
+}
+
+}  // namespace
+
+void check_expert_flags(SearchPins& pins, const ModelSpec& model) {
   for (auto [flag, pin] : {std::pair{"--ep", &pins.ep}, {"--etp", &pins.etp}})
     for (std::int64_t v : pin->values())
       if (v != 1 && !model.is_moe())
@@ -318,14 +351,10 @@ void check_expert_flags(const SearchPins& pins, const ModelSpec& model) {
   if (!model.is_moe()) return;
   // Megatron-LM arguments.py: num_experts % expert_model_parallel_size == 0;
   // the expert FFN splits over ETP (moe/experts.py).
-  for (std::int64_t v : pins.ep.values())
-    if (model.moe.num_experts % v != 0)
-      throw InputError("--ep", fmt::format("expected a divisor of {}'s {} experts, got {}", model.name,
-                                           model.moe.num_experts, v));
-  for (std::int64_t v : pins.etp.values())
-    if (model.moe.expert_ffn_hidden_size % v != 0)
-      throw InputError("--etp", fmt::format("expected a divisor of the expert FFN width {}, got {}",
-                                            model.moe.expert_ffn_hidden_size, v));
+  keep_divisors(pins.ep, model.moe.num_experts, "--ep",
+                fmt::format("{}'s {} experts", model.name, model.moe.num_experts));
+  keep_divisors(pins.etp, model.moe.expert_ffn_hidden_size, "--etp",
+                fmt::format("the expert FFN width {}", model.moe.expert_ffn_hidden_size));
 }
 
 void check_a2a_applies(const CommonFlags& f, const ParallelConfig& pc) {
@@ -424,6 +453,17 @@ ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts, const c
   if (ts.tp_comm_overlap && pc.tp == 1)
     throw InputError("--tp-overlap", "overlaps TP communication, but the layout has TP 1 (give --tp)");
   pc.schedule = parse_name<Schedule>(c.schedule).value_or(Schedule::one_f_one_b);
+  if (!c.schedule.empty() && pc.pp == 1)
+    throw InputError("--schedule", fmt::format("{} schedules a pipeline, but the layout has PP 1 (its micro-batches "
+                                               "run forward and backward in turn); give --pp or leave --schedule out",
+                                               c.schedule));
+  if (pc.sequence_parallel && pc.tp == 1)
+    throw InputError("--sp", "sequence parallelism splits TP's activations, but the layout has TP 1 (give --tp)");
+  if (ts.overlap_p2p && pc.pp == 1)
+    throw InputError("--overlap-p2p", "overlaps pipeline send/recv, but the layout has PP 1 (give --pp)");
+  if (!ts.overlap_grad_reduce && pc.dp * pc.cp == 1)
+    throw InputError("--no-overlap-grad-reduce",
+                     "times the gradient reduction, but the layout has DP 1 and CP 1: nothing is reduced");
   // An interleaved layout runs interleaved 1F1B whatever --schedule says: say
   // so rather than ignore the flag.
   if (!c.schedule.empty() && pc.virtual_stages > 1)

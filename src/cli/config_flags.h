@@ -108,7 +108,7 @@ HtmlPageInfo html_page_info();
 void write_html(const std::string& path, const std::string& page);
 // --ep / --etp that cannot apply to the model: any above 1 on a dense model,
 // an EP not dividing the experts, an ETP not dividing the expert FFN width.
-void check_expert_flags(const SearchPins& pins, const ModelSpec& model);
+void check_expert_flags(SearchPins& pins, const ModelSpec& model);
 // --a2a / --overlap-a2a on a layout with EP 1 (no all-to-all): an InputError.
 void check_a2a_applies(const CommonFlags& f, const ParallelConfig& pc);
 // --tp-overlap where it cannot apply (TP pinned to 1, SP pinned off) is an InputError.

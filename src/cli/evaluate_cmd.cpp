@@ -34,7 +34,10 @@ int run(const EvaluateFlags& f) {
   apply_framework(f.common, fw, ts);
   apply_recompute_modules(f.config, model, ts);
   check_dtype(ts, hw);
-  check_expert_flags(pins_from(f.config, false, "evaluate"), model);
+  {
+    SearchPins expert_pins = pins_from(f.config, false, "evaluate");
+    check_expert_flags(expert_pins, model);
+  }
   check_selective_ac(f.common, ts, pins_from(f.config, false, "evaluate"), false);
   ParallelConfig pc = config_from(f.config, ts);
   check_a2a_applies(f.common, pc);

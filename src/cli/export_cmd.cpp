@@ -40,7 +40,10 @@ int run(const ExportFlags& f) {
   apply_framework(f.common, fw, ts);
   apply_recompute_modules(f.config, model, ts);
   check_dtype(ts, hw);
-  check_expert_flags(pins_from(f.config, false, "export"), model);
+  {
+    SearchPins expert_pins = pins_from(f.config, false, "export");
+    check_expert_flags(expert_pins, model);
+  }
   check_selective_ac(f.common, ts, pins_from(f.config, false, "export"), false);
   const ParallelConfig flagged = config_from(f.config, ts, "export");
   check_a2a_applies(f.common, flagged);

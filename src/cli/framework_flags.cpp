@@ -83,6 +83,11 @@ ParallelConfig framework_config(Framework fw, const ModelSpec& model, const Trai
   if (!c.reshard_after_forward && n.zero_stage == 3)
     for (const FrameworkRule& r : info.rules)
       if (r.kind == RuleKind::reshard_default) pc.reshard_after_forward = n.pp == 1;
+  // Sequence parallelism where --sp was not given: off where the framework has
+  // none (DeepSpeed's AutoTP), rather than planner's default (on with TP > 1).
+  if (!c.sp)
+    for (const FrameworkRule& r : info.rules)
+      if (r.kind == RuleKind::no_sp) pc.sequence_parallel = false;
   const RuleContext ctx{c.reshard_after_forward.has_value()};
   if (const int r = broken_rule(info, model, normalized(pc), ts, ctx); r >= 0)
     throw InputError("--framework", fmt::format("{} {} cannot express {}: {}", to_string(fw), info.release,

@@ -24,10 +24,11 @@ struct ImportFlags {
   std::string config;
   std::string output;
   HfImportOptions options;
+  bool seq_len_given = false;  // --seq-len on the command line (0 in options means "from the config")
 };
 
 int run(const ImportFlags& f) {
-  if (f.options.seq_len < 0)
+  if (f.seq_len_given && f.options.seq_len < 1)
     throw InputError("--seq-len", fmt::format("expected a positive integer, got {}", f.options.seq_len));
   if (f.options.global_batch_tokens < 1)
     throw InputError("--global-batch-tokens",
@@ -64,9 +65,14 @@ Runner add_import_hf_command(CLI::App& cmd) {
   cmd.add_option(
       "--name", f->options.name,
       "the model's name (default: from _name_or_path, else the file's name, or its folder's for config.json)");
-  cmd.add_option("--seq-len", f->options.seq_len,
-                 "default sequence length (default: rope_scaling.original_max_position_embeddings, else "
-                 "max_position_embeddings, at most 8192)");
+  cmd.add_option_function<std::int64_t>(
+      "--seq-len",
+      [f](std::int64_t v) {
+        f->options.seq_len = v;
+        f->seq_len_given = true;
+      },
+      "default sequence length (default: rope_scaling.original_max_position_embeddings, else "
+      "max_position_embeddings, at most 8192)");
   cmd.add_option("--global-batch-tokens", f->options.global_batch_tokens,
                  "default global batch in tokens (default 4194304)");
   return [f] { return run(*f); };

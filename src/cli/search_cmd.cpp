@@ -48,6 +48,8 @@ int run(const SearchFlags& f) {
   }
   const std::optional<Framework> fw = framework_from(launch);
   const std::optional<TrainingBudget> budget = budget_from(launch);
+  if (f.export_to && fw)  // before the search: the top pick could not be written
+    if (const std::string why = moe_export_problem(*fw, model); !why.empty()) throw InputError("--export", why);
   SearchSpec spec;
   spec.training = training_from(f.common, model);
   apply_framework(f.common, fw, spec.training);
@@ -67,6 +69,8 @@ int run(const SearchFlags& f) {
     check_recompute_overlap(rc, spec.training);
   }
   check_tp_overlap(spec.training, spec.pins);
+  if (spec.training.overlap_p2p && spec.pins.pp && spec.pins.pp.values() == std::vector<std::int64_t>{1})
+    throw InputError("--overlap-p2p", "overlaps pipeline send/recv, but --pp is 1");
   check_selective_ac(f.common, spec.training, spec.pins, true);
   check_zero3_regather(spec.training, spec.pins);
   check_html_path(f.common);

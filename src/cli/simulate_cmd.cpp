@@ -64,7 +64,10 @@ int run(const SimulateFlags& f) {
   TrainingSpec ts = training_from(f.common, model);
   apply_recompute_modules(f.config, model, ts);
   check_dtype(ts, hw);
-  check_expert_flags(pins_from(f.config, false, "simulate"), model);
+  {
+    SearchPins expert_pins = pins_from(f.config, false, "simulate");
+    check_expert_flags(expert_pins, model);
+  }
   check_selective_ac(f.common, ts, pins_from(f.config, false, "simulate"), false);
   ParallelConfig pc = config_from(f.config, ts, "simulate");
   check_a2a_applies(f.common, pc);

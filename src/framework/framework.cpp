@@ -80,6 +80,8 @@ constexpr FrameworkRule kTorchtitanRules[] = {
      "EP takes its ranks from the FSDP, CP and TP dimensions (efsdp = dp_shard x cp x tp / (etp x ep)): EP needs "
      "FSDP2 (ZeRO-3)",
      "torchtitan/distributed/parallel_dims.py ParallelDims (efsdp)"},
+    {RuleKind::no_capacity_factor, "the MoE layer is dropless (token-choice top-k, no capacity factor)",
+     "torchtitan/models/moe/moe.py TokenChoiceTopKRouter, MoEArgs"},
 };
 
 constexpr FrameworkRule kDeepspeedRules[] = {
@@ -194,6 +196,8 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
       return pc.ep > 1 && pc.zero_stage != 3;
     case RuleKind::a2a_overlap_needs_vpp:
       return ts.overlap_a2a && pc.ep > 1 && pc.pp > 1 && pc.virtual_stages <= 1;
+    case RuleKind::no_capacity_factor:
+      return model.is_moe() && ts.capacity_factor > 0;
   }
   (void)info;
   return false;

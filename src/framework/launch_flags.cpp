@@ -391,6 +391,12 @@ std::string megatron_layout_string(const PricedPlan& plan) {
   return out;
 }
 
+std::string moe_export_problem(Framework f, const ModelSpec& model) {
+  if (!model.is_moe() || f == Framework::megatron || f == Framework::nemo || f == Framework::torchtitan) return "";
+  return fmt::format("{}: expert parallelism is exported for megatron, nemo and torchtitan only; {} is a MoE model",
+                     to_string(f), model.name);
+}
+
 LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts_in,
                          const Evaluation& ev, RuleContext rule_ctx) {
   const TrainingSpec ts = training_for(ts_in, ev);  // the search's per-layout recompute modules and overlap
@@ -402,10 +408,7 @@ LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProf
   if (ev.plan.layout.stages < 1 || ev.plan.virtual_stages < 1 || !ev.plan.layout.feasible)
     throw InputError("--framework", fmt::format("{}: the layout {} has no valid stage split to export",
                                                 to_string(f), config_label(pc, 'c')));
-  if (model.is_moe() && f != Framework::megatron && f != Framework::nemo && f != Framework::torchtitan)
-    throw InputError("--framework", fmt::format("{}: expert parallelism is exported for megatron, nemo and "
-                                                "torchtitan only; {} is a MoE model",
-                                                to_string(f), model.name));
+  if (const std::string why = moe_export_problem(f, model); !why.empty()) throw InputError("--framework", why);
   const Batch b{ts.global_batch_sequences, pc.micro_batch_size, ev.plan.micro_batches};
   switch (f) {
     case Framework::megatron:

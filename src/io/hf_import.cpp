@@ -8,10 +8,12 @@
 #include <filesystem>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "planner/io/json_io.h"
 #include "planner/spec/input_error.h"
 
 namespace planner {
@@ -81,6 +83,7 @@ class HfReader {
   }
 
   const json& raw() const { return j_; }
+  const std::string& origin() const { return origin_; }
 
  private:
   const json& j_;
@@ -192,14 +195,44 @@ void read_mla(const HfReader& r, ModelSpec& m) {
 }
 
 std::int64_t default_seq_len(const HfReader& r, const HfImportOptions& o) {
+  // Checked whether or not they decide the length: a config with a broken
+  // field is refused, not imported around it.
+  const std::optional<std::int64_t> max_pos = r.opt_int("max_position_embeddings", 1);
+  std::optional<std::int64_t> orig;
+  if (const auto it = r.raw().find("rope_scaling"); it != r.raw().end() && !it->is_null()) {
+    if (!it->is_object())
+      r.fail("rope_scaling",
+             fmt::format("expected an object (e.g. {{\"rope_type\": \"llama3\", ...}}) or null, got {}", it->dump()));
+    const std::string where = r.origin() + ": rope_scaling";  // HfReader keeps a reference
+    orig = HfReader(*it, where).opt_int("original_max_position_embeddings", 1);
+  }
   if (o.seq_len > 0) return o.seq_len;
-  std::optional<std::int64_t> len;
-  if (const auto it = r.raw().find("rope_scaling"); it != r.raw().end() && it->is_object())
-    if (const auto orig = it->find("original_max_position_embeddings");
-        orig != it->end() && orig->is_number_integer() && orig->get<std::int64_t>() > 0)
-      len = orig->get<std::int64_t>();
-  if (!len) len = r.opt_int("max_position_embeddings", 1);
+  const std::optional<std::int64_t> len = orig ? orig : max_pos;
   return std::min(len.value_or(kHfMaxDefaultSeqLen), kHfMaxDefaultSeqLen);
+}
+
+// The Hugging Face key a model-file field comes from, for errors found when
+// the imported model is checked as a model file (limits, cross-field rules).
+std::string hf_key_of(const std::string& field) {
+  static constexpr std::pair<std::string_view, std::string_view> kKeys[] = {
+      {"num_layers", "num_hidden_layers"},
+      {"hidden_size", "hidden_size"},
+      {"num_heads", "num_attention_heads"},
+      {"num_kv_heads", "num_key_value_heads"},
+      {"head_dim", "head_dim"},
+      {"ffn_hidden_size", "intermediate_size"},
+      {"vocab_size", "vocab_size"},
+      {"default_seq_len", "max_position_embeddings"},
+      {"moe.first_dense_layers", "first_k_dense_replace"},
+      {"moe.layer_freq", "decoder_sparse_step / moe_layer_freq"},
+      {"moe.top_k", "num_experts_per_tok"},
+      {"moe.expert_ffn_hidden_size", "moe_intermediate_size"},
+      {"moe.num_shared_experts", "n_shared_experts"},
+      {"mtp_layers", "num_nextn_predict_layers"},
+  };
+  for (const auto& [planner_field, key] : kKeys)
+    if (field == planner_field) return std::string(key);
+  return field;
 }
 
 }  // namespace
@@ -229,6 +262,27 @@ ModelSpec model_from_hf_config(const json& config, const std::string& origin, co
   if (*family == Family::deepseek_v3) read_mla(r, m);
   m.default_seq_len = default_seq_len(r, options);
   m.default_global_batch_tokens = options.global_batch_tokens;
+  if (m.default_global_batch_tokens % m.default_seq_len != 0)
+    throw InputError(
+        "--global-batch-tokens",
+        fmt::format("expected a multiple of the default sequence length {} ({}), got {}", m.default_seq_len,
+                    options.seq_len > 0 ? "--seq-len" : "from the config", m.default_global_batch_tokens));
+  // The model file's own checks (limits, cross-field rules), reported against
+  // this config and the key the field came from.
+  try {
+    (void)model_from_json(to_json(m), "<imported>");
+  } catch (const InputError& e) {
+    // model_from_json reports "<imported>" and "field: problem" (the first
+    // problem when there are several, "; "-separated).
+    std::string field = e.where(), problem = e.message();
+    if (const auto colon = problem.find(": "); field == "<imported>" && colon != std::string::npos) {
+      field = problem.substr(0, colon);
+      problem = problem.substr(colon + 2);
+    }
+    const std::string key = hf_key_of(field);
+    throw InputError(origin + ": " + key,
+                     key == field ? problem : fmt::format("{} (the planner model's {})", problem, field));
+  }
   return m;
 }
 

@@ -230,6 +230,10 @@ ModelSpec model_from_json(const json& j, const std::string& origin) {
   // Bounds that keep every 64-bit product in the cost model exact (limits.h).
   if (problems.empty())
     for (std::string& p : size_problems(m)) problems.push_back(std::move(p));
+  // The default batch is a whole number of default-length sequences.
+  if (problems.empty() && m.default_global_batch_tokens % m.default_seq_len != 0)
+    problems.push_back(fmt::format("default_global_batch_tokens: expected a multiple of default_seq_len {}, got {}",
+                                   m.default_seq_len, m.default_global_batch_tokens));
   // A published count is a check on the architecture fields (issue 16 item 8).
   if (problems.empty() && (m.expected_params > 0 || m.expected_active_params > 0)) {
     const ParamCounts p = count_params(m);

@@ -215,8 +215,8 @@ double micro_batches_in_flight(Schedule s, std::int64_t p, std::int64_t v, std::
                                std::int64_t stage) {
   const double md = double(micro_batches);
   switch (s) {
-    case Schedule::gpipe:
-      return md;
+    case Schedule::gpipe:  // one stage has no pipeline: its micro-batches accumulate gradients in turn
+      return p == 1 ? std::min(md, 1.0) : md;
     case Schedule::one_f_one_b:
     case Schedule::zb_h1:  // ZB-H1 holds 1F1B's activations (Qi et al. 2023 §3)
       return std::min(md, double(p - stage));

@@ -231,6 +231,12 @@ std::string evaluation_csv(const Evaluation& ev, bool priced, const RunContext& 
     }
   }
   out += fmt::format("result,feasible,{}\n", ev.feasible() ? "true" : "false");
+  // Why not, as the JSON's "reasons" (quoted: a reason may hold a comma).
+  for (Reason r : ev.reason_list()) {
+    std::string text = describe(r);
+    for (std::size_t i = 0; (i = text.find('"', i)) != std::string::npos; i += 2) text.insert(i, 1, '"');
+    out += fmt::format("result,reason,\"{}\"\n", text);
+  }
   return out;
 }
 

@@ -54,6 +54,7 @@ enum class RuleKind {
   etp_one_or_tp,              // expert TP other than 1 or the TP degree
   ep_needs_zero3,             // EP > 1 without ZeRO-3 (EP folded out of the FSDP dimension)
   a2a_overlap_needs_vpp,      // all-to-all overlap with PP > 1 outside the interleaved schedule
+  no_capacity_factor,         // --capacity-factor (token dropping)
 };
 
 struct FrameworkRule {

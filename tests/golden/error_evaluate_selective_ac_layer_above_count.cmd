@@ -1,0 +1,1 @@
+evaluate -m llama8b -n 64 --zero 3 --recompute selective --selective-ac layer:100
