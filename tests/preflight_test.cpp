@@ -41,6 +41,12 @@ TEST_CASE("simulated_schedule: the one asked for, else the layout's own", "[pref
         "--schedule: gpipe runs one chunk per stage; --vpp 2 needs --schedule interleaved");
   CHECK(error_of([] { (void)simulated_schedule(layout(2), Schedule::zb_h1); }) ==
         "--schedule: zb-h1 runs one chunk per stage; --vpp 2 needs --schedule interleaved");
+  ParallelConfig one_stage = layout(1);
+  one_stage.pp = 1;
+  CHECK(simulated_schedule(one_stage, std::nullopt) == Schedule::one_f_one_b);
+  CHECK(error_of([&] {
+          (void)simulated_schedule(one_stage, Schedule::gpipe);
+        }).find("--schedule: gpipe schedules a pipeline, but the layout has PP 1") == 0);
 }
 
 TEST_CASE("closed_form_config prices ZB-H1 as 1F1B and changes nothing else", "[preflight]") {

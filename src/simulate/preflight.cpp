@@ -10,6 +10,10 @@
 namespace planner {
 
 Schedule simulated_schedule(const ParallelConfig& pc, std::optional<Schedule> requested) {
+  if (requested && pc.pp == 1)  // as evaluate's --schedule (config_flags.cpp)
+    throw InputError("--schedule", fmt::format("{} schedules a pipeline, but the layout has PP 1 (its micro-batches "
+                                               "run forward and backward in turn); give --pp or leave --schedule out",
+                                               to_string(*requested)));
   const Schedule s = requested.value_or(default_sim_schedule(pc));
   if (s == Schedule::interleaved && pc.virtual_stages < 2)
     throw InputError("--schedule", "interleaved needs --vpp 2 or more (virtual stages per GPU)");
