@@ -158,6 +158,23 @@ TEST_CASE("the difference table and the summary line, verbatim", "[regress]") {
         "missing from the golden file (1): new-case\n"
         "regress: 3 cases, 120 metrics, 2 differ; cases missing from the golden file: 1, no longer in the suite: 0\n");
   CHECK(render_regress(RegressReport{2, 80, {}, {}, {}}) == "regress: 2 cases, 80 metrics, 0 differ\n");
+  CHECK_THAT(render_update(RegressReport{2, 80, {}, {}, {}}, "my/golden.json"),
+             Catch::StartsWith("regress: updated the golden file my/golden.json: 2 cases, 80 metrics;"));
+}
+
+TEST_CASE("a prediction that is not finite is named, never printed as nan", "[regress]") {
+  RegressReport rep;
+  rep.cases = 1;
+  rep.metrics = 2;
+  const double nan = std::nan("");
+  rep.differences = {{"c", "step_s", 2.0, nan}, {"c", "reasons", 0.0, nan}};
+  CHECK_FALSE(rep.differences[0].change_pct());
+  CHECK(render_regress(rep) ==
+        "case  metric             golden               now      change\n"
+        "c     step_s                  2        not finite         n/a\n"
+        "c     reasons                 0        not finite         n/a\n"
+        "c: infeasibility reasons were: none; now: not finite\n"
+        "regress: 1 cases, 2 metrics, 2 differ\n");
 }
 
 TEST_CASE("update round-trips: the rewritten golden file compares with zero differences", "[regress]") {
@@ -215,6 +232,22 @@ TEST_CASE("suite errors name the file, the case and the field, verbatim", "[regr
       {"bad selective policy",
        [](json& j) { j["cases"][0]["recompute"] = "selective", j["cases"][0]["selective_ac"] = "layer:0"; },
        R"(x.json: cases[0] (a).selective_ac: expected "megatron", "op" or "layer:N" (N >= 1), got "layer:0")"},
+      {"MoE imbalance on a dense model", [](json& j) { j["cases"][0]["moe_imbalance"] = 2.0; },
+       "x.json: cases[0] (a).moe_imbalance: applies to MoE models only; llama3.1-8b is dense (no experts)"},
+      {"capacity factor on a dense model", [](json& j) { j["cases"][0]["capacity_factor"] = 1.0; },
+       "x.json: cases[0] (a).capacity_factor: applies to MoE models only; llama3.1-8b is dense (no experts)"},
+      {"a2a backend with EP 1", [](json& j) { j["cases"][1]["model"] = "mixtral-8x7b", j["cases"][1]["a2a"] = "nccl"; },
+       R"(x.json: cases[1] (b).a2a: chooses the expert all-to-all, but the layout has EP 1 ("ep"))"},
+      {"resharding without ZeRO-3", [](json& j) { j["cases"][0]["reshard_after_forward"] = false; },
+       R"(x.json: cases[0] (a).reshard_after_forward: applies to ZeRO-3 ("zero": 3))"},
+      {"the default gather unit without ZeRO-3", [](json& j) { j["cases"][0]["zero3_gather"] = "layer"; },
+       R"(x.json: cases[0] (a).zero3_gather: applies to ZeRO-3 ("zero": 3))"},
+      {"TP overlap with TP 1",
+       [](json& j) { j["cases"][0]["tp"] = 1, j["cases"][0]["dp"] = 64, j["cases"][0]["tp_comm_overlap"] = true; },
+       R"(x.json: cases[0] (a).tp_comm_overlap: overlaps TP communication, but the layout has TP 1 ("tp"))"},
+      {"TP overlap without SP", [](json& j) { j["cases"][0]["sp"] = false, j["cases"][0]["tp_comm_overlap"] = true; },
+       "x.json: cases[0] (a).tp_comm_overlap: needs sequence parallelism (Megatron-LM requires --sequence-parallel "
+       R"(with --tp-comm-overlap; "sp"))"},
       {"selective policy without selective recompute",
        [](json& j) { j["cases"][0]["recompute"] = "full", j["cases"][0]["selective_ac"] = "op"; },
        R"(x.json: cases[0] (a).selective_ac: applies to selective recomputation ("recompute": "selective"))"},
@@ -240,6 +273,17 @@ TEST_CASE("suite errors name the file, the case and the field, verbatim", "[regr
 }
 
 TEST_CASE("golden file errors name the file and the field", "[regress]") {
+  // Hand edits: a golden file holds finite predictions, and counts and bit sets are whole.
+  CHECK(error_of([] {
+          (void)golden_from_json(json::parse(R"({"schema_version": 1, "cases": {"a": {"step_s": null}}})"), "g.json");
+        }) == "g.json: cases.a.step_s: expected a number, got null");
+  CHECK(error_of([] {
+          (void)golden_from_json(json::parse(R"({"schema_version": 1, "cases": {"a": {"reasons": 1.5}}})"), "g.json");
+        }) == "g.json: cases.a.reasons: expected a whole number >= 0 (a count or bit set), got 1.5");
+  CHECK(error_of([] {
+          (void)golden_from_json(json::parse(R"({"schema_version": 1, "cases": {"a": {"micro_batches": -2}}})"),
+                                 "g.json");
+        }) == "g.json: cases.a.micro_batches: expected a whole number >= 0 (a count or bit set), got -2");
   CHECK(error_of([] {
           (void)golden_from_json(json::parse(R"({"schema_version": 1, "cases": {"a": {"step_s": "1"}}})"), "g.json");
         }) == R"(g.json: cases.a.step_s: expected a number, got "1")");

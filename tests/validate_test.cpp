@@ -1,9 +1,13 @@
 // planner validate: row mapping, FLOP conventions, hardware matching,
 // statistics, and the whole reference dataset.
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <map>
+#include <regex>
 #include <string>
 
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -385,6 +389,8 @@ TEST_CASE("Rows that cannot be evaluated keep their reason", "[validate]") {
   unknown_gpu["gpu_type"] = "Gaudi 3";
   json bad_type = llama8b_row();
   bad_type["tp"] = "eight";
+  int n = 0;  // distinct ids: a repeated one is a reason of its own
+  for (json* r : {&bad_layout, &no_vocab, &no_measure, &unknown_gpu, &bad_type}) (*r)["id"] = fmt::format("B{}", ++n);
   const auto rows =
       read_published_runs(json::array({bad_layout, no_vocab, no_measure, unknown_gpu, bad_type, 7}), "t.json");
   const ValidationReport rep = validate_runs(rows);
@@ -412,6 +418,7 @@ TEST_CASE("tokens/s per GPU is a measurement of its own, convention-free", "[val
   both["tokens_per_sec_per_gpu"] = 20000;
   json negative = llama8b_row();
   negative["tokens_per_sec_per_gpu"] = -1;
+  both["id"] = "T2", negative["id"] = "T3";
   const ValidationReport rep = validate_runs(read_published_runs(json::array({row, both, negative}), "t.json"));
   REQUIRE(rep.rows.size() == 3);
   REQUIRE(rep.rows[0].evaluated());
@@ -438,6 +445,89 @@ TEST_CASE("Degrees at the edge of 64-bit products are rejected, not overflowed",
   json zero_mbs = llama8b_row();
   zero_mbs["micro_batch_size"] = 0;
   CHECK_THAT(map_published_run(zero_mbs, 0).skip_reason, Catch::Contains("micro_batch_size"));
+}
+
+TEST_CASE("A measurement that no chip could make is not evaluated, and nothing prints inf or nan", "[validate]") {
+  // llama8b_row: 8 H100s, 12.91 s, MFU 59.4%; the H100's bf16 peak is 989 TFLOP/s.
+  struct Row {
+    const char* what;
+    std::function<void(json&)> edit;
+    const char* reason;
+  };
+  const Row rows[] = {
+      {"MFU as a percentage", [](json& r) { r["mfu"] = 59.37; },
+       "mfu: expected a fraction of the chip's peak, at most 1, got 59.37"},
+      {"MFU overflowing", [](json& r) { r["mfu"] = 1e308, r["step_time_s"] = nullptr; },
+       "mfu: expected a fraction of the chip's peak, at most 1, got 1e+308"},
+      {"TFLOP/s above the peak", [](json& r) { r["tflops_per_gpu"] = 1e7, r["step_time_s"] = nullptr; },
+       "tflops_per_gpu: 10000000 is above the chip's peak, 989 TFLOP/s (dgx-h100 bf16)"},
+      {"FLOPs per step overflowing", [](json& r) { r["flops_per_sequence"] = 1e308, r["step_time_s"] = nullptr; },
+       "flops_per_sequence: expected a count whose product with the step's 128 sequences is finite, got 1e+308"},
+      {"a step faster than the chip", [](json& r) { r["step_time_s"] = 1e-300, r["mfu"] = nullptr; },
+       "step_time_s: 1e-300 s would run the model's FLOPs at"},
+      {"a step in milliseconds", [](json& r) { r["step_time_s"] = 12910, r["mfu"] = nullptr; },
+       "step_time_s: 1.29e+04 s runs the model's FLOPs at 0.053% of the chip's peak (dgx-h100 bf16), below 1%"},
+      {"a vanishing rate",
+       [](json& r) { r["tflops_per_gpu"] = 1e-300, r["step_time_s"] = nullptr, r["mfu"] = nullptr; },
+       "the step time implied from its TFLOP/s: 7.58e+303 s runs the model's FLOPs at"},
+  };
+  for (const Row& r : rows) {
+    SECTION(r.what) {
+      json row = llama8b_row(), control = llama8b_row();
+      r.edit(row);
+      control["id"] = "T2";
+      const ValidationReport rep = validate_runs(read_published_runs(json::array({row, control}), "t.json"));
+      REQUIRE(rep.rows.size() == 2);
+      CHECK_THAT(rep.rows[0].skip_reason, Catch::StartsWith(r.reason));
+      CHECK(rep.rows[1].evaluated());
+      CHECK(rep.overall.rows == 1);
+      CHECK(rep.overall.worst_id == "T2");
+      const std::regex non_finite(R"(\binf\b|\bnan\b)", std::regex::icase);
+      CHECK_FALSE(std::regex_search(render_validation(rep, Format::table), non_finite));
+      CHECK_FALSE(std::regex_search(render_validation(rep, Format::csv), non_finite));
+      const json j = json::parse(render_validation(rep, Format::json));
+      CHECK(j["not_evaluated"][0]["id"] == "T1");
+      CHECK(j["rows"].size() == 1);
+    }
+  }
+}
+
+TEST_CASE("A row id used twice: the second row is not evaluated and names the first", "[validate]") {
+  json second = llama8b_row(), other = llama8b_row();
+  other["id"] = "T2";
+  const auto rows = read_published_runs(json::array({llama8b_row(), other, second}), "t.json");
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].run);
+  CHECK(rows[1].run);
+  CHECK_FALSE(rows[2].run);
+  CHECK(rows[2].skip_reason == "id: T1 is also the id of row #0 (positions count from 0)");
+  const ValidationReport rep = validate_runs(rows);
+  CHECK(rep.overall.rows == 2);
+  CHECK(rep.skipped == 1);
+}
+
+TEST_CASE("An integer above 2^63 - 1 is reported as written, not wrapped", "[validate]") {
+  json row = llama8b_row();
+  row["tp"] = std::uint64_t(1) << 63;
+  CHECK(map_published_run(row, 0).skip_reason == "tp: expected an integer below 2^63, got 9223372036854775808");
+}
+
+TEST_CASE("A --hardware mapping that no row takes is an error", "[validate]") {
+  using planner::testing::error_of;
+  const auto rows = read_published_runs(json::array({llama8b_row()}), "t.json");
+  ValidateOptions opt;
+  opt.hardware_map = {{"ZZZ", "dgx-h100"}};
+  CHECK(error_of([&] { (void)validate_runs(rows, opt); }) ==
+        "--hardware: ZZZ=dgx-h100 applies to no row: no gpu_type contains 'ZZZ' (ignoring case, spaces, '-' and '_'; "
+        "rows naming their own hardware do not count)");
+  opt.hardware_map = {{"H100", "dgx-h100"}, {"SXM5", "dgx-h200"}};
+  CHECK(error_of([&] { (void)validate_runs(rows, opt); }) ==
+        "--hardware: SXM5=dgx-h200 applies to no row: every row whose gpu_type contains 'SXM5' is mapped by an "
+        "earlier --hardware");
+  opt.hardware_map = {{"h100 sxm5", "dgx-h200"}};
+  const ValidationReport rep = validate_runs(rows, opt);
+  REQUIRE(rep.rows.size() == 1);
+  CHECK(rep.rows[0].hardware == "dgx-h200");
 }
 
 TEST_CASE("Hardware is matched by chip family and memory size", "[validate]") {
@@ -625,6 +715,34 @@ TEST_CASE("The MoE runs file: rows map to model files, profiles and exactly the 
   CHECK_FALSE(by_id["R180"]->run->training.overlap_a2a);
   // R192: the Megatron-LM recipe's "HybridEP" feature is priced as DeepEP.
   CHECK(by_id["R192"]->run->training.a2a == A2aBackend::deepep);
+}
+
+TEST_CASE("MoE rows: a degree of 0 and an FSDP size that does not divide the DP GPUs are refused", "[validate][moe]") {
+  const std::string path = std::string(PLANNER_SOURCE_DIR) + "/tests/validation/moe_runs.json";
+  const json file = read_json_file(path);
+  const json& list = file.is_array() ? file : file.at("runs");
+  json r001, r209;
+  for (const json& row : list) {
+    if (row.value("id", "") == "R001") r001 = row;
+    if (row.value("id", "") == "R209") r209 = row;  // 256 H100s, PP 4: DP 64, FSDP over 64
+  }
+  REQUIRE(map_published_run(r001, 0).run);
+  REQUIRE(map_published_run(r209, 0).run);
+  for (const char* key : {"cp", "etp", "vp"}) {
+    json row = r001;
+    row[key] = 0;
+    CHECK(map_published_run(row, 0).skip_reason ==
+          fmt::format("{}: expected a positive whole number (null when not stated), got 0", key));
+  }
+  for (const int fsdp : {10000000, 3, 128}) {
+    json row = r209;
+    row["fsdp"] = fsdp;
+    CHECK(map_published_run(row, 0).skip_reason ==
+          fmt::format("fsdp: expected a divisor of the data-parallel GPUs dp x cp = 64 x 1, got {}", fsdp));
+  }
+  json hsdp = r209;
+  hsdp["fsdp"] = 8;  // FSDP over 8 GPUs, replicated 8 times: divides
+  CHECK(map_published_run(hsdp, 0).run);
 }
 
 TEST_CASE("Megatron-Bridge Qwen3 rows: expert TP 1, the H100 overlap and the GB200/GB300 HybridEP of their recipes",

@@ -27,9 +27,27 @@ struct RegressFlags {
   std::optional<double> rtol;
 };
 
+// A golden file holds finite predictions (JSON has no NaN or infinity, and
+// load_golden refuses null): a non-finite one is a cost-model bug to fix, not
+// to bless.
+void refuse_non_finite(const RegressResults& now, const std::string& suite_path) {
+  for (const CaseMetrics& c : now.cases)
+    for (const auto& [metric, value] : c.metrics)
+      if (!std::isfinite(value))
+        throw InputError(suite_path, fmt::format("case {}: its {} is not a finite number; the golden file is not "
+                                                 "rewritten",
+                                                 c.name, metric));
+}
+
 int run_regress(const RegressFlags& f) {
   if (f.rtol && !(std::isfinite(*f.rtol) && *f.rtol >= 0))
     throw InputError("--rtol", fmt::format("expected a non-negative number, got {}", *f.rtol));
+  // The project's golden file blesses the project's suite: rewriting it from
+  // another suite would silently replace every case with its own.
+  if (f.update && !f.suite.empty() && f.golden.empty())
+    throw InputError("--update", fmt::format("with --suite {}, give --golden FILE: the default golden file holds the "
+                                             "project's suite",
+                                             f.suite));
   const std::string suite_path = f.suite.empty() ? default_suite_path() : f.suite;
   const std::string golden_path = f.golden.empty() ? default_golden_path() : f.golden;
   RegressOptions opt;
@@ -52,9 +70,10 @@ int run_regress(const RegressFlags& f) {
       std::cerr << "planner: note: " << e.what() << "; rewriting it\n";
     }
   }
+  refuse_non_finite(now, suite_path);
   const RegressReport rep = compare(old, now, opt);
   write_file_atomically(golden_path, render_golden(now));
-  std::cout << render_regress(rep) << render_update(rep);
+  std::cout << render_regress(rep) << render_update(rep, golden_path);
   return 0;
 }
 

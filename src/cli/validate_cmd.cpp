@@ -3,7 +3,9 @@
 // (docs/published_runs.md); exit 0 when the report was produced, 1 on bad
 // input. With --max-median-error the exit code also checks the overall median
 // |step-time error| (the ctest fidelity bound).
+#include <cmath>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,8 +27,15 @@ struct ValidateFlags {
   std::string runs;
   std::string format = "table";
   std::vector<std::string> hardware;
-  double max_median = -1, max_p90 = -1, max_error = -1;
+  std::optional<double> max_median, max_p90, max_error;  // unset: no bound
 };
+
+// A bound is a fraction of the measured time: finite and non-negative (NaN
+// would compare false and pass every row; as `calibrate check --max-error`).
+void check_bound(const char* flag, const std::optional<double>& bound) {
+  if (bound && !(std::isfinite(*bound) && *bound >= 0))
+    throw InputError(flag, fmt::format("expected a non-negative fraction, got {}", *bound));
+}
 
 }  // namespace
 
@@ -45,6 +54,9 @@ Runner add_validate_command(CLI::App& cmd) {
   cmd.add_option("--max-error", flags->max_error,
                  "fail (exit 1) when any evaluated row's |step error| exceeds this fraction");
   return [flags] {
+    check_bound("--max-median-error", flags->max_median);
+    check_bound("--max-p90-error", flags->max_p90);
+    check_bound("--max-error", flags->max_error);
     ValidateOptions opt;
     for (const auto& m : flags->hardware) opt.hardware_map.push_back(parse_hardware_mapping(m));
     const auto rows = read_published_runs(read_json_file(flags->runs), flags->runs);
@@ -52,17 +64,17 @@ Runner add_validate_command(CLI::App& cmd) {
     const Format f = parse_format(flags->format);
     std::cout << render_validation(rep, f);
     int rc = 0;
-    auto check = [&](double bound, double value, const char* what) {
-      if (bound >= 0 && value > bound) {
+    auto check = [&](const std::optional<double>& bound, double value, const std::string& what) {
+      if (bound && !(value <= *bound)) {
         std::cerr << fmt::format("planner: validate: {} |step error| {:.1f}% exceeds the bound {:.1f}%\n", what,
-                                 100 * value, 100 * bound);
+                                 100 * value, 100 * *bound);
         rc = 1;
       }
     };
     check(flags->max_median, rep.overall.median_abs, "overall median");
     check(flags->max_p90, rep.overall.p90_abs, "overall p90");
-    check(flags->max_error, rep.overall.max_abs, fmt::format("worst row ({})", rep.overall.worst_id).c_str());
-    if (rep.overall.rows == 0 && (flags->max_median >= 0 || flags->max_p90 >= 0 || flags->max_error >= 0)) {
+    check(flags->max_error, rep.overall.max_abs, fmt::format("worst row ({})", rep.overall.worst_id));
+    if (rep.overall.rows == 0 && (flags->max_median || flags->max_p90 || flags->max_error)) {
       std::cerr << "planner: validate: no row could be evaluated\n";
       rc = 1;
     }

@@ -47,6 +47,14 @@ std::optional<std::int64_t> count(const json& row, const char* key) {
   return std::int64_t(d);
 }
 
+// An optional degree: null is unknown, and a stated one is at least 1 (0 is
+// not "unset": the tables write null for that).
+std::optional<std::int64_t> degree(const json& row, const char* key) {
+  const auto v = count(row, key);
+  if (v && *v < 1) throw Skip{fmt::format("{}: expected a positive whole number (null when not stated), got 0", key)};
+  return v;
+}
+
 std::int64_t required(const json& row, const char* key, const char* what) {
   const auto v = count(row, key);
   if (!v || *v < 1) throw Skip{fmt::format("layout incomplete: no {} ({})", key, what)};
@@ -163,7 +171,7 @@ MeasuredRun map_row(const json& row) {
     r.assumptions.push_back("capacity factor 1.0 (the source's label says tokendrop)");
   }
 
-  if (const auto cp = count(row, "cp"); cp && *cp >= 1) {
+  if (const auto cp = degree(row, "cp")) {
     p.cp = *cp;
   } else {
     p.cp = 1;
@@ -174,7 +182,7 @@ MeasuredRun map_row(const json& row) {
     throw Skip{fmt::format("layout does not multiply out: {} GPUs over tp {} x pp {} x cp {}", ts.num_gpus, *p.tp,
                            *p.pp, *p.cp)};
   p.dp = ts.num_gpus / attention_grid;
-  if (const auto etp = count(row, "etp"); etp && *etp >= 1) {
+  if (const auto etp = degree(row, "etp")) {
     p.etp = *etp;
   } else if (bridge_recipes::is_bridge_row(row)) {
     // Every Megatron-Bridge MoE performance recipe sets expert TP 1 (v0.1.0rc4
@@ -187,7 +195,7 @@ MeasuredRun map_row(const json& row) {
     r.assumptions.push_back(fmt::format("etp = tp = {} (not stated; Megatron-Core's default)", *p.tp));
   }
   p.micro_batch_size = required(row, "mbs", "micro-batch");
-  if (const auto vp = count(row, "vp"); vp && *vp >= 1) {
+  if (const auto vp = degree(row, "vp")) {
     p.virtual_stages = *vp;
   } else {
     p.virtual_stages = 1;
@@ -223,6 +231,13 @@ MeasuredRun map_row(const json& row) {
   p.overlap_a2a = ts.overlap_a2a;
   const auto fsdp = count(row, "fsdp");
   if (fsdp && *fsdp > 0) {
+    // FSDP shards within the data-parallel GPUs: NeMo AutoModel's device mesh
+    // is (pp, dp_replicate, dp_shard, cp, tp), and FSDP2 shards each block over
+    // its flattened dp_shard_cp dimension (dp_shard x cp, replicated over
+    // dp_replicate): a divisor of dp x cp.
+    if ((*p.dp * *p.cp) % *fsdp != 0)
+      throw Skip{fmt::format("fsdp: expected a divisor of the data-parallel GPUs dp x cp = {} x {}, got {}", *p.dp,
+                             *p.cp, *fsdp)};
     p.zero_stage = 3;
     r.assumptions.push_back(fmt::format("ZeRO-3 (FSDP over {} GPUs, as the row's fsdp)", *fsdp));
   } else {

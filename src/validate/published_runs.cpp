@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <regex>
 
 #include <fmt/format.h>
@@ -429,6 +430,12 @@ void map_measured(const json& row, MeasuredRun& r) {
     throw RowError{"nothing measured: step_time_s, tokens_per_sec_per_gpu, tflops_per_gpu and mfu are all missing"};
   if (r.convention == FlopConvention::stated && !(r.stated_flops_per_sequence > 0))
     throw RowError{"flops_per_sequence: expected a positive number"};
+  if (r.convention == FlopConvention::stated &&
+      !std::isfinite(r.stated_flops_per_sequence * double(r.training.global_batch_sequences)))
+    throw RowError{
+        fmt::format("flops_per_sequence: expected a count whose product with the step's {} sequences is "
+                    "finite, got {}",
+                    r.training.global_batch_sequences, r.stated_flops_per_sequence)};
   if (!r.step_time_s && !r.tokens_per_sec_per_gpu &&
       (r.convention == FlopConvention::none || r.convention == FlopConvention::unknown))
     throw RowError{fmt::format("no step_time_s, and the FLOP convention of its TFLOP/s or MFU is not recognised: '{}'",
@@ -493,7 +500,17 @@ std::vector<RunRow> read_published_runs(const json& j, const std::string& origin
     throw InputError(origin, "expected a JSON list of measured runs (or an object with a \"runs\" list)");
   std::vector<RunRow> rows;
   rows.reserve(list->size());
-  for (std::size_t i = 0; i < list->size(); ++i) rows.push_back(map_published_run((*list)[i], i));
+  std::map<std::string, std::size_t> first_at;  // id -> position of its first row
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    RunRow row = map_published_run((*list)[i], i);
+    // An id names one run: a second row with it is a copy or a typo, and the
+    // report could not tell the two apart.
+    if (const auto [it, fresh] = first_at.emplace(row.id, i); !fresh) {
+      row.run.reset();
+      row.skip_reason = fmt::format("id: {} is also the id of row #{} (positions count from 0)", row.id, it->second);
+    }
+    rows.push_back(std::move(row));
+  }
   return rows;
 }
 

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <limits>
 #include <map>
 #include <set>
 
@@ -53,6 +52,36 @@ class Catalog {
   std::map<std::string, HardwareProfile> hardware_;
 };
 
+// Fields the case states that cannot apply to its model or layout are
+// refused, as `planner evaluate` refuses the flags (cli/config_flags.cpp):
+// priced as nothing, they would pass unnoticed. A field counts as stated
+// whatever its value ("zero3_gather": "layer" is the default, and still says
+// the case runs ZeRO-3).
+void check_fields_apply(const json& cj, const RegressCase& c, const ParallelConfig& pc, bool have_model,
+                        FieldReader& r) {
+  const auto stated = [&](const char* key) {
+    const auto it = cj.find(key);
+    return it != cj.end() && !it->is_null();
+  };
+  const bool dense = have_model && !c.model.is_moe();
+  for (const char* key : {"moe_imbalance", "capacity_factor", "a2a", "overlap_a2a"})
+    if (stated(key) && dense)
+      r.problem(key, fmt::format("applies to MoE models only; {} is dense (no experts)", c.model.name));
+  // EP 1: the tokens never leave the GPU, so there is no all-to-all to choose or overlap.
+  if (!dense && pc.ep == 1 && stated("a2a"))
+    r.problem("a2a", "chooses the expert all-to-all, but the layout has EP 1 (\"ep\")");
+  if (!dense && pc.ep == 1 && c.training.overlap_a2a)
+    r.problem("overlap_a2a", "overlaps the expert all-to-all, but the layout has EP 1 (\"ep\")");
+  if (stated("reshard_after_forward") && pc.zero_stage != 3)
+    r.problem("reshard_after_forward", "applies to ZeRO-3 (\"zero\": 3)");
+  if (stated("zero3_gather") && pc.zero_stage != 3) r.problem("zero3_gather", "applies to ZeRO-3 (\"zero\": 3)");
+  if (c.training.tp_comm_overlap && pc.tp == 1)
+    r.problem("tp_comm_overlap", "overlaps TP communication, but the layout has TP 1 (\"tp\")");
+  else if (c.training.tp_comm_overlap && !pc.sequence_parallel)
+    r.problem("tp_comm_overlap",
+              "needs sequence parallelism (Megatron-LM requires --sequence-parallel with --tp-comm-overlap; \"sp\")");
+}
+
 std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Catalog& catalog,
                                           std::vector<std::string>& problems) {
   std::string path = fmt::format("cases[{}]", index);
@@ -68,9 +97,11 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
 
   const std::string model = r.string("model", true);
   const std::string hardware = r.string("hardware", true);
+  bool have_model = false;
   if (!model.empty()) {
     try {
       c.model = catalog.model(model);
+      have_model = true;
     } catch (const InputError& e) {
       r.problem("model", e.message());
     }
@@ -154,12 +185,11 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   if (const std::string why = overlap_a2a_problem(pc, ts); !why.empty()) r.problem("overlap_a2a", why);
   if (ts.attention_varlen_unpad && !is_fused(ts.attention))
     r.problem("attention_varlen_unpad", "applies to a fused attention kernel (\"attention\": \"flash\" or \"flash2\")");
-  if (ts.zero3_gather != Zero3Gather::layer && pc.zero_stage < 3)
-    r.problem("zero3_gather", "applies to ZeRO-3 (\"zero\": 3)");
   if (ts.zero3_recompute_regather && (pc.zero_stage != 3 || pc.recompute != Recompute::full))
     r.problem("zero3_recompute_regather", "applies to ZeRO-3 with full recomputation (\"zero\": 3, \"recompute\": \"full\")");
   else if (ts.zero3_recompute_regather && !pc.reshard_after_forward)
     r.problem("zero3_recompute_regather", "gathers weights released after the forward; \"reshard_after_forward\": false keeps them");
+  check_fields_apply(cj, c, pc, have_model, r);
   r.allow("note");
   r.reject_unknown();
   if (problems.size() != problems_before) return std::nullopt;
@@ -264,7 +294,7 @@ bool within(double golden, double now, const Tolerance& t, bool exact) {
 }  // namespace
 
 std::optional<double> MetricDiff::change_pct() const {
-  if (!golden || !now || *golden == 0) return std::nullopt;
+  if (!golden || !now || *golden == 0 || !std::isfinite(*golden) || !std::isfinite(*now)) return std::nullopt;
   return (*now - *golden) / std::abs(*golden) * 100.0;
 }
 
@@ -352,6 +382,21 @@ RegressResults predict(const RegressSuite& suite) {
   return out;
 }
 
+namespace {
+
+// Why a golden value cannot be read back, or "". Predictions are finite (a
+// non-finite one is never blessed: `regress --update` refuses it), so null is
+// a hand edit; exact metrics are counts or bit sets (reasons), whole and >= 0.
+std::string golden_value_problem(const std::string& metric, const json& v) {
+  if (!v.is_number() || !std::isfinite(v.get<double>())) return fmt::format("expected a number, got {}", describe(v));
+  const double d = v.get<double>();
+  if (metric_class(metric) == MetricClass::exact && !(d >= 0 && d == std::floor(d) && d < 9007199254740992.0))
+    return fmt::format("expected a whole number >= 0 (a count or bit set), got {}", describe(v));
+  return "";
+}
+
+}  // namespace
+
 RegressResults golden_from_json(const json& j, const std::string& origin) {
   if (!j.is_object()) throw InputError(origin, "expected a JSON object with \"schema_version\" and \"cases\"");
   std::vector<std::string> problems;
@@ -372,15 +417,11 @@ RegressResults golden_from_json(const json& j, const std::string& origin) {
       }
       CaseMetrics cm;
       cm.name = it.key();
-      for (auto m = it->begin(); m != it->end(); ++m) {
-        // null stands for a non-finite value (JSON has no NaN or infinity).
-        if (m->is_null())
-          cm.metrics.emplace_back(m.key(), std::numeric_limits<double>::quiet_NaN());
-        else if (m->is_number())
-          cm.metrics.emplace_back(m.key(), m->get<double>());
+      for (auto m = it->begin(); m != it->end(); ++m)
+        if (const std::string why = golden_value_problem(m.key(), *m); !why.empty())
+          problems.push_back(fmt::format("cases.{}.{}: {}", it.key(), m.key(), why));
         else
-          problems.push_back(fmt::format("cases.{}.{}: expected a number, got {}", it.key(), m.key(), describe(*m)));
-      }
+          cm.metrics.emplace_back(m.key(), m->get<double>());
       out.cases.push_back(std::move(cm));
     }
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -20,6 +21,9 @@ using row_text::lower;
 std::optional<std::int64_t> integer(const json& row, const char* key, bool text_means_unknown) {
   const json* v = field(row, key);
   if (!v) return std::nullopt;
+  // Above 2^63 - 1 nlohmann keeps the value unsigned; reading it signed would wrap.
+  if (v->is_number_unsigned() && v->get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+    throw RowError{fmt::format("{}: expected an integer below 2^63, got {}", key, v->dump())};
   if (v->is_number_integer()) return v->get<std::int64_t>();
   if (v->is_number_float()) {
     const double d = v->get<double>();

@@ -10,7 +10,9 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <regex>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -59,41 +61,77 @@ double median_of_sorted(const std::vector<double>& v) {
   return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// The measured step time (the row's own, or implied from its TFLOP/s or MFU
-// through its FLOP convention), the errors against the prediction in `out`,
-// and warnings where the row disagrees with itself.
-void compare_with_measured(const MeasuredRun& run, const HardwareProfile& hw, ValidatedRow& out) {
+// The measured step time: the row's own, or implied from its tokens/s per
+// GPU, TFLOP/s or MFU through its FLOP convention (`out.step_implied` says
+// which); nullopt when none can be.
+std::optional<double> measured_step(const MeasuredRun& run, double flops, double peak, ValidatedRow& out) {
   const TrainingSpec& ts = run.training;
   const double gpus = double(ts.num_gpus);
-  const double peak = hw.peak_flops_per_s[std::size_t(ts.dtype)];
-  const double flops = convention_flops_per_step(run.convention, run.model, ts.seq_len, ts.global_batch_sequences,
-                                                 run.stated_flops_per_sequence);
-  const double tokens = double(ts.global_batch_sequences) * double(ts.seq_len);
-  if (run.step_time_s) {
-    out.measured_step_s = *run.step_time_s;
-  } else if (run.tokens_per_sec_per_gpu && run.scope == MeasurementScope::step) {
+  if (run.step_time_s) return *run.step_time_s;
+  if (run.tokens_per_sec_per_gpu && run.scope == MeasurementScope::step) {
     // Throughput needs no FLOP convention: step = GBS * seq / (tokens/s/GPU * GPUs).
-    out.measured_step_s = tokens / (*run.tokens_per_sec_per_gpu * gpus);
     out.step_implied = "tokens/s";
-  } else if (run.tflops_per_gpu && flops > 0) {
-    out.measured_step_s = flops / (*run.tflops_per_gpu * 1e12 * gpus);
+    return double(ts.global_batch_sequences) * double(ts.seq_len) / (*run.tokens_per_sec_per_gpu * gpus);
+  }
+  if (run.tflops_per_gpu && flops > 0) {
     out.step_implied = "TFLOP/s";
-  } else if (run.mfu && flops > 0 && peak > 0) {
-    out.measured_step_s = flops / (*run.mfu * peak * gpus);
+    return flops / (*run.tflops_per_gpu * 1e12 * gpus);
+  }
+  if (run.mfu && flops > 0 && peak > 0) {
     out.step_implied = "MFU";
+    return flops / (*run.mfu * peak * gpus);
   }
-  if (!(out.measured_step_s > 0)) {
-    out.skip_reason = "no measured step time, and none can be implied from the reported figures";
-    return;
-  }
-  out.step_error = (out.predicted_step_s - out.measured_step_s) / out.measured_step_s;
+  return std::nullopt;
+}
+
+// Why the row's figures cannot be a measurement of this chip, or "". A rate
+// above the chip's peak is impossible. So is a measured time at which the
+// model's FLOPs (Megatron's count, which leaves out recomputation and the
+// masked half of causal attention, so no kernel runs fewer) would run above
+// the peak; at layer scope that utilisation is the predicted step's, scaled
+// by the predicted over the measured layer time. Below 1% of the peak is a
+// time or rate in the wrong unit (milliseconds for seconds, a percentage
+// for a fraction): the published runs' lie between 10% and 66%.
+std::string implausible(const MeasuredRun& run, const HardwareProfile& hw, double flops, double predicted_mfu,
+                        const ValidatedRow& out) {
+  const double peak = hw.peak_flops_per_s[std::size_t(run.training.dtype)];
+  const std::string_view dtype = to_string(run.training.dtype);
+  if (!std::isfinite(flops)) return "the FLOP count per step of the row's convention is not a finite number";
+  if (run.mfu && *run.mfu > 1)
+    return fmt::format("mfu: expected a fraction of the chip's peak, at most 1, got {}", *run.mfu);
+  if (run.tflops_per_gpu && *run.tflops_per_gpu * 1e12 > peak)
+    return fmt::format("tflops_per_gpu: {} is above the chip's peak, {:.0f} TFLOP/s ({} {})", *run.tflops_per_gpu,
+                       peak / 1e12, hw.name, dtype);
+  const std::string what =
+      out.step_implied.empty() ? "step_time_s" : "the step time implied from its " + out.step_implied;
+  if (!(out.measured_step_s > 0) || !std::isfinite(out.measured_step_s))
+    return fmt::format("{}: expected a finite positive time, got {:.3g} s", what, out.measured_step_s);
+  const double mfu = predicted_mfu * out.predicted_step_s / out.measured_step_s;
+  if (mfu > 1)
+    return fmt::format(
+        "{}: {:.3g} s would run the model's FLOPs at {:.3g}% of the chip's peak ({} {}): faster "
+        "than the chip",
+        what, out.measured_step_s, 100 * mfu, hw.name, dtype);
+  if (mfu > 0 && mfu < 0.01)
+    return fmt::format(
+        "{}: {:.3g} s runs the model's FLOPs at {:.2g}% of the chip's peak ({} {}), below 1%: a "
+        "time or rate in the wrong unit?",
+        what, out.measured_step_s, 100 * mfu, hw.name, dtype);
+  return "";
+}
+
+// Warnings where a row reporting both a time and a rate disagrees with itself
+// (in its own FLOP convention), by more than 3%.
+void self_consistency_warnings(const MeasuredRun& run, double flops, double peak, ValidatedRow& out) {
+  const TrainingSpec& ts = run.training;
+  const double gpus = double(ts.num_gpus);
+  const double tokens = double(ts.global_batch_sequences) * double(ts.seq_len);
   if (run.step_time_s && run.tokens_per_sec_per_gpu && run.scope == MeasurementScope::step) {
     const double implied = tokens / (*run.step_time_s * gpus);
     if (std::abs(implied / *run.tokens_per_sec_per_gpu - 1) > 0.03)
       out.warnings.push_back(fmt::format("reported {:.0f} tokens/s per GPU, but its step time gives {:.0f}",
                                          *run.tokens_per_sec_per_gpu, implied));
   }
-  // A row reporting both a time and a rate must agree with its own convention.
   if (run.step_time_s && flops > 0 && run.scope == MeasurementScope::step) {
     if (run.tflops_per_gpu) {
       const double implied = flops / (*run.step_time_s * gpus) / 1e12;
@@ -110,6 +148,29 @@ void compare_with_measured(const MeasuredRun& run, const HardwareProfile& hw, Va
                         to_string(run.convention), 100 * implied));
     }
   }
+}
+
+// The measured step time, the errors against the prediction in `out`, and
+// warnings where the row disagrees with itself; or the reason the row's
+// figures are not a measurement.
+void compare_with_measured(const MeasuredRun& run, const HardwareProfile& hw, double predicted_mfu, ValidatedRow& out) {
+  const TrainingSpec& ts = run.training;
+  const double gpus = double(ts.num_gpus);
+  const double peak = hw.peak_flops_per_s[std::size_t(ts.dtype)];
+  const double flops = convention_flops_per_step(run.convention, run.model, ts.seq_len, ts.global_batch_sequences,
+                                                 run.stated_flops_per_sequence);
+  const std::optional<double> measured = measured_step(run, flops, peak, out);
+  if (!measured) {
+    out.skip_reason = "no measured step time, and none can be implied from the reported figures";
+    return;
+  }
+  out.measured_step_s = *measured;
+  if (std::string why = implausible(run, hw, flops, predicted_mfu, out); !why.empty()) {
+    out.skip_reason = std::move(why);
+    return;
+  }
+  out.step_error = (out.predicted_step_s - out.measured_step_s) / out.measured_step_s;
+  self_consistency_warnings(run, flops, peak, out);
   if (flops > 0 && run.scope == MeasurementScope::step) {
     if (run.tflops_per_gpu) {
       out.measured_tflops = *run.tflops_per_gpu;
@@ -169,8 +230,42 @@ ValidatedRow evaluate_row(const MeasuredRun& run, const HardwareProfile& hw) {
     return out;
   }
 
-  compare_with_measured(run, hw, out);
+  compare_with_measured(run, hw, ev.time.mfu, out);
   return out;
+}
+
+// The first --hardware mapping whose pattern the gpu_type contains (ignoring
+// case, spaces, '-' and '_'), or nullopt.
+std::optional<std::size_t> mapping_for(const std::string& gpu_type, const ValidateOptions& opt) {
+  const std::string g = squash(gpu_type);
+  for (std::size_t i = 0; i < opt.hardware_map.size(); ++i)
+    if (const std::string p = squash(opt.hardware_map[i].first); !p.empty() && g.find(p) != std::string::npos) return i;
+  return std::nullopt;
+}
+
+// A --hardware mapping that no row takes cannot apply: an error, not a no-op
+// (a typo in its pattern would leave the rows it meant on the stock profiles).
+// Rows that name their own profile (`hardware`) do not take one.
+void check_mappings_apply(const std::vector<RunRow>& rows, const ValidateOptions& opt) {
+  std::vector<bool> taken(opt.hardware_map.size());
+  for (const RunRow& row : rows)
+    if (row.run && !row.run->hardware)
+      if (const auto i = mapping_for(row.run->gpu_type, opt)) taken[*i] = true;
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    if (taken[i]) continue;
+    const auto& [pattern, profile] = opt.hardware_map[i];
+    const bool shadowed = std::any_of(rows.begin(), rows.end(), [&](const RunRow& row) {
+      return row.run && !row.run->hardware && squash(row.run->gpu_type).find(squash(pattern)) != std::string::npos;
+    });
+    throw InputError("--hardware",
+                     shadowed
+                         ? fmt::format("{}={} applies to no row: every row whose gpu_type contains '{}' is mapped by "
+                                       "an earlier --hardware",
+                                       pattern, profile, pattern)
+                         : fmt::format("{}={} applies to no row: no gpu_type contains '{}' (ignoring case, spaces, "
+                                       "'-' and '_'; rows naming their own hardware do not count)",
+                                       pattern, profile, pattern));
+  }
 }
 
 }  // namespace
@@ -178,8 +273,7 @@ ValidatedRow evaluate_row(const MeasuredRun& run, const HardwareProfile& hw) {
 std::string match_hardware(const std::string& gpu_type, const std::vector<HardwareProfile>& stock,
                            const ValidateOptions& opt) {
   const std::string g = squash(gpu_type);
-  for (const auto& [pattern, profile] : opt.hardware_map)
-    if (!pattern.empty() && g.find(squash(pattern)) != std::string::npos) return profile;
+  if (const auto i = mapping_for(gpu_type, opt)) return opt.hardware_map[*i].second;
   // A named cluster with a stock profile of its own (HardwareProfile::clusters:
   // "A100-SXM4-80GB (Jean Zay gpu_p5)" is not a DGX A100).
   for (const auto& hw : stock)
@@ -257,6 +351,7 @@ ValidationReport validate_runs(const std::vector<RunRow>& rows, const ValidateOp
   };
   // Validate the user's mapping up front: a bad --hardware value is their error, not a row's.
   for (const auto& [pattern, name] : opt.hardware_map) (void)profile(name);
+  check_mappings_apply(rows, opt);
 
   std::vector<std::string> source_order;
   std::map<std::string, std::vector<std::pair<std::string, double>>> by_source;

@@ -3,6 +3,7 @@
 #include "planner/views/regress_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <fmt/format.h>
@@ -15,12 +16,17 @@ namespace planner {
 namespace {
 
 std::string reasons_text(double bits) {
+  if (!std::isfinite(bits)) return "not finite";
   if (!(bits >= 0) || bits >= double(1u << kNumReasons)) return fmt::format("{:g} (unknown bits)", bits);
   const auto mask = std::uint32_t(bits);
   return mask == 0 ? "none" : fmt::format("{}", ReasonSet{mask});
 }
 
-std::string format_value(const std::optional<double>& v) { return v ? fmt::format("{:.9g}", *v) : "-"; }
+// A prediction that is not finite (a cost-model bug) is named, never printed as nan or inf.
+std::string format_value(const std::optional<double>& v) {
+  if (!v) return "-";
+  return std::isfinite(*v) ? fmt::format("{:.9g}", *v) : "not finite";
+}
 
 std::string format_change(const MetricDiff& d) {
   if (const auto c = d.change_pct()) return fmt::format("{:+.3g}%", *c);
@@ -64,13 +70,13 @@ std::string render_regress(const RegressReport& r) {
   return out;
 }
 
-std::string render_update(const RegressReport& r) {
+std::string render_update(const RegressReport& r, const std::string& golden_path) {
   std::set<std::string> changed;
   for (const MetricDiff& d : r.differences) changed.insert(d.case_name);
   return fmt::format(
-      "regress: updated the golden file: {} cases, {} metrics; changed: {} metrics in {} cases; cases "
+      "regress: updated the golden file {}: {} cases, {} metrics; changed: {} metrics in {} cases; cases "
       "added: {}, removed: {}\n",
-      r.cases, r.metrics, r.differences.size(), changed.size(), r.missing_from_golden.size(),
+      golden_path, r.cases, r.metrics, r.differences.size(), changed.size(), r.missing_from_golden.size(),
       r.missing_from_suite.size());
 }
 

@@ -70,7 +70,7 @@ struct MetricDiff {
   std::string case_name;
   std::string metric;
   std::optional<double> golden, now;
-  // (now - golden) / |golden| * 100; nullopt when either side is missing or golden is 0.
+  // (now - golden) / |golden| * 100; nullopt when either side is missing or not finite, or golden is 0.
   [[nodiscard]] std::optional<double> change_pct() const;
 };
 

@@ -11,8 +11,8 @@ namespace planner {
 // "regress: N cases, M metrics, K differ".
 [[nodiscard]] std::string render_regress(const RegressReport& r);
 
-// After `--update`: what rewriting the golden file changed, given the report
-// of the old golden file against the new predictions.
-[[nodiscard]] std::string render_update(const RegressReport& r);
+// After `--update`: the golden file written and what rewriting it changed,
+// given the report of the old golden file against the new predictions.
+[[nodiscard]] std::string render_update(const RegressReport& r, const std::string& golden_path);
 
 }  // namespace planner

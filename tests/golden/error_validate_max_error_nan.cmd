@@ -1,0 +1,1 @@
+validate --runs tests/golden/data/runs_small.json --max-error nan

@@ -1,0 +1,1 @@
+regress --suite tests/golden/data/regress_suite.json --update
