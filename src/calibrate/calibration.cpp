@@ -454,8 +454,8 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
     out.notes.push_back(fmt::format(
         "no collective series in {}: only compute is fitted; every collective keeps {}'s values", files, base.name));
 
-  for (CollectiveFitReport& rep : out.collectives) fill_residuals(hw, ms, rep);
-  for (Collective c : kAllCollectives) choose_nccl_tuner_or_alpha_beta(ms, c, out);
+  for (CollectiveFitReport& rep : out.collectives) fill_residuals(hw, ms, rep, opt.algorithm);
+  for (Collective c : kAllCollectives) choose_nccl_tuner_or_alpha_beta(ms, c, opt.algorithm, out);
   for (const CollectiveFitReport& rep : out.collectives) gate(rep, out);
   if (opt.force)
     for (const std::string& f : out.failures) out.warnings.push_back(f + "; written anyway (--force)");
