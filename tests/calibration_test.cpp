@@ -579,6 +579,41 @@ TEST_CASE("the algorithm the runs forced (--algo) prices every point", "[calibra
     for (const auto& p : s.points) CHECK(p.algorithm == Algorithm::ring);
 }
 
+TEST_CASE("a forced algorithm the fit's model cannot run is an error or a note and never a silent ring",
+          "[calibration]") {
+  // --algo tree on tier-0 all-reduce (ring only inside a node) or on all-gather used to fit ring and record
+  // "algorithm forced: tree" in the sources.
+  const HardwareProfile base = find_hardware("dgx-h100", kDir);
+  MeasurementSet node = one_node_run(truth());
+  std::erase_if(node.series, [](const MeasuredSeries& s) { return s.collective != Collective::all_reduce; });
+  FitOptions tree;
+  tree.algorithm = Algorithm::tree;
+  CHECK(error_of([&] {
+          (void)fit_profile(base, {{"1x8.json", node}}, tree);
+        }) ==
+        "--algo: the fit's model cannot run tree for any fitted series (it has ring and tree for all-reduce between "
+        "nodes, tier 1, and one algorithm for everything else): 1x8.json: all_reduce intra_node 2 ranks (2 per node "
+        "x 1 node); 1x8.json: all_reduce intra_node 4 ranks (4 per node x 1 node); 1x8.json: all_reduce intra_node "
+        "8 ranks (8 per node x 1 node)");
+  // With tier-1 all-reduce beside it, tree applies there; tier 0 keeps ring, with a note, and its source says no
+  // forced algorithm.
+  MeasurementSet nodes = one_per_node_run(truth());
+  std::erase_if(nodes.series, [](const MeasuredSeries& s) { return s.collective != Collective::all_reduce; });
+  const FitResult r = fit_profile(base, {{"1x8.json", node}, {"16x1.json", nodes}}, tree);
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0] ==
+        "tier 0 all_reduce: --algo tree does not apply (the fit's model runs ring for it there), so it is fitted "
+        "with that");
+  CHECK(r.sources.at("tiers[0].collectives.all_reduce").find("algorithm forced") == std::string::npos);
+  CHECK(r.sources.at("tiers[1].collectives.all_reduce").find("algorithm forced: tree") != std::string::npos);
+  // A compute-only file has nothing --algo could apply to.
+  MeasurementSet gpu =
+      load_measurements_file(kDir + "/hardware_profiles/measured/h100-sxm-2026-11-27/planner_bench.json");
+  CHECK(error_of([&] {
+          (void)fit_profile(base, {{"gpu.json", gpu}}, tree);
+        }) == "--algo: tree: no collective series to apply it to (only compute is fitted)");
+}
+
 TEST_CASE("NCCL runs keep NCCL's tuner: a slower cluster's NCCL prices fit back to it", "[calibration]") {
   // A cluster NCCL's tuner prices (NVLS, LL/LL128/Simple, tree) with NVLink
   // 10% and the NICs 20% slower than dgx-h100: its 1 x 8 and 16 x 1 runs, no

@@ -35,6 +35,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "planner/io/json_io.h"
@@ -79,6 +80,58 @@ std::vector<calibrate_detail::Term> forced_terms(std::size_t tier, Collective c,
   if (!algo || t.size() < 2) return t;
   std::erase_if(t, [&](const calibrate_detail::Term& x) { return x.algorithm != *algo; });
   return t;
+}
+
+// Whether the fit's model can run `algo` for collective c on `tier`: one of
+// its candidate algorithms (ring and tree for all-reduce between nodes; one
+// for the rest: ring, or direct for all-to-all and send/recv).
+bool algorithm_runs(std::size_t tier, Collective c, Algorithm algo) {
+  for (const calibrate_detail::Term& t : candidate_terms(tier, c, 2))
+    if (t.algorithm == algo) return true;
+  return false;
+}
+
+// The fitted series of rep's (tier, collective), as "file: series" labels.
+std::vector<std::string> fitted_series(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms,
+                                       const CollectiveFitReport& rep) {
+  std::vector<std::string> out;
+  for (const auto& m : ms)
+    for (const MeasuredSeries& s : m.set.series)
+      if (s.collective == rep.collective && group_tier(hw, s) == (rep.tier == 0 ? GroupTier::tier0 : GroupTier::tier1))
+        out.push_back(fmt::format("{}: {}", m.origin, describe(s)));
+  return out;
+}
+
+// --algo says which algorithm the runs forced. A fitted (tier, collective)
+// whose model cannot run it (tree inside a node, or for an all-gather) keeps
+// its own algorithm, with a note; where it can run none of the fitted series
+// the flag cannot apply, and that is an error naming them (it used to fit
+// ring and record "algorithm forced: tree").
+void check_forced_algorithm(const std::vector<NamedMeasurements>& ms, const FitOptions& opt, FitResult& out) {
+  if (!opt.algorithm) return;
+  const char* algo = to_string(*opt.algorithm);
+  std::vector<std::string> unforced;
+  bool applied = false;
+  for (const CollectiveFitReport& rep : out.collectives) {
+    if (algorithm_runs(rep.tier, rep.collective, *opt.algorithm)) {
+      applied = true;
+      continue;
+    }
+    const std::vector<std::string> series = fitted_series(out.profile, ms, rep);
+    unforced.insert(unforced.end(), series.begin(), series.end());
+    out.notes.push_back(
+        fmt::format("tier {} {}: --algo {} does not apply (the fit's model runs {} for it there), so "
+                    "it is fitted with that",
+                    rep.tier, collective_key(rep.collective), algo,
+                    to_string(candidate_terms(rep.tier, rep.collective, 2).front().algorithm)));
+  }
+  if (applied) return;
+  if (unforced.empty())
+    throw InputError("--algo", fmt::format("{}: no collective series to apply it to (only compute is fitted)", algo));
+  throw InputError("--algo",
+                   fmt::format("the fit's model cannot run {} for any fitted series (it has ring and tree for "
+                               "all-reduce between nodes, tier 1, and one algorithm for everything else): {}",
+                               algo, fmt::join(unforced, "; ")));
 }
 
 SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, const MeasuredSeries& s,
@@ -253,7 +306,9 @@ std::string fit_source(const CollectiveFitReport& rep, const std::set<std::strin
       "in relative "
       "error with Huber reweighting{}{}{}{}{}",
       from, rep.series, join_sizes(rep.group_sizes), rep.points, human_bytes(rep.min_bytes), human_bytes(rep.max_bytes),
-      opt.algorithm ? fmt::format("; algorithm forced: {}", to_string(*opt.algorithm)) : "",
+      opt.algorithm && algorithm_runs(rep.tier, rep.collective, *opt.algorithm)
+          ? fmt::format("; algorithm forced: {}", to_string(*opt.algorithm))
+          : "",
       rep.latency_kept    ? "; no size below 1 MiB, so the base profile's latency kept"
       : rep.growth_fitted ? ""
                           : "; one step count, so base and per-step latency split in the base profile's ratio",
@@ -450,6 +505,7 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
                      "or GEMM/HBM measurements");
   // A one-GPU run (planner-bench on a single GPU measures no collective)
   // calibrates compute alone; the collectives stay the base profile's.
+  check_forced_algorithm(ms, opt, out);
   if (out.collectives.empty())
     out.notes.push_back(fmt::format(
         "no collective series in {}: only compute is fitted; every collective keeps {}'s values", files, base.name));
