@@ -538,6 +538,36 @@ TEST_CASE("latency is kept from the base when no size is below 1 MiB", "[calibra
   CHECK(f.warnings[0].find("--force keeps it") != std::string::npos);
 }
 
+TEST_CASE("bandwidth is kept from the base when no point shows it", "[calibration]") {
+  // 8-64 B all at 10 us (/tmp/qa2/m/flat.json): 1 / beta came out ~1e15 and was written as the bandwidth.
+  const HardwareProfile base = find_hardware("dgx-h100", kDir);
+  MeasurementSet m = one_node_run(truth());
+  m.series = {series(Collective::all_reduce, GroupKind::intra_node, 2, 2, 1)};
+  for (double n : {8.0, 16.0, 32.0, 64.0}) m.series[0].points.push_back(make_point(Collective::all_reduce, 2, n, 1e-5));
+  const double base_bw = base.tiers[0].bandwidth_achieved_bytes_per_s;
+  const FitResult flat = fit_profile(base, {{"flat.json", m}});
+  REQUIRE(flat.collectives.size() == 1);
+  CHECK_FALSE(flat.collectives[0].bandwidth_fitted);
+  CHECK(flat.profile.tiers[0].collective_fits[0].bandwidth_bytes_per_s == base_bw);
+  CHECK(render_fit_report(flat).find("(bandwidth: base's)") != std::string::npos);
+  CHECK(flat.sources.at("tiers[0].collectives.all_reduce").find("the base's bandwidth kept") != std::string::npos);
+  // A noisy latency-only sweep (8 B-64 KiB, 3%) under --force: the base's bandwidth too, whatever the noise's slope.
+  std::mt19937 gen(5);
+  std::normal_distribution<double> z(0.0, 0.03);
+  FitOptions force;
+  force.force = true;
+  for (int run = 0; run < 20; ++run) {
+    m.series[0].points.clear();
+    for (double n = 8; n <= 65536; n *= 2)
+      m.series[0].points.push_back(make_point(Collective::all_reduce, 2, n, 1e-5 * std::exp(z(gen))));
+    const FitResult noisy = fit_profile(base, {{"noisy.json", m}}, force);
+    INFO("run " << run << ": " << noisy.profile.tiers[0].collective_fits[0].bandwidth_bytes_per_s);
+    CHECK(noisy.profile.tiers[0].collective_fits[0].bandwidth_bytes_per_s == base_bw);
+  }
+  // Sizes that do show it (up to 1 GiB) still fit it.
+  CHECK(fit_profile(base, {{"m.json", one_node_run(truth())}}).collectives[0].bandwidth_fitted);
+}
+
 TEST_CASE("the algorithm the runs forced (--algo) prices every point", "[calibration]") {
   const HardwareProfile want = truth();
   const HardwareProfile base = find_hardware("dgx-h100", kDir);

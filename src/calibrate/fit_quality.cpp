@@ -15,12 +15,6 @@
 
 namespace planner::calibrate_detail {
 
-namespace {
-
-constexpr double kRegimeRatio = 4.0;  // bandwidth/latency term ratio that separates regimes
-
-}  // namespace
-
 // Why a fit fails the quality gates (empty: it passes).
 std::vector<std::string> gate_reasons(const CollectiveFitReport& rep) {
   std::vector<std::string> why;
