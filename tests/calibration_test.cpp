@@ -357,6 +357,47 @@ TEST_CASE("compute efficiencies from GEMM and HBM measurements", "[calibration]"
   const double t_base = gemm_time_s(r.profile, DType::bf16, 8192, 28672, 4096);
   const double t_meas = gemm_time_s(fs.profile, DType::bf16, 8192, 28672, 4096);
   CHECK(t_meas / t_base == Approx(0.877 / 0.875));
+  CHECK(r.failures.empty());
+  CHECK(fs.failures.empty());
+}
+
+TEST_CASE("compute fits above the chip's peak or off the GEMM line fail the gates", "[calibration]") {
+  // bf16 GEMMs 10x above the H100's peak and a 30 TB/s copy on its 3.35 TB/s HBM (/tmp/qa2/gemm_fast.json,
+  // hbm_fast.json) were written as gemm_max and hbm_efficiency 1.000 with exit 0.
+  const HardwareProfile base = find_hardware("dgx-h100", kDir);
+  const std::string path = kDir + "/hardware_profiles/measured/h100-sxm-2026-11-27/planner_bench.json";
+  const MeasurementSet real = load_measurements_file(path);
+  const FitResult ok = fit_profile(base, {{"h100.json", real}});
+  CHECK(ok.failures.empty());  // 713-828 TFLOP/s bf16, 3011 GB/s: the real H100 passes
+  MeasurementSet fast = real;
+  for (GemmMeasurement& g : fast.gemm)
+    if (g.dtype == "bf16") g.time_s /= 10, g.time_min_s /= 10, g.flops_per_s *= 10;
+  for (HbmMeasurement& h : fast.hbm) h.time_s /= 10, h.time_min_s /= 10, h.bandwidth_bytes_per_s *= 10;
+  const FitResult r = fit_profile(base, {{"fast.json", fast}});
+  REQUIRE(r.failures.size() == 2);
+  CHECK(r.failures[0] ==
+        "bf16 GEMM (8 shapes): 8 of 8 shapes ran above the chip's peak (llama3.1-8b tp1 down at 8274.8 TFLOP/s; H100 "
+        "SXM5 80GB 989.4 TFLOP/s) and median |error| 735.0% > 10%; these are not the base's chip's times (a time "
+        "unit off, or another GPU)");
+  CHECK(r.failures[1] ==
+        "HBM (1 copy): 30105.8 GB/s measured (read + write), above the chip's 3350.0 GB/s (H100 SXM5 80GB); these "
+        "are not the base's chip's times (a time unit off, or another GPU)");
+  FitOptions force;
+  force.force = true;
+  const FitResult forced = fit_profile(base, {{"fast.json", fast}}, force);
+  CHECK(forced.failures.size() == 2);
+  CHECK(forced.warnings.back().find("HBM (1 copy)") == 0);
+  CHECK(forced.warnings.back().find("written anyway (--force)") != std::string::npos);
+  // Times that no line through the shapes describes (every other shape 2x slower), all below the peak.
+  MeasurementSet scattered = real;
+  for (std::size_t i = 0; i < scattered.gemm.size(); i += 2) {
+    GemmMeasurement& g = scattered.gemm[i];
+    g.time_s *= 2, g.time_min_s *= 2, g.flops_per_s /= 2;
+  }
+  const FitResult s = fit_profile(base, {{"scattered.json", scattered}});
+  REQUIRE(!s.failures.empty());
+  CHECK(s.failures[0].find("bf16 GEMM (8 shapes): median |error|") == 0);
+  CHECK(s.failures[0].find("evaluate's GEMM formula does not describe these shapes") != std::string::npos);
 }
 
 TEST_CASE("a one-GPU run fits compute alone, a file with nothing to fit is refused", "[calibration]") {

@@ -513,15 +513,15 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
   for (CollectiveFitReport& rep : out.collectives) fill_residuals(hw, ms, rep, opt.algorithm);
   for (Collective c : kAllCollectives) choose_nccl_tuner_or_alpha_beta(ms, c, opt.algorithm, out);
   for (const CollectiveFitReport& rep : out.collectives) gate(rep, out);
-  if (opt.force)
-    for (const std::string& f : out.failures) out.warnings.push_back(f + "; written anyway (--force)");
   // Groups with several ranks on each of several nodes: predicted, not fitted.
   for (const auto& m : ms)
     for (const MeasuredSeries& s : m.set.series)
       if (group_tier(hw, s) == GroupTier::mixed && hw.tiers.size() > 1)
         out.validation.series.push_back(check_series(hw, m.origin, s, opt.algorithm));
 
-  fit_compute(base, ms, out);
+  fit_compute(base, ms, out);  // its gates add to out.failures
+  if (opt.force)
+    for (const std::string& f : out.failures) out.warnings.push_back(f + "; written anyway (--force)");
   return out;
 }
 

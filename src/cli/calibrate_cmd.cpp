@@ -131,10 +131,12 @@ int run_fit(const CalibrateFlags& f) {
   std::cout << render_fit_report(r);
   // The report above lists the warnings and each failed fit with its reasons.
   if (!r.failures.empty() && !f.force) {
-    std::cerr << fmt::format("planner: error: {} not written: {} fit{} fail{} the quality gates (R2 of ln(time) >= "
-                             "{:.1f}, median |error| <= {:.0f}%); --force writes it anyway\n",
-                             f.out, r.failures.size(), r.failures.size() == 1 ? "" : "s",
-                             r.failures.size() == 1 ? "s" : "", kMinR2, kMaxMedianError * 100);
+    std::cerr << fmt::format(
+        "planner: error: {} not written: {} fit{} fail{} the quality gates (collectives: R2 of "
+        "ln(time) >= {:.1f}, median |error| <= {:.0f}%; compute: measured rates at most the "
+        "chip's peak, GEMM median |error| <= {:.0f}%); --force writes it anyway\n",
+        f.out, r.failures.size(), r.failures.size() == 1 ? "" : "s", r.failures.size() == 1 ? "s" : "", kMinR2,
+        kMaxMedianError * 100, kMaxMedianError * 100);
     return 1;
   }
   const std::string text = render_fitted_profile(r, base_sources);
