@@ -814,6 +814,17 @@ TEST_CASE("a forced algorithm (--algo) prices groups across both tiers with it",
     for (const CheckPoint& p : s.points)
       CHECK(p.not_forced == (s.collective != Collective::all_reduce && s.collective != Collective::all_to_all &&
                              s.collective != Collective::send_recv));
+  // --summary says so too, on the series' one line (it used to show only the full table's marks).
+  const std::string summary = render_check_summary(tree);
+  CHECK(summary.find("all_gather world 80 ranks (8 per node x 10 nodes): 10 pts, median |error| ") !=
+        std::string::npos);
+  std::size_t marked = 0;
+  for (std::size_t at = 0; (at = summary.find(" (not the --algo: NCCL cannot run it for this collective and group)\n",
+                                              at)) != std::string::npos;
+       ++at)
+    ++marked;
+  CHECK(marked == 2);  // all-gather and reduce-scatter
+  CHECK(render_check_summary(ring).find("not the --algo") == std::string::npos);
 }
 
 TEST_CASE("NVL72 logs: trays of one rack share the NVLink domain, unless the file says otherwise", "[calibration]") {
