@@ -898,6 +898,33 @@ TEST_CASE("a device that is not the base's chip is a warning naming both", "[cal
   REQUIRE(r.warnings.size() == 1);
   CHECK(r.warnings[0] == "a100.json: the device is NVIDIA A100-SXM4-40GB, but the base profile dgx-h100 is for H100 "
                          "SXM5 80GB; the fit keeps the base's compute and memory figures");
+  // The form factor (SXM, PCIe, NVL): the same family and memory on another board was no warning.
+  CHECK(device_form_factor("NVIDIA H100 80GB HBM3") == "SXM");  // nvidia-smi's name of the SXM5 part
+  CHECK(device_form_factor("H100 SXM5 80GB") == "SXM");
+  CHECK(device_form_factor("NVIDIA A100-SXM4-40GB") == "SXM");
+  CHECK(device_form_factor("NVIDIA H100 PCIe") == "PCIe");
+  CHECK(device_form_factor("NVIDIA A100 80GB PCIe") == "PCIe");
+  CHECK(device_form_factor("NVIDIA H100 NVL") == "NVL");
+  CHECK(device_form_factor("NVIDIA H200").empty());
+  CHECK(device_form_factor("GB200 (Blackwell, 186GB)").empty());
+  CHECK(device_form_factor("synthetic").empty());
+  m.device = "NVIDIA H100 PCIe";
+  const FitResult pcie = fit_profile(base, {{"pcie.json", m}});
+  REQUIRE(pcie.warnings.size() == 1);
+  CHECK(pcie.warnings[0] ==
+        "pcie.json: the device is NVIDIA H100 PCIe, but the base profile dgx-h100 is for H100 "
+        "SXM5 80GB (PCIe, not SXM); the fit keeps the base's compute and memory figures");
+  m.device = "NVIDIA H100 NVL";
+  CHECK(fit_profile(base, {{"nvl.json", m}}).warnings.size() == 1);
+  m.device = "NVIDIA H100 80GB HBM3";
+  const FitResult sxm = fit_profile(find_hardware("h100-pcie", kDir), {{"sxm.json", m}});
+  REQUIRE(sxm.warnings.size() == 1);
+  CHECK(sxm.warnings[0].find("is for H100 PCIe 80GB (SXM, not PCIe)") != std::string::npos);
+  CHECK(fit_profile(find_hardware("h100-nvl", kDir), {{"nvl.json", m}}).warnings.size() == 1);
+  m.device = "NVIDIA H100 PCIe";
+  CHECK(fit_profile(find_hardware("h100-pcie", kDir), {{"pcie.json", m}}).warnings.empty());
+  m.device = "NVIDIA H200";  // says no form factor: compared by family and memory alone
+  CHECK(fit_profile(find_hardware("dgx-h200", kDir), {{"h200.json", m}}).warnings.empty());
 }
 
 TEST_CASE("sizes in human units", "[calibration]") {

@@ -186,14 +186,19 @@ void check_device(const HardwareProfile& base, const std::vector<NamedMeasuremen
     const std::string& d = m.set.device;
     if (d.rfind("CPU:", 0) == 0 || d.rfind("unknown", 0) == 0 || chip.empty()) continue;
     const std::string key = device_key(d);
-    if (key.empty() || key == chip) continue;
+    if (key.empty()) continue;
+    // Form factor only when both say it (SXM, PCIe, NVL: "NVIDIA H100 PCIe" is not dgx-h100's SXM5 part).
+    const std::string form = device_form_factor(d), chip_form = device_form_factor(base.chip_name);
+    const bool form_differs = !form.empty() && !chip_form.empty() && form != chip_form;
     // Memory size only when both say it ("A100" against "A100 80GB" matches).
     const auto family = [](const std::string& k) { return k.substr(0, k.find(' ')); };
-    if (family(key) == family(chip) && (key.find(' ') == std::string::npos || chip.find(' ') == std::string::npos))
-      continue;
-    out.warnings.push_back(fmt::format("{}: the device is {}, but the base profile {} is for {}; the fit keeps the "
-                                       "base's compute and memory figures",
-                                       m.origin, d, base.name, base.chip_name));
+    const bool same_chip = key == chip || (family(key) == family(chip) &&
+                                           (key.find(' ') == std::string::npos || chip.find(' ') == std::string::npos));
+    if (same_chip && !form_differs) continue;
+    out.warnings.push_back(fmt::format(
+        "{}: the device is {}, but the base profile {} is for {}{}; the fit keeps the "
+        "base's compute and memory figures",
+        m.origin, d, base.name, base.chip_name, form_differs ? fmt::format(" ({}, not {})", form, chip_form) : ""));
   }
 }
 

@@ -141,6 +141,12 @@ inline constexpr double kSmallMessageBytes = 1 << 20;
 // "NVIDIA A100-SXM4-40GB" -> "A100 40GB": the GPU family and memory size a
 // device string names, to compare a log's device with a profile's chip.
 [[nodiscard]] std::string device_key(const std::string& device);
+// The board form factor a device string names: "SXM", "PCIe" or "NVL" (the
+// words themselves; nvidia-smi names an SXM Hopper part only by its memory,
+// "NVIDIA H100 80GB HBM3", so an HBM word without PCIe or NVL is SXM); "" when
+// it says none ("NVIDIA H200", "synthetic"). An H100 PCIe or NVL card is not
+// the SXM5 part of dgx-h100 (lower clocks, power and links).
+[[nodiscard]] std::string device_form_factor(const std::string& device);
 
 // Fits every (tier, collective) that has measurements; the rest of `base` is
 // kept. Throws InputError when nothing can be fitted or the base is a torus.
