@@ -510,6 +510,19 @@ TEST_CASE("the same measurements give the same fit however they are split into f
   }
   CHECK(split.failures.empty());
   CHECK(worst_parameter_error(split.profile, truth()) < kTolerance);
+  // The same series in two files is refused as inside one file (it counted twice): a file given twice, or a file
+  // holding a subset of another's points.
+  CHECK(error_of([&] {
+          (void)fit_profile(base, {{"1x8.json", a}, {"1x8.json", a}, {"16x1.json", b}});
+        }) == "--measurements: 1x8.json is given twice (its measurements would count twice in the fit)");
+  MeasurementSet subset = a;
+  subset.series = {a.series[1]};
+  subset.series[0].points.resize(3);
+  CHECK(error_of([&] {
+          (void)fit_profile(base, {{"1x8.json", a}, {"16x1.json", b}, {"part.json", subset}});
+        }) ==
+        "part.json: series[0]: a second series for all_reduce intra_node 4 ranks (4 per node x 1 node) (one series "
+        "per collective and group shape), after series[1] of 1x8.json");
 }
 
 TEST_CASE("node size: a single-node run is a lower bound, contradictions are refused", "[calibration]") {

@@ -31,8 +31,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -466,6 +469,31 @@ void check_domains(const HardwareProfile& hw, const std::vector<NamedMeasurement
       }
 }
 
+// One series per collective and group shape across the files, as inside one
+// (measurements.cpp reads a second one as an error): the same series in two
+// files (a file given twice, or one holding a subset of another's points)
+// would weigh its points twice in the fit.
+void check_distinct_series(const std::vector<NamedMeasurements>& ms) {
+  for (std::size_t a = 0; a < ms.size(); ++a)
+    for (std::size_t b = 0; b < a; ++b)
+      if (ms[a].origin == ms[b].origin)
+        throw InputError("--measurements", fmt::format("{} is given twice (its measurements would count twice in the "
+                                                       "fit)",
+                                                       ms[a].origin));
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, std::pair<std::string, std::size_t>> seen;
+  for (const auto& m : ms)
+    for (std::size_t i = 0; i < m.set.series.size(); ++i) {
+      const MeasuredSeries& s = m.set.series[i];
+      const auto [it, fresh] =
+          seen.try_emplace({int(s.collective), s.group_size, s.ranks_per_node, s.nodes}, m.origin, i);
+      if (!fresh)
+        throw InputError(fmt::format("{}: series[{}]", m.origin, i),
+                         fmt::format("a second series for {} (one series per collective and group shape), after "
+                                     "series[{}] of {}",
+                                     describe(s), it->second.second, it->second.first));
+    }
+}
+
 CheckReport check_profile(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms,
                           std::optional<Algorithm> algo) {
   if (hw.tiers.empty() || hw.tiers[0].topology != Topology::switched)
@@ -494,6 +522,7 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
   hw.display_name = base.display_name + ", fitted to measurements";
 
   adopt_node_size(ms, out);
+  check_distinct_series(ms);  // after the node sizes: files of two clusters are that error, not this one
   check_device(base, ms, out);
 
   std::string files;
