@@ -298,6 +298,31 @@ TEST_CASE("check reports predicted against measured and a wrong profile fails it
   std::size_t points = 0;
   for (const MeasuredSeries& s : m.series) points += s.points.size();
   CHECK(good.points() == points);  // every point of every series
+  CHECK(good.notes.empty());
+  // A profile without tier 1 cannot price the series across nodes: each is skipped with a note (they vanished
+  // without a word), and with nothing left the error gives the reasons.
+  HardwareProfile one_tier = want;
+  one_tier.name = "one-tier";
+  one_tier.tiers.resize(1);
+  const CheckReport inside = check_profile(one_tier, {{"m.json", m}});
+  CHECK(inside.series.size() == 13);
+  REQUIRE(inside.notes.size() == 21);
+  CHECK(inside.notes[0] ==
+        "m.json: all_reduce inter_node 2 ranks (1 per node x 2 nodes) skipped: the profile "
+        "one-tier has no tier 1 (between nodes) to price it");
+  CHECK(render_check(inside).find("\nnote: m.json: all_reduce inter_node 2 ranks") != std::string::npos);
+  CHECK(render_check_summary(inside).find("\nnote: m.json: all_reduce inter_node 2 ranks") != std::string::npos);
+  MeasurementSet across = m;
+  std::erase_if(across.series,
+                [](const MeasuredSeries& s) { return s.nodes == 1 || s.collective != Collective::all_gather; });
+  CHECK(error_of([&] {
+          (void)check_profile(one_tier, {{"x.json", across}});
+        }) ==
+        "--measurements: no series to check against the profile one-tier: it has no tier 1 (between nodes) to "
+        "price these, which span nodes: x.json: all_gather inter_node 2 ranks (1 per node x 2 nodes); x.json: "
+        "all_gather inter_node 4 ranks (1 per node x 4 nodes); x.json: all_gather inter_node 8 ranks (1 per node x 8 "
+        "nodes); x.json: all_gather inter_node 16 ranks (1 per node x 16 nodes); x.json: all_gather world 128 ranks "
+        "(8 per node x 16 nodes)");
   const CheckReport stock = check_profile(find_hardware("dgx-h100", kDir), {{"m.json", m}});
   CHECK(stock.worst_median_abs_error() > 0.10);
 }

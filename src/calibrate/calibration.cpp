@@ -500,11 +500,26 @@ CheckReport check_profile(const HardwareProfile& hw, const std::vector<NamedMeas
     throw InputError(hw.name, "calibrate works on profiles whose tier 0 is a switch (NVLink/NVSwitch), not a torus");
   check_domains(hw, ms);
   CheckReport r;
+  std::vector<std::string> skipped;
   for (const auto& m : ms)
     for (const MeasuredSeries& s : m.set.series) {
-      if (group_tier(hw, s) != GroupTier::tier0 && hw.tiers.size() < 2) continue;
+      if (group_tier(hw, s) != GroupTier::tier0 && hw.tiers.size() < 2) {
+        // As fit_collective says it: never a series dropped without a word.
+        skipped.push_back(fmt::format("{}: {}", m.origin, describe(s)));
+        r.notes.push_back(fmt::format("{} skipped: the profile {} has no tier 1 (between nodes) to price it",
+                                      skipped.back(), hw.name));
+        continue;
+      }
       r.series.push_back(check_series(hw, m.origin, s, algo));
     }
+  if (r.series.empty())
+    throw InputError("--measurements", skipped.empty()
+                                           ? fmt::format("no series to check against the profile {}: the files hold no "
+                                                         "collective series",
+                                                         hw.name)
+                                           : fmt::format("no series to check against the profile {}: it has no tier 1 "
+                                                         "(between nodes) to price these, which span nodes: {}",
+                                                         hw.name, fmt::join(skipped, "; ")));
   return r;
 }
 

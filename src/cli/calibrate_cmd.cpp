@@ -163,7 +163,8 @@ int run_check(const CalibrateFlags& f) {
                                                     hw.name));
     std::erase_if(r.series, [](const SeriesCheck& s) { return !s.fitted; });
   }
-  if (r.series.empty()) throw InputError("--measurements", "no series to check against this profile");
+  if (r.series.empty())
+    throw InputError("--fitted-only", fmt::format("no series with a fit in the profile {} to check", hw.name));
   std::cout << (f.summary ? render_check_summary(r) : render_check(r));
   if (f.max_error && r.worst_median_abs_error() > *f.max_error) {
     std::cerr << fmt::format("planner: check: a series' median |error| {:.1f}% exceeds --max-error {:.1f}%\n",

@@ -97,6 +97,7 @@ struct SeriesCheck {
 };
 struct CheckReport {
   std::vector<SeriesCheck> series;
+  std::vector<std::string> notes;  // series not checked, and why (a profile without tier 1)
   [[nodiscard]] double worst_median_abs_error() const;
   [[nodiscard]] double max_abs_error() const;
   [[nodiscard]] std::size_t points() const;
@@ -160,7 +161,9 @@ inline constexpr double kSmallMessageBytes = 1 << 20;
 // priced with that algorithm through the tier's alpha-beta (the formula the fit
 // uses) where collective_cost would pick the other; points of mixed groups
 // keep collective_cost's choice and are marked (the cost model has no
-// per-algorithm entry point).
+// per-algorithm entry point). A series the profile cannot price (across nodes
+// on a profile without tier 1) is skipped with a note; none left is an
+// InputError giving the reasons.
 [[nodiscard]] CheckReport check_profile(const HardwareProfile& hw, const std::vector<NamedMeasurements>& measurements,
                                         std::optional<Algorithm> algorithm = std::nullopt);
 
