@@ -484,6 +484,22 @@ TEST_CASE("a one-GPU run fits compute alone, a file with nothing to fit is refus
   empty.hbm.clear();
   empty.gemm_sustained.clear();
   CHECK(error_of([&] { (void)fit_profile(base, {{"e.json", empty}}); }).find("e.json: nothing to fit") == 0);
+  // A one-point series: the error says it is too few points (it said only "nothing to fit: expected ...").
+  empty.series = {series(Collective::all_reduce, GroupKind::intra_node, 2, 2, 1)};
+  empty.series[0].points = {make_point(Collective::all_reduce, 2, 8, 6.5e-6)};
+  CHECK(error_of([&] {
+          (void)fit_profile(base, {{"single.json", empty}});
+        }) == "single.json: nothing to fit: tier 0 all_reduce: 1 point is too few to fit (need 3)");
+  // Times that fall as the size grows named no file, tier or collective ("too few distinct sizes").
+  empty.series[0].points.clear();
+  for (double n = 8, t = 250e-6; n <= double(1 << 30); n *= 4, t *= 0.9)
+    empty.series[0].points.push_back(make_point(Collective::all_reduce, 2, n, t));
+  CHECK(error_of([&] {
+          (void)fit_profile(base, {{"falling.json", empty}});
+        }) ==
+        "falling.json: tier 0 all_reduce: times fall as the size grows (all_reduce intra_node 2 ranks (2 per node x 1 "
+        "node): 250 us at 8 B, 63.55 us at 512 MiB), which no latency and bandwidth describe (a mixed-up size or time "
+        "column?)");
 }
 
 // ---- item 3 of issue 14: fits that refuse to lie.

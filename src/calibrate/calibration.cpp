@@ -332,10 +332,40 @@ std::string fit_source(const CollectiveFitReport& rep, const std::set<std::strin
       opt.command.empty() ? "" : fmt::format("; command: {}", opt.command));
 }
 
+// The first series of collective c on `tier` whose time at its largest size
+// is below its time at its smallest ("SERIES: 250 us at 8 B, 100 us at 1 GiB"),
+// or "".
+std::string falling_series(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms, std::size_t tier,
+                           Collective c) {
+  for (const auto& m : ms)
+    for (const MeasuredSeries& s : m.set.series) {
+      if (s.collective != c || group_tier(hw, s) != (tier == 0 ? GroupTier::tier0 : GroupTier::tier1)) continue;
+      if (s.points.size() >= 2 && s.points.back().time_s < s.points.front().time_s)
+        return fmt::format("{}: {:.4g} us at {}, {:.4g} us at {}", describe(s), s.points.front().time_s * 1e6,
+                           human_bytes(s.points.front().bytes), s.points.back().time_s * 1e6,
+                           human_bytes(s.points.back().bytes));
+    }
+  return "";
+}
+
+// fit_engine's error where the points determine no latency and bandwidth,
+// with the files, tier and collective named (it named none of them), and the
+// reason where times fall as the size grows.
+InputError unfittable(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms, std::size_t tier,
+                      Collective c, const std::set<std::string>& origins, const InputError& e) {
+  const std::string falling = falling_series(hw, ms, tier, c);
+  return InputError(fmt::format("{}", fmt::join(origins, ", ")),
+                    falling.empty() ? fmt::format("tier {} {}: {}", tier, collective_key(c), e.message())
+                                    : fmt::format("tier {} {}: times fall as the size grows ({}), which no latency "
+                                                  "and bandwidth describe (a mixed-up size or time column?)",
+                                                  tier, collective_key(c), falling));
+}
+
 // Fits collective c on `tier` to every series wholly inside that tier, and
-// records the fit, its report and its source.
-void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, const FitOptions& opt,
-                    std::size_t tier, Collective c, FitResult& out) {
+// records the fit, its report and its source. Returns why series of it were
+// not fitted (too few points, no tier 1), as notes also say.
+std::vector<std::string> fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms,
+                                        const FitOptions& opt, std::size_t tier, Collective c, FitResult& out) {
   HardwareProfile& hw = out.profile;
   std::vector<Obs> obs;
   double base_per_channel = 0;  // send/recv: the base's p2p channel rate where it has channels on this tier
@@ -345,11 +375,13 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   double min_bytes = std::numeric_limits<double>::infinity(), max_bytes = 0;
   bool all_nccl_runs = true;
   std::vector<GroupPlacement> groups;  // each point's, for CollectiveFit::stock
+  std::vector<std::string> skipped;
   for (const auto& m : ms)
     for (const MeasuredSeries& s : m.set.series) {
       if (s.collective != c || group_tier(hw, s) != (tier == 0 ? GroupTier::tier0 : GroupTier::tier1)) continue;
       if (tier >= hw.tiers.size()) {
-        out.notes.push_back(fmt::format("{}: {} skipped: the base profile has no tier 1", m.origin, describe(s)));
+        skipped.push_back(fmt::format("{}: {} skipped: the base profile has no tier 1", m.origin, describe(s)));
+        out.notes.push_back(skipped.back());
         continue;
       }
       ++nseries;
@@ -372,11 +404,12 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
         max_bytes = std::max(max_bytes, p.bytes);
       }
     }
-  if (obs.empty()) return;
+  if (obs.empty()) return skipped;
   if (obs.size() < 3) {
-    out.notes.push_back(fmt::format("tier {} {}: {} point{} too few to fit (need 3), kept the base's values", tier,
-                                    collective_key(c), obs.size(), obs.size() == 1 ? " is" : "s are"));
-    return;
+    skipped.push_back(fmt::format("tier {} {}: {} point{} too few to fit (need 3)", tier, collective_key(c), obs.size(),
+                                  obs.size() == 1 ? " is" : "s are"));
+    out.notes.push_back(skipped.back() + ", kept the base's values");
+    return skipped;
   }
   Params base_p = current_params(base, tier, c);
   if (base_per_channel > 0) base_p.beta_ch = 1.0 / base_per_channel;
@@ -393,7 +426,12 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
                                        "base's, fitted bandwidth only (--force fits it anyway)",
                                        what, human_bytes(kSmallMessageBytes), human_bytes(min_bytes)));
   const bool keep_latency = no_small && !opt.force;
-  const EngineResult e = fit_engine(obs, base_p, opt, keep_latency);
+  EngineResult e;
+  try {
+    e = fit_engine(obs, base_p, opt, keep_latency);
+  } catch (const InputError& err) {
+    throw unfittable(hw, ms, tier, c, origins, err);
+  }
   InterconnectTier& t = hw.tiers[tier];
   CollectiveFit f;
   f.fitted = true;
@@ -437,6 +475,7 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   rep.iterations = e.iterations;
   out.collectives.push_back(rep);
   out.sources[fmt::format("tiers[{}].collectives.{}", tier, collective_key(c))] = fit_source(rep, origins, opt);
+  return skipped;
 }
 
 }  // namespace
@@ -543,15 +582,19 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
   std::string files;
   for (const auto& m : ms) files += (files.empty() ? "" : ", ") + m.origin;
 
+  std::vector<std::string> skipped;  // why series were not fitted: the error when nothing is
   for (std::size_t tier = 0; tier < 2; ++tier)
-    for (Collective c : kAllCollectives) fit_collective(base, ms, opt, tier, c, out);
+    for (Collective c : kAllCollectives) {
+      const std::vector<std::string> why = fit_collective(base, ms, opt, tier, c, out);
+      skipped.insert(skipped.end(), why.begin(), why.end());
+    }
   bool compute = false;
   for (const auto& m : ms)
     compute = compute || !m.set.gemm.empty() || !m.set.hbm.empty() || !m.set.gemm_sustained.empty();
   if (out.collectives.empty() && !compute)
-    throw InputError(files,
-                     "nothing to fit: expected collective series of groups inside one node or with one rank per node, "
-                     "or GEMM/HBM measurements");
+    throw InputError(files, skipped.empty() ? "nothing to fit: expected collective series of groups inside one node "
+                                              "or with one rank per node, or GEMM/HBM measurements"
+                                            : fmt::format("nothing to fit: {}", fmt::join(skipped, "; ")));
   // A one-GPU run (planner-bench on a single GPU measures no collective)
   // calibrates compute alone; the collectives stay the base profile's.
   check_forced_algorithm(ms, opt, out);
