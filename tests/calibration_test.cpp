@@ -298,6 +298,31 @@ TEST_CASE("check reports predicted against measured and a wrong profile fails it
   std::size_t points = 0;
   for (const MeasuredSeries& s : m.series) points += s.points.size();
   CHECK(good.points() == points);  // every point of every series
+  CHECK(good.notes.empty());
+  // A profile without tier 1 cannot price the series across nodes: each is skipped with a note (they vanished
+  // without a word), and with nothing left the error gives the reasons.
+  HardwareProfile one_tier = want;
+  one_tier.name = "one-tier";
+  one_tier.tiers.resize(1);
+  const CheckReport inside = check_profile(one_tier, {{"m.json", m}});
+  CHECK(inside.series.size() == 13);
+  REQUIRE(inside.notes.size() == 21);
+  CHECK(inside.notes[0] ==
+        "m.json: all_reduce inter_node 2 ranks (1 per node x 2 nodes) skipped: the profile "
+        "one-tier has no tier 1 (between nodes) to price it");
+  CHECK(render_check(inside).find("\nnote: m.json: all_reduce inter_node 2 ranks") != std::string::npos);
+  CHECK(render_check_summary(inside).find("\nnote: m.json: all_reduce inter_node 2 ranks") != std::string::npos);
+  MeasurementSet across = m;
+  std::erase_if(across.series,
+                [](const MeasuredSeries& s) { return s.nodes == 1 || s.collective != Collective::all_gather; });
+  CHECK(error_of([&] {
+          (void)check_profile(one_tier, {{"x.json", across}});
+        }) ==
+        "--measurements: no series to check against the profile one-tier: it has no tier 1 (between nodes) to "
+        "price these, which span nodes: x.json: all_gather inter_node 2 ranks (1 per node x 2 nodes); x.json: "
+        "all_gather inter_node 4 ranks (1 per node x 4 nodes); x.json: all_gather inter_node 8 ranks (1 per node x 8 "
+        "nodes); x.json: all_gather inter_node 16 ranks (1 per node x 16 nodes); x.json: all_gather world 128 ranks "
+        "(8 per node x 16 nodes)");
   const CheckReport stock = check_profile(find_hardware("dgx-h100", kDir), {{"m.json", m}});
   CHECK(stock.worst_median_abs_error() > 0.10);
 }
@@ -357,6 +382,47 @@ TEST_CASE("compute efficiencies from GEMM and HBM measurements", "[calibration]"
   const double t_base = gemm_time_s(r.profile, DType::bf16, 8192, 28672, 4096);
   const double t_meas = gemm_time_s(fs.profile, DType::bf16, 8192, 28672, 4096);
   CHECK(t_meas / t_base == Approx(0.877 / 0.875));
+  CHECK(r.failures.empty());
+  CHECK(fs.failures.empty());
+}
+
+TEST_CASE("compute fits above the chip's peak or off the GEMM line fail the gates", "[calibration]") {
+  // bf16 GEMMs 10x above the H100's peak and a 30 TB/s copy on its 3.35 TB/s HBM (/tmp/qa2/gemm_fast.json,
+  // hbm_fast.json) were written as gemm_max and hbm_efficiency 1.000 with exit 0.
+  const HardwareProfile base = find_hardware("dgx-h100", kDir);
+  const std::string path = kDir + "/hardware_profiles/measured/h100-sxm-2026-11-27/planner_bench.json";
+  const MeasurementSet real = load_measurements_file(path);
+  const FitResult ok = fit_profile(base, {{"h100.json", real}});
+  CHECK(ok.failures.empty());  // 713-828 TFLOP/s bf16, 3011 GB/s: the real H100 passes
+  MeasurementSet fast = real;
+  for (GemmMeasurement& g : fast.gemm)
+    if (g.dtype == "bf16") g.time_s /= 10, g.time_min_s /= 10, g.flops_per_s *= 10;
+  for (HbmMeasurement& h : fast.hbm) h.time_s /= 10, h.time_min_s /= 10, h.bandwidth_bytes_per_s *= 10;
+  const FitResult r = fit_profile(base, {{"fast.json", fast}});
+  REQUIRE(r.failures.size() == 2);
+  CHECK(r.failures[0] ==
+        "bf16 GEMM (8 shapes): 8 of 8 shapes ran above the chip's peak (llama3.1-8b tp1 down at 8274.8 TFLOP/s; H100 "
+        "SXM5 80GB 989.4 TFLOP/s) and median |error| 735.0% > 10%; these are not the base's chip's times (a time "
+        "unit off, or another GPU)");
+  CHECK(r.failures[1] ==
+        "HBM (1 copy): 30105.8 GB/s measured (read + write), above the chip's 3350.0 GB/s (H100 SXM5 80GB); these "
+        "are not the base's chip's times (a time unit off, or another GPU)");
+  FitOptions force;
+  force.force = true;
+  const FitResult forced = fit_profile(base, {{"fast.json", fast}}, force);
+  CHECK(forced.failures.size() == 2);
+  CHECK(forced.warnings.back().find("HBM (1 copy)") == 0);
+  CHECK(forced.warnings.back().find("written anyway (--force)") != std::string::npos);
+  // Times that no line through the shapes describes (every other shape 2x slower), all below the peak.
+  MeasurementSet scattered = real;
+  for (std::size_t i = 0; i < scattered.gemm.size(); i += 2) {
+    GemmMeasurement& g = scattered.gemm[i];
+    g.time_s *= 2, g.time_min_s *= 2, g.flops_per_s /= 2;
+  }
+  const FitResult s = fit_profile(base, {{"scattered.json", scattered}});
+  REQUIRE(!s.failures.empty());
+  CHECK(s.failures[0].find("bf16 GEMM (8 shapes): median |error|") == 0);
+  CHECK(s.failures[0].find("evaluate's GEMM formula does not describe these shapes") != std::string::npos);
 }
 
 TEST_CASE("a one-GPU run fits compute alone, a file with nothing to fit is refused", "[calibration]") {
@@ -418,6 +484,22 @@ TEST_CASE("a one-GPU run fits compute alone, a file with nothing to fit is refus
   empty.hbm.clear();
   empty.gemm_sustained.clear();
   CHECK(error_of([&] { (void)fit_profile(base, {{"e.json", empty}}); }).find("e.json: nothing to fit") == 0);
+  // A one-point series: the error says it is too few points (it said only "nothing to fit: expected ...").
+  empty.series = {series(Collective::all_reduce, GroupKind::intra_node, 2, 2, 1)};
+  empty.series[0].points = {make_point(Collective::all_reduce, 2, 8, 6.5e-6)};
+  CHECK(error_of([&] {
+          (void)fit_profile(base, {{"single.json", empty}});
+        }) == "single.json: nothing to fit: tier 0 all_reduce: 1 point is too few to fit (need 3)");
+  // Times that fall as the size grows named no file, tier or collective ("too few distinct sizes").
+  empty.series[0].points.clear();
+  for (double n = 8, t = 250e-6; n <= double(1 << 30); n *= 4, t *= 0.9)
+    empty.series[0].points.push_back(make_point(Collective::all_reduce, 2, n, t));
+  CHECK(error_of([&] {
+          (void)fit_profile(base, {{"falling.json", empty}});
+        }) ==
+        "falling.json: tier 0 all_reduce: times fall as the size grows (all_reduce intra_node 2 ranks (2 per node x 1 "
+        "node): 250 us at 8 B, 63.55 us at 512 MiB), which no latency and bandwidth describe (a mixed-up size or time "
+        "column?)");
 }
 
 // ---- item 3 of issue 14: fits that refuse to lie.
@@ -469,6 +551,19 @@ TEST_CASE("the same measurements give the same fit however they are split into f
   }
   CHECK(split.failures.empty());
   CHECK(worst_parameter_error(split.profile, truth()) < kTolerance);
+  // The same series in two files is refused as inside one file (it counted twice): a file given twice, or a file
+  // holding a subset of another's points.
+  CHECK(error_of([&] {
+          (void)fit_profile(base, {{"1x8.json", a}, {"1x8.json", a}, {"16x1.json", b}});
+        }) == "--measurements: 1x8.json is given twice (its measurements would count twice in the fit)");
+  MeasurementSet subset = a;
+  subset.series = {a.series[1]};
+  subset.series[0].points.resize(3);
+  CHECK(error_of([&] {
+          (void)fit_profile(base, {{"1x8.json", a}, {"16x1.json", b}, {"part.json", subset}});
+        }) ==
+        "part.json: series[0]: a second series for all_reduce intra_node 4 ranks (4 per node x 1 node) (one series "
+        "per collective and group shape), after series[1] of 1x8.json");
 }
 
 TEST_CASE("node size: a single-node run is a lower bound, contradictions are refused", "[calibration]") {
@@ -538,6 +633,36 @@ TEST_CASE("latency is kept from the base when no size is below 1 MiB", "[calibra
   CHECK(f.warnings[0].find("--force keeps it") != std::string::npos);
 }
 
+TEST_CASE("bandwidth is kept from the base when no point shows it", "[calibration]") {
+  // 8-64 B all at 10 us (/tmp/qa2/m/flat.json): 1 / beta came out ~1e15 and was written as the bandwidth.
+  const HardwareProfile base = find_hardware("dgx-h100", kDir);
+  MeasurementSet m = one_node_run(truth());
+  m.series = {series(Collective::all_reduce, GroupKind::intra_node, 2, 2, 1)};
+  for (double n : {8.0, 16.0, 32.0, 64.0}) m.series[0].points.push_back(make_point(Collective::all_reduce, 2, n, 1e-5));
+  const double base_bw = base.tiers[0].bandwidth_achieved_bytes_per_s;
+  const FitResult flat = fit_profile(base, {{"flat.json", m}});
+  REQUIRE(flat.collectives.size() == 1);
+  CHECK_FALSE(flat.collectives[0].bandwidth_fitted);
+  CHECK(flat.profile.tiers[0].collective_fits[0].bandwidth_bytes_per_s == base_bw);
+  CHECK(render_fit_report(flat).find("(bandwidth: base's)") != std::string::npos);
+  CHECK(flat.sources.at("tiers[0].collectives.all_reduce").find("the base's bandwidth kept") != std::string::npos);
+  // A noisy latency-only sweep (8 B-64 KiB, 3%) under --force: the base's bandwidth too, whatever the noise's slope.
+  std::mt19937 gen(5);
+  std::normal_distribution<double> z(0.0, 0.03);
+  FitOptions force;
+  force.force = true;
+  for (int run = 0; run < 20; ++run) {
+    m.series[0].points.clear();
+    for (double n = 8; n <= 65536; n *= 2)
+      m.series[0].points.push_back(make_point(Collective::all_reduce, 2, n, 1e-5 * std::exp(z(gen))));
+    const FitResult noisy = fit_profile(base, {{"noisy.json", m}}, force);
+    INFO("run " << run << ": " << noisy.profile.tiers[0].collective_fits[0].bandwidth_bytes_per_s);
+    CHECK(noisy.profile.tiers[0].collective_fits[0].bandwidth_bytes_per_s == base_bw);
+  }
+  // Sizes that do show it (up to 1 GiB) still fit it.
+  CHECK(fit_profile(base, {{"m.json", one_node_run(truth())}}).collectives[0].bandwidth_fitted);
+}
+
 TEST_CASE("the algorithm the runs forced (--algo) prices every point", "[calibration]") {
   const HardwareProfile want = truth();
   const HardwareProfile base = find_hardware("dgx-h100", kDir);
@@ -559,6 +684,13 @@ TEST_CASE("the algorithm the runs forced (--algo) prices every point", "[calibra
   CHECK(rel(got.base_latency_s, f.base_latency_s) < 1e-6);
   CHECK(rel(got.latency_per_step_s, f.latency_per_step_s) < 1e-6);
   CHECK(rel(got.bandwidth_bytes_per_s, f.bandwidth_bytes_per_s) < 1e-6);
+  // The fit's own errors price the ring too, as check --algo does: exact, and the gates pass
+  // (priced with the model's pick they read a 22.8% median on /tmp/qa2's 4 and 8 node ring sweep).
+  REQUIRE(r.collectives.size() == 1);
+  CHECK(r.collectives[0].median_abs_error < 1e-6);
+  CHECK(r.collectives[0].max_abs_error < 1e-6);
+  CHECK(r.collectives[0].r2_log_time > 1 - 1e-9);
+  CHECK(r.failures.empty());
   // check: the tree the model would pick for small sizes is replaced by the ring the run forced.
   const CheckReport plain = check_profile(want, {{"ring.json", m}});
   const CheckReport forced = check_profile(want, {{"ring.json", m}}, Algorithm::ring);
@@ -570,6 +702,41 @@ TEST_CASE("the algorithm the runs forced (--algo) prices every point", "[calibra
   CHECK(forced.max_abs_error() < 1e-9);
   for (const auto& s : forced.series)
     for (const auto& p : s.points) CHECK(p.algorithm == Algorithm::ring);
+}
+
+TEST_CASE("a forced algorithm the fit's model cannot run is an error or a note and never a silent ring",
+          "[calibration]") {
+  // --algo tree on tier-0 all-reduce (ring only inside a node) or on all-gather used to fit ring and record
+  // "algorithm forced: tree" in the sources.
+  const HardwareProfile base = find_hardware("dgx-h100", kDir);
+  MeasurementSet node = one_node_run(truth());
+  std::erase_if(node.series, [](const MeasuredSeries& s) { return s.collective != Collective::all_reduce; });
+  FitOptions tree;
+  tree.algorithm = Algorithm::tree;
+  CHECK(error_of([&] {
+          (void)fit_profile(base, {{"1x8.json", node}}, tree);
+        }) ==
+        "--algo: the fit's model cannot run tree for any fitted series (it has ring and tree for all-reduce between "
+        "nodes, tier 1, and one algorithm for everything else): 1x8.json: all_reduce intra_node 2 ranks (2 per node "
+        "x 1 node); 1x8.json: all_reduce intra_node 4 ranks (4 per node x 1 node); 1x8.json: all_reduce intra_node "
+        "8 ranks (8 per node x 1 node)");
+  // With tier-1 all-reduce beside it, tree applies there; tier 0 keeps ring, with a note, and its source says no
+  // forced algorithm.
+  MeasurementSet nodes = one_per_node_run(truth());
+  std::erase_if(nodes.series, [](const MeasuredSeries& s) { return s.collective != Collective::all_reduce; });
+  const FitResult r = fit_profile(base, {{"1x8.json", node}, {"16x1.json", nodes}}, tree);
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0] ==
+        "tier 0 all_reduce: --algo tree does not apply (the fit's model runs ring for it there), so it is fitted "
+        "with that");
+  CHECK(r.sources.at("tiers[0].collectives.all_reduce").find("algorithm forced") == std::string::npos);
+  CHECK(r.sources.at("tiers[1].collectives.all_reduce").find("algorithm forced: tree") != std::string::npos);
+  // A compute-only file has nothing --algo could apply to.
+  MeasurementSet gpu =
+      load_measurements_file(kDir + "/hardware_profiles/measured/h100-sxm-2026-11-27/planner_bench.json");
+  CHECK(error_of([&] {
+          (void)fit_profile(base, {{"gpu.json", gpu}}, tree);
+        }) == "--algo: tree: no collective series to apply it to (only compute is fitted)");
 }
 
 TEST_CASE("NCCL runs keep NCCL's tuner: a slower cluster's NCCL prices fit back to it", "[calibration]") {
@@ -701,6 +868,17 @@ TEST_CASE("a forced algorithm (--algo) prices groups across both tiers with it",
     for (const CheckPoint& p : s.points)
       CHECK(p.not_forced == (s.collective != Collective::all_reduce && s.collective != Collective::all_to_all &&
                              s.collective != Collective::send_recv));
+  // --summary says so too, on the series' one line (it used to show only the full table's marks).
+  const std::string summary = render_check_summary(tree);
+  CHECK(summary.find("all_gather world 80 ranks (8 per node x 10 nodes): 10 pts, median |error| ") !=
+        std::string::npos);
+  std::size_t marked = 0;
+  for (std::size_t at = 0; (at = summary.find(" (not the --algo: NCCL cannot run it for this collective and group)\n",
+                                              at)) != std::string::npos;
+       ++at)
+    ++marked;
+  CHECK(marked == 2);  // all-gather and reduce-scatter
+  CHECK(render_check_summary(ring).find("not the --algo") == std::string::npos);
 }
 
 TEST_CASE("NVL72 logs: trays of one rack share the NVLink domain, unless the file says otherwise", "[calibration]") {
@@ -774,6 +952,33 @@ TEST_CASE("a device that is not the base's chip is a warning naming both", "[cal
   REQUIRE(r.warnings.size() == 1);
   CHECK(r.warnings[0] == "a100.json: the device is NVIDIA A100-SXM4-40GB, but the base profile dgx-h100 is for H100 "
                          "SXM5 80GB; the fit keeps the base's compute and memory figures");
+  // The form factor (SXM, PCIe, NVL): the same family and memory on another board was no warning.
+  CHECK(device_form_factor("NVIDIA H100 80GB HBM3") == "SXM");  // nvidia-smi's name of the SXM5 part
+  CHECK(device_form_factor("H100 SXM5 80GB") == "SXM");
+  CHECK(device_form_factor("NVIDIA A100-SXM4-40GB") == "SXM");
+  CHECK(device_form_factor("NVIDIA H100 PCIe") == "PCIe");
+  CHECK(device_form_factor("NVIDIA A100 80GB PCIe") == "PCIe");
+  CHECK(device_form_factor("NVIDIA H100 NVL") == "NVL");
+  CHECK(device_form_factor("NVIDIA H200").empty());
+  CHECK(device_form_factor("GB200 (Blackwell, 186GB)").empty());
+  CHECK(device_form_factor("synthetic").empty());
+  m.device = "NVIDIA H100 PCIe";
+  const FitResult pcie = fit_profile(base, {{"pcie.json", m}});
+  REQUIRE(pcie.warnings.size() == 1);
+  CHECK(pcie.warnings[0] ==
+        "pcie.json: the device is NVIDIA H100 PCIe, but the base profile dgx-h100 is for H100 "
+        "SXM5 80GB (PCIe, not SXM); the fit keeps the base's compute and memory figures");
+  m.device = "NVIDIA H100 NVL";
+  CHECK(fit_profile(base, {{"nvl.json", m}}).warnings.size() == 1);
+  m.device = "NVIDIA H100 80GB HBM3";
+  const FitResult sxm = fit_profile(find_hardware("h100-pcie", kDir), {{"sxm.json", m}});
+  REQUIRE(sxm.warnings.size() == 1);
+  CHECK(sxm.warnings[0].find("is for H100 PCIe 80GB (SXM, not PCIe)") != std::string::npos);
+  CHECK(fit_profile(find_hardware("h100-nvl", kDir), {{"nvl.json", m}}).warnings.size() == 1);
+  m.device = "NVIDIA H100 PCIe";
+  CHECK(fit_profile(find_hardware("h100-pcie", kDir), {{"pcie.json", m}}).warnings.empty());
+  m.device = "NVIDIA H200";  // says no form factor: compared by family and memory alone
+  CHECK(fit_profile(find_hardware("dgx-h200", kDir), {{"h200.json", m}}).warnings.empty());
 }
 
 TEST_CASE("sizes in human units", "[calibration]") {

@@ -117,7 +117,33 @@ TEST_CASE("bad measurement fields are one InputError naming file and field", "[m
   CHECK(with([](json& j) { j["gemm_sustained"][0]["duration_s"] = 0; }) ==
         "m.json: gemm_sustained[0].duration_s: expected a number > 0 and <= 100000, got 0");
   CHECK(with([](json& j) { j["world_size"] = 1; }) ==
-        "m.json: world_size: expected at least the largest group (2), got 1");
+        "m.json: world_size: expected nodes * ranks_per_node = 2 * 2 = 4, got 1; world_size: expected at least the "
+        "largest group (2), got 1");
+  // Headers that contradict themselves or their series (/tmp/qa2/hdr_bad.json, m/inter16.json) were accepted.
+  CHECK(with([](json& j) { j["world_size"] = 64; }) ==
+        "m.json: world_size: expected nodes * ranks_per_node = 2 * 2 = 4, got 64");
+  CHECK(with([](json& j) {
+          j["series"][0]["nodes"] = 4;
+          j["series"][0]["group_size"] = 4;
+          for (json& p : j["series"][0]["points"]) p["busbw_bytes_per_s"] = p["algbw_bytes_per_s"].get<double>() * 0.75;
+        }) == "m.json: series[0].nodes: expected at most the file's nodes (2), got 4");
+  // NVLink domains of 3 nodes cannot hold 8 nodes (/tmp/qa2/npd3.json printed "3 NVLink domains of 3 ranks" for 8).
+  auto with_domain = [&](std::int64_t nodes, std::int64_t per_domain) {
+    return with([&](json& j) {
+      j["nodes"] = nodes;
+      j["world_size"] = nodes * 2;
+      j["series"][0]["nodes"] = nodes;
+      j["series"][0]["group_size"] = nodes;
+      j["series"][0]["nodes_per_nvlink_domain"] = per_domain;
+      const double factor = double(nodes - 1) / double(nodes);
+      for (json& p : j["series"][0]["points"]) p["busbw_bytes_per_s"] = p["algbw_bytes_per_s"].get<double>() * factor;
+    });
+  };
+  CHECK(with_domain(8, 3) ==
+        "m.json: series[0].nodes_per_nvlink_domain: expected a divisor of the series' nodes (8) or at least 8, got 3");
+  CHECK(with_domain(8, 4) == "");
+  CHECK(with_domain(8, 18) == "");  // all in one domain
+  CHECK(with_domain(8, 1) == "");
   CHECK(error_of([] { (void)measurements_from_json(json::array(), "m.json"); }) ==
         "m.json: expected a JSON object of collective measurements (docs/calibration.md)");
 }

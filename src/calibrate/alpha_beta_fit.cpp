@@ -71,8 +71,27 @@ std::optional<Eigen::VectorXd> wls(const std::vector<Obs>& obs, const std::vecto
   return full;
 }
 
+// Whether some point priced by the link's (or, with per_channel, the p2p
+// channels') bandwidth term is not latency-bound under `p`: its bandwidth
+// term at least 1/kRegimeRatio of its latency term. Where none is (8-64 B
+// sweeps, or noise on any latency-only sweep) the data determine no bandwidth
+// and 1 / beta comes out arbitrarily large (1e15 was written); the base's
+// stays instead (docs/calibration.md, Method step 5).
+bool shows_bandwidth(const std::vector<Obs>& obs, const std::vector<std::size_t>& alg, const Params& p,
+                     bool per_channel) {
+  for (std::size_t i = 0; i < obs.size(); ++i) {
+    const Term& term = obs[i].terms[alg[i]];
+    if (term.per_channel != per_channel) continue;
+    const double latency = p.l0 + term.steps * p.l1;
+    const double bandwidth = term.factor * obs[i].n * (per_channel ? p.beta_ch : p.beta);
+    if (bandwidth * kRegimeRatio >= latency) return true;
+  }
+  return false;
+}
+
 // One round of the active set: free parameters that come out negative are
-// fixed (latency at 0, bandwidth at the base's) and the rest refitted; a
+// fixed (latency at 0, bandwidth at the base's), as is a bandwidth no point
+// shows (shows_bandwidth), and the rest refitted; a
 // singular system drops the bandwidth columns first (only tiny sizes), then the
 // growth. A bandwidth column no point uses (no point paced by its p2p channels,
 // or none by the link) is not fitted and keeps the base's. Throws when nothing
@@ -88,7 +107,7 @@ Params solve_active_set(const std::vector<Obs>& obs, const std::vector<std::size
   if (keep_latency) growth = true;  // the fixed per-step term is subtracted per point
   Params next;
   bool solved = false;
-  for (int round = 0; round < 6 && !solved; ++round) {
+  for (int round = 0; round < 8 && !solved; ++round) {
     const auto sol = wls(obs, alg, weights, free, fixed, !growth);
     if (!sol) {
       if (free[3])
@@ -106,9 +125,9 @@ Params solve_active_set(const std::vector<Obs>& obs, const std::vector<std::size
     next.beta = free[2] ? (*sol)(2) : fixed.beta;
     next.beta_ch = free[3] ? (*sol)(3) : fixed.beta_ch;
     solved = true;
-    if (free[2] && !(next.beta > 0))
+    if (free[2] && !(next.beta > 0 && shows_bandwidth(obs, alg, next, false)))
       free[2] = false, solved = false;
-    else if (free[3] && !(next.beta_ch > 0))
+    else if (free[3] && !(next.beta_ch > 0 && shows_bandwidth(obs, alg, next, true)))
       free[3] = false, solved = false;
     else if (free[1] && next.l1 < 0)
       free[1] = false, solved = false;

@@ -33,6 +33,11 @@ struct Obs {
   bool slowest = false;
 };
 
+// Regimes of a point by its bandwidth term over its latency term: below
+// 1/kRegimeRatio latency-bound, above kRegimeRatio bandwidth-bound, else mixed
+// (the fit report's regimes; a bandwidth is only seen outside the first).
+inline constexpr double kRegimeRatio = 4.0;
+
 struct Params {
   double l0 = 0, l1 = 0, beta = 0;  // base latency, per-step latency, 1 / bandwidth
   double beta_ch = 0;               // 1 / what one p2p channel moves (send/recv terms with per_channel)

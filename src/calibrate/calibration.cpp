@@ -31,10 +31,14 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "planner/io/json_io.h"
@@ -79,6 +83,58 @@ std::vector<calibrate_detail::Term> forced_terms(std::size_t tier, Collective c,
   if (!algo || t.size() < 2) return t;
   std::erase_if(t, [&](const calibrate_detail::Term& x) { return x.algorithm != *algo; });
   return t;
+}
+
+// Whether the fit's model can run `algo` for collective c on `tier`: one of
+// its candidate algorithms (ring and tree for all-reduce between nodes; one
+// for the rest: ring, or direct for all-to-all and send/recv).
+bool algorithm_runs(std::size_t tier, Collective c, Algorithm algo) {
+  for (const calibrate_detail::Term& t : candidate_terms(tier, c, 2))
+    if (t.algorithm == algo) return true;
+  return false;
+}
+
+// The fitted series of rep's (tier, collective), as "file: series" labels.
+std::vector<std::string> fitted_series(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms,
+                                       const CollectiveFitReport& rep) {
+  std::vector<std::string> out;
+  for (const auto& m : ms)
+    for (const MeasuredSeries& s : m.set.series)
+      if (s.collective == rep.collective && group_tier(hw, s) == (rep.tier == 0 ? GroupTier::tier0 : GroupTier::tier1))
+        out.push_back(fmt::format("{}: {}", m.origin, describe(s)));
+  return out;
+}
+
+// --algo says which algorithm the runs forced. A fitted (tier, collective)
+// whose model cannot run it (tree inside a node, or for an all-gather) keeps
+// its own algorithm, with a note; where it can run none of the fitted series
+// the flag cannot apply, and that is an error naming them (it used to fit
+// ring and record "algorithm forced: tree").
+void check_forced_algorithm(const std::vector<NamedMeasurements>& ms, const FitOptions& opt, FitResult& out) {
+  if (!opt.algorithm) return;
+  const char* algo = to_string(*opt.algorithm);
+  std::vector<std::string> unforced;
+  bool applied = false;
+  for (const CollectiveFitReport& rep : out.collectives) {
+    if (algorithm_runs(rep.tier, rep.collective, *opt.algorithm)) {
+      applied = true;
+      continue;
+    }
+    const std::vector<std::string> series = fitted_series(out.profile, ms, rep);
+    unforced.insert(unforced.end(), series.begin(), series.end());
+    out.notes.push_back(
+        fmt::format("tier {} {}: --algo {} does not apply (the fit's model runs {} for it there), so "
+                    "it is fitted with that",
+                    rep.tier, collective_key(rep.collective), algo,
+                    to_string(candidate_terms(rep.tier, rep.collective, 2).front().algorithm)));
+  }
+  if (applied) return;
+  if (unforced.empty())
+    throw InputError("--algo", fmt::format("{}: no collective series to apply it to (only compute is fitted)", algo));
+  throw InputError("--algo",
+                   fmt::format("the fit's model cannot run {} for any fitted series (it has ring and tree for "
+                               "all-reduce between nodes, tier 1, and one algorithm for everything else): {}",
+                               algo, fmt::join(unforced, "; ")));
 }
 
 SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, const MeasuredSeries& s,
@@ -133,14 +189,19 @@ void check_device(const HardwareProfile& base, const std::vector<NamedMeasuremen
     const std::string& d = m.set.device;
     if (d.rfind("CPU:", 0) == 0 || d.rfind("unknown", 0) == 0 || chip.empty()) continue;
     const std::string key = device_key(d);
-    if (key.empty() || key == chip) continue;
+    if (key.empty()) continue;
+    // Form factor only when both say it (SXM, PCIe, NVL: "NVIDIA H100 PCIe" is not dgx-h100's SXM5 part).
+    const std::string form = device_form_factor(d), chip_form = device_form_factor(base.chip_name);
+    const bool form_differs = !form.empty() && !chip_form.empty() && form != chip_form;
     // Memory size only when both say it ("A100" against "A100 80GB" matches).
     const auto family = [](const std::string& k) { return k.substr(0, k.find(' ')); };
-    if (family(key) == family(chip) && (key.find(' ') == std::string::npos || chip.find(' ') == std::string::npos))
-      continue;
-    out.warnings.push_back(fmt::format("{}: the device is {}, but the base profile {} is for {}; the fit keeps the "
-                                       "base's compute and memory figures",
-                                       m.origin, d, base.name, base.chip_name));
+    const bool same_chip = key == chip || (family(key) == family(chip) &&
+                                           (key.find(' ') == std::string::npos || chip.find(' ') == std::string::npos));
+    if (same_chip && !form_differs) continue;
+    out.warnings.push_back(fmt::format(
+        "{}: the device is {}, but the base profile {} is for {}{}; the fit keeps the "
+        "base's compute and memory figures",
+        m.origin, d, base.name, base.chip_name, form_differs ? fmt::format(" ({}, not {})", form, chip_form) : ""));
   }
 }
 
@@ -253,7 +314,9 @@ std::string fit_source(const CollectiveFitReport& rep, const std::set<std::strin
       "in relative "
       "error with Huber reweighting{}{}{}{}{}",
       from, rep.series, join_sizes(rep.group_sizes), rep.points, human_bytes(rep.min_bytes), human_bytes(rep.max_bytes),
-      opt.algorithm ? fmt::format("; algorithm forced: {}", to_string(*opt.algorithm)) : "",
+      opt.algorithm && algorithm_runs(rep.tier, rep.collective, *opt.algorithm)
+          ? fmt::format("; algorithm forced: {}", to_string(*opt.algorithm))
+          : "",
       rep.latency_kept    ? "; no size below 1 MiB, so the base profile's latency kept"
       : rep.growth_fitted ? ""
                           : "; one step count, so base and per-step latency split in the base profile's ratio",
@@ -269,10 +332,40 @@ std::string fit_source(const CollectiveFitReport& rep, const std::set<std::strin
       opt.command.empty() ? "" : fmt::format("; command: {}", opt.command));
 }
 
+// The first series of collective c on `tier` whose time at its largest size
+// is below its time at its smallest ("SERIES: 250 us at 8 B, 100 us at 1 GiB"),
+// or "".
+std::string falling_series(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms, std::size_t tier,
+                           Collective c) {
+  for (const auto& m : ms)
+    for (const MeasuredSeries& s : m.set.series) {
+      if (s.collective != c || group_tier(hw, s) != (tier == 0 ? GroupTier::tier0 : GroupTier::tier1)) continue;
+      if (s.points.size() >= 2 && s.points.back().time_s < s.points.front().time_s)
+        return fmt::format("{}: {:.4g} us at {}, {:.4g} us at {}", describe(s), s.points.front().time_s * 1e6,
+                           human_bytes(s.points.front().bytes), s.points.back().time_s * 1e6,
+                           human_bytes(s.points.back().bytes));
+    }
+  return "";
+}
+
+// fit_engine's error where the points determine no latency and bandwidth,
+// with the files, tier and collective named (it named none of them), and the
+// reason where times fall as the size grows.
+InputError unfittable(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms, std::size_t tier,
+                      Collective c, const std::set<std::string>& origins, const InputError& e) {
+  const std::string falling = falling_series(hw, ms, tier, c);
+  return InputError(fmt::format("{}", fmt::join(origins, ", ")),
+                    falling.empty() ? fmt::format("tier {} {}: {}", tier, collective_key(c), e.message())
+                                    : fmt::format("tier {} {}: times fall as the size grows ({}), which no latency "
+                                                  "and bandwidth describe (a mixed-up size or time column?)",
+                                                  tier, collective_key(c), falling));
+}
+
 // Fits collective c on `tier` to every series wholly inside that tier, and
-// records the fit, its report and its source.
-void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, const FitOptions& opt,
-                    std::size_t tier, Collective c, FitResult& out) {
+// records the fit, its report and its source. Returns why series of it were
+// not fitted (too few points, no tier 1), as notes also say.
+std::vector<std::string> fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms,
+                                        const FitOptions& opt, std::size_t tier, Collective c, FitResult& out) {
   HardwareProfile& hw = out.profile;
   std::vector<Obs> obs;
   double base_per_channel = 0;  // send/recv: the base's p2p channel rate where it has channels on this tier
@@ -282,11 +375,13 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   double min_bytes = std::numeric_limits<double>::infinity(), max_bytes = 0;
   bool all_nccl_runs = true;
   std::vector<GroupPlacement> groups;  // each point's, for CollectiveFit::stock
+  std::vector<std::string> skipped;
   for (const auto& m : ms)
     for (const MeasuredSeries& s : m.set.series) {
       if (s.collective != c || group_tier(hw, s) != (tier == 0 ? GroupTier::tier0 : GroupTier::tier1)) continue;
       if (tier >= hw.tiers.size()) {
-        out.notes.push_back(fmt::format("{}: {} skipped: the base profile has no tier 1", m.origin, describe(s)));
+        skipped.push_back(fmt::format("{}: {} skipped: the base profile has no tier 1", m.origin, describe(s)));
+        out.notes.push_back(skipped.back());
         continue;
       }
       ++nseries;
@@ -309,11 +404,12 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
         max_bytes = std::max(max_bytes, p.bytes);
       }
     }
-  if (obs.empty()) return;
+  if (obs.empty()) return skipped;
   if (obs.size() < 3) {
-    out.notes.push_back(fmt::format("tier {} {}: {} point{} too few to fit (need 3), kept the base's values", tier,
-                                    collective_key(c), obs.size(), obs.size() == 1 ? " is" : "s are"));
-    return;
+    skipped.push_back(fmt::format("tier {} {}: {} point{} too few to fit (need 3)", tier, collective_key(c), obs.size(),
+                                  obs.size() == 1 ? " is" : "s are"));
+    out.notes.push_back(skipped.back() + ", kept the base's values");
+    return skipped;
   }
   Params base_p = current_params(base, tier, c);
   if (base_per_channel > 0) base_p.beta_ch = 1.0 / base_per_channel;
@@ -330,7 +426,12 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
                                        "base's, fitted bandwidth only (--force fits it anyway)",
                                        what, human_bytes(kSmallMessageBytes), human_bytes(min_bytes)));
   const bool keep_latency = no_small && !opt.force;
-  const EngineResult e = fit_engine(obs, base_p, opt, keep_latency);
+  EngineResult e;
+  try {
+    e = fit_engine(obs, base_p, opt, keep_latency);
+  } catch (const InputError& err) {
+    throw unfittable(hw, ms, tier, c, origins, err);
+  }
   InterconnectTier& t = hw.tiers[tier];
   CollectiveFit f;
   f.fitted = true;
@@ -374,6 +475,7 @@ void fit_collective(const HardwareProfile& base, const std::vector<NamedMeasurem
   rep.iterations = e.iterations;
   out.collectives.push_back(rep);
   out.sources[fmt::format("tiers[{}].collectives.{}", tier, collective_key(c))] = fit_source(rep, origins, opt);
+  return skipped;
 }
 
 }  // namespace
@@ -406,17 +508,57 @@ void check_domains(const HardwareProfile& hw, const std::vector<NamedMeasurement
       }
 }
 
+// One series per collective and group shape across the files, as inside one
+// (measurements.cpp reads a second one as an error): the same series in two
+// files (a file given twice, or one holding a subset of another's points)
+// would weigh its points twice in the fit.
+void check_distinct_series(const std::vector<NamedMeasurements>& ms) {
+  for (std::size_t a = 0; a < ms.size(); ++a)
+    for (std::size_t b = 0; b < a; ++b)
+      if (ms[a].origin == ms[b].origin)
+        throw InputError("--measurements", fmt::format("{} is given twice (its measurements would count twice in the "
+                                                       "fit)",
+                                                       ms[a].origin));
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, std::pair<std::string, std::size_t>> seen;
+  for (const auto& m : ms)
+    for (std::size_t i = 0; i < m.set.series.size(); ++i) {
+      const MeasuredSeries& s = m.set.series[i];
+      const auto [it, fresh] =
+          seen.try_emplace({int(s.collective), s.group_size, s.ranks_per_node, s.nodes}, m.origin, i);
+      if (!fresh)
+        throw InputError(fmt::format("{}: series[{}]", m.origin, i),
+                         fmt::format("a second series for {} (one series per collective and group shape), after "
+                                     "series[{}] of {}",
+                                     describe(s), it->second.second, it->second.first));
+    }
+}
+
 CheckReport check_profile(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms,
                           std::optional<Algorithm> algo) {
   if (hw.tiers.empty() || hw.tiers[0].topology != Topology::switched)
     throw InputError(hw.name, "calibrate works on profiles whose tier 0 is a switch (NVLink/NVSwitch), not a torus");
   check_domains(hw, ms);
   CheckReport r;
+  std::vector<std::string> skipped;
   for (const auto& m : ms)
     for (const MeasuredSeries& s : m.set.series) {
-      if (group_tier(hw, s) != GroupTier::tier0 && hw.tiers.size() < 2) continue;
+      if (group_tier(hw, s) != GroupTier::tier0 && hw.tiers.size() < 2) {
+        // As fit_collective says it: never a series dropped without a word.
+        skipped.push_back(fmt::format("{}: {}", m.origin, describe(s)));
+        r.notes.push_back(fmt::format("{} skipped: the profile {} has no tier 1 (between nodes) to price it",
+                                      skipped.back(), hw.name));
+        continue;
+      }
       r.series.push_back(check_series(hw, m.origin, s, algo));
     }
+  if (r.series.empty())
+    throw InputError("--measurements", skipped.empty()
+                                           ? fmt::format("no series to check against the profile {}: the files hold no "
+                                                         "collective series",
+                                                         hw.name)
+                                           : fmt::format("no series to check against the profile {}: it has no tier 1 "
+                                                         "(between nodes) to price these, which span nodes: {}",
+                                                         hw.name, fmt::join(skipped, "; ")));
   return r;
 }
 
@@ -434,38 +576,44 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
   hw.display_name = base.display_name + ", fitted to measurements";
 
   adopt_node_size(ms, out);
+  check_distinct_series(ms);  // after the node sizes: files of two clusters are that error, not this one
   check_device(base, ms, out);
 
   std::string files;
   for (const auto& m : ms) files += (files.empty() ? "" : ", ") + m.origin;
 
+  std::vector<std::string> skipped;  // why series were not fitted: the error when nothing is
   for (std::size_t tier = 0; tier < 2; ++tier)
-    for (Collective c : kAllCollectives) fit_collective(base, ms, opt, tier, c, out);
+    for (Collective c : kAllCollectives) {
+      const std::vector<std::string> why = fit_collective(base, ms, opt, tier, c, out);
+      skipped.insert(skipped.end(), why.begin(), why.end());
+    }
   bool compute = false;
   for (const auto& m : ms)
     compute = compute || !m.set.gemm.empty() || !m.set.hbm.empty() || !m.set.gemm_sustained.empty();
   if (out.collectives.empty() && !compute)
-    throw InputError(files,
-                     "nothing to fit: expected collective series of groups inside one node or with one rank per node, "
-                     "or GEMM/HBM measurements");
+    throw InputError(files, skipped.empty() ? "nothing to fit: expected collective series of groups inside one node "
+                                              "or with one rank per node, or GEMM/HBM measurements"
+                                            : fmt::format("nothing to fit: {}", fmt::join(skipped, "; ")));
   // A one-GPU run (planner-bench on a single GPU measures no collective)
   // calibrates compute alone; the collectives stay the base profile's.
+  check_forced_algorithm(ms, opt, out);
   if (out.collectives.empty())
     out.notes.push_back(fmt::format(
         "no collective series in {}: only compute is fitted; every collective keeps {}'s values", files, base.name));
 
-  for (CollectiveFitReport& rep : out.collectives) fill_residuals(hw, ms, rep);
-  for (Collective c : kAllCollectives) choose_nccl_tuner_or_alpha_beta(ms, c, out);
+  for (CollectiveFitReport& rep : out.collectives) fill_residuals(hw, ms, rep, opt.algorithm);
+  for (Collective c : kAllCollectives) choose_nccl_tuner_or_alpha_beta(ms, c, opt.algorithm, out);
   for (const CollectiveFitReport& rep : out.collectives) gate(rep, out);
-  if (opt.force)
-    for (const std::string& f : out.failures) out.warnings.push_back(f + "; written anyway (--force)");
   // Groups with several ranks on each of several nodes: predicted, not fitted.
   for (const auto& m : ms)
     for (const MeasuredSeries& s : m.set.series)
       if (group_tier(hw, s) == GroupTier::mixed && hw.tiers.size() > 1)
         out.validation.series.push_back(check_series(hw, m.origin, s, opt.algorithm));
 
-  fit_compute(base, ms, out);
+  fit_compute(base, ms, out);  // its gates add to out.failures
+  if (opt.force)
+    for (const std::string& f : out.failures) out.warnings.push_back(f + "; written anyway (--force)");
   return out;
 }
 

@@ -1,6 +1,6 @@
 // calibrate's text helpers (calibration.h): sizes in human units, a device
-// name's chip key (family and memory size) for the device check, group sizes
-// as a list.
+// name's chip key (family and memory size) and form factor for the device
+// check, group sizes as a list.
 #include <cctype>
 #include <string>
 #include <vector>
@@ -47,6 +47,30 @@ std::string device_key(const std::string& device) {
   take();
   if (family.empty()) return "";
   return memory.empty() ? family : family + " " + memory;
+}
+
+std::string device_form_factor(const std::string& device) {
+  bool pcie = false, nvl = false, sxm = false, hbm = false;
+  std::string word;
+  auto take = [&] {
+    std::string w;
+    for (char ch : word) w += char(std::toupper(static_cast<unsigned char>(ch)));
+    word.clear();
+    pcie = pcie || w == "PCIE";
+    nvl = nvl || w == "NVL";  // not NVL72: a rack, whose trays are SXM-class boards
+    sxm = sxm || w.rfind("SXM", 0) == 0;
+    hbm = hbm || w.rfind("HBM", 0) == 0;
+  };
+  for (char ch : device) {
+    if (std::isspace(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '(' || ch == ')' || ch == ',')
+      take();
+    else
+      word += ch;
+  }
+  take();
+  if (pcie) return "PCIe";
+  if (nvl) return "NVL";
+  return sxm || hbm ? "SXM" : "";
 }
 
 std::string join_sizes(const std::vector<std::int64_t>& v) { return fmt::format("{}", fmt::join(v, ",")); }

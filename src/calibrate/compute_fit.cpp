@@ -10,6 +10,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <Eigen/Dense>
 
 #include "calibrate/alpha_beta_fit.h"
@@ -36,6 +37,34 @@ std::pair<double, double> fit_time_line(const std::vector<std::pair<double, doub
   return {sol(0) / 1e12, sol(1) * 1e-3};
 }
 
+// The compute gates (docs/calibration.md, "Fits that refuse to lie"), as the
+// collectives' (fit_quality.cpp gate): no measured GEMM rate above the chip's
+// peak (the base profile's), and the fitted line within kMaxMedianError of the
+// median shape; a failure says why (exit 1 unless --force). A GEMM 10x above
+// the peak gave gemm_max 1.000 (clamped) and exit 0.
+void gate_gemm(const HardwareProfile& base, std::size_t d, const std::vector<std::pair<std::string, double>>& rates,
+               FitResult& out) {
+  const double peak = base.peak_flops_per_s[d];
+  std::vector<std::string> why;
+  std::size_t above = 0, fastest = 0;
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    above += rates[i].second > peak;
+    if (rates[i].second > rates[fastest].second) fastest = i;
+  }
+  if (above)
+    why.push_back(fmt::format("{} of {} shapes ran above the chip's peak ({} at {:.1f} TFLOP/s; {} {:.1f} TFLOP/s)",
+                              above, rates.size(), rates[fastest].first, rates[fastest].second / 1e12, base.chip_name,
+                              peak / 1e12));
+  const double median = out.compute.gemm_median_abs_error[d];
+  if (median > kMaxMedianError)
+    why.push_back(fmt::format("median |error| {:.1f}% > {:.0f}%", median * 100, kMaxMedianError * 100));
+  if (why.empty()) return;
+  out.failures.push_back(fmt::format("{} GEMM ({} shapes): {}; {}", d == 0 ? "bf16" : "fp8", rates.size(),
+                                     fmt::join(why, " and "),
+                                     above ? "these are not the base's chip's times (a time unit off, or another GPU)"
+                                           : "evaluate's GEMM formula does not describe these shapes on this GPU"));
+}
+
 // GEMM: time = (F / q + half) / (peak * gemm_max), q the wave efficiency of
 // the output shape as evaluate prices it (gemm_time_s, layer_cost.cpp) = a*F/q
 // + b, a weighted line in F/q, so that evaluate gives back the measured times.
@@ -47,6 +76,7 @@ void fit_gemm(const HardwareProfile& base, const std::vector<NamedMeasurements>&
     const char* name = d == 0 ? "bf16" : "fp8";
     std::vector<std::pair<double, double>> pts;  // (flops / q, time)
     std::vector<std::string> shape_names;
+    std::vector<std::pair<std::string, double>> rates;  // (shape, measured FLOP/s)
     for (const auto& m : ms)
       for (const GemmMeasurement& g : m.set.gemm)
         if (g.dtype == name) {
@@ -54,6 +84,7 @@ void fit_gemm(const HardwareProfile& base, const std::vector<NamedMeasurements>&
               2.0 * double(g.m) * double(g.n) * double(g.k) / wave_efficiency(base, double(g.m), double(g.n)),
               g.time_s);
           shape_names.push_back(g.name.empty() ? fmt::format("{}x{}x{}", g.m, g.n, g.k) : g.name);
+          rates.emplace_back(shape_names.back(), 2.0 * double(g.m) * double(g.n) * double(g.k) / g.time_s);
         }
     if (pts.empty() || !(base.peak_flops_per_s[d] > 0)) continue;
     std::set<double> distinct;
@@ -93,6 +124,7 @@ void fit_gemm(const HardwareProfile& base, const std::vector<NamedMeasurements>&
     }
     rep.gemm_median_abs_error[d] = median_of(errs);
     rep.gemm_max_abs_error[d] = worst;
+    gate_gemm(base, d, rates, out);
     if (worst > kGemmWarnError)
       out.warnings.push_back(fmt::format(
           "the {} GEMM line leaves {:.1f}% at {}: evaluate's GEMM formula (one {}x{} tile's wave quantisation, "
@@ -122,18 +154,35 @@ void fit_hbm(const HardwareProfile& base, const std::vector<NamedMeasurements>& 
         "fitted by planner calibrate fit: median measured copy bandwidth {:.1f} GB/s (read + write) in {} over the "
         "nominal {:.1f} GB/s",
         rep.hbm_bandwidth_bytes_per_s / 1e9, files, base.hbm_bandwidth_bytes_per_s / 1e9);
+    // A copy faster than the chip's HBM is not this chip's (30 TB/s on a
+    // 3.35 TB/s H100 gave hbm_efficiency 1.000 and exit 0): a failure.
+    const double fastest = *std::max_element(bws.begin(), bws.end());
+    if (fastest > base.hbm_bandwidth_bytes_per_s)
+      out.failures.push_back(fmt::format(
+          "HBM ({} cop{}): {:.1f} GB/s measured (read + write), above the chip's {:.1f} GB/s ({}); these are not the "
+          "base's chip's times (a time unit off, or another GPU)",
+          bws.size(), bws.size() == 1 ? "y" : "ies", fastest / 1e9, base.hbm_bandwidth_bytes_per_s / 1e9,
+          base.chip_name));
   }
 }
 
 // Sustained clock: the median of sustained / burst over the sustained GEMM
 // runs. It scales gemm_max and attention_max in evaluate (layer_cost.cpp
 // sustained_peak), which stay burst figures; a ratio above 1 (noise) is 1.
-void fit_sustained(const std::vector<NamedMeasurements>& ms, const std::string& files, FitResult& out) {
+// A rate above the chip's peak fails the gates, as a GEMM's does (gate_gemm).
+void fit_sustained(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, const std::string& files,
+                   FitResult& out) {
   std::vector<double> ratios;
   std::string from;
   for (const auto& m : ms)
     for (const SustainedGemmMeasurement& x : m.set.gemm_sustained)
       if (x.burst_flops_per_s > 0 && x.sustained_flops_per_s > 0) {
+        const double peak = base.peak_flops_per_s[x.dtype == "fp8" ? 1 : 0];
+        if (peak > 0 && x.burst_flops_per_s > peak)
+          out.failures.push_back(fmt::format(
+              "sustained {} GEMM {}: burst {:.1f} TFLOP/s, above the chip's peak ({} {:.1f} TFLOP/s); these are not "
+              "the base's chip's times (a time unit off, or another GPU)",
+              x.dtype, x.name, x.burst_flops_per_s / 1e12, base.chip_name, peak / 1e12));
         ratios.push_back(x.sustained_flops_per_s / x.burst_flops_per_s);
         if (from.empty())
           from = fmt::format("{} {}, {:.0f} s: {:.1f} of {:.1f} TFLOP/s", x.name, x.dtype, x.duration_s,
@@ -160,7 +209,7 @@ void fit_compute(const HardwareProfile& base, const std::vector<NamedMeasurement
       files += (files.empty() ? "" : ", ") + m.origin;
   fit_gemm(base, ms, files, out);
   fit_hbm(base, ms, files, out);
-  fit_sustained(ms, files, out);
+  fit_sustained(base, ms, files, out);
 }
 
 }  // namespace planner::calibrate_detail

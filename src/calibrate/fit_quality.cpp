@@ -15,12 +15,6 @@
 
 namespace planner::calibrate_detail {
 
-namespace {
-
-constexpr double kRegimeRatio = 4.0;  // bandwidth/latency term ratio that separates regimes
-
-}  // namespace
-
 // Why a fit fails the quality gates (empty: it passes).
 std::vector<std::string> gate_reasons(const CollectiveFitReport& rep) {
   std::vector<std::string> why;
@@ -42,8 +36,11 @@ void gate(const CollectiveFitReport& rep, FitResult& out) {
 }
 
 // A fit's residuals through the planner's own collective_cost on the fitted
-// profile: overall, by regime, and R^2 of log time.
-void fill_residuals(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms, CollectiveFitReport& rep) {
+// profile: overall, by regime, and R^2 of log time. With --algo every point is
+// priced with the forced algorithm, as calibrate check prices it
+// (calibration.cpp check_series), so fit and check report the same errors.
+void fill_residuals(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms, CollectiveFitReport& rep,
+                    std::optional<Algorithm> algo) {
   rep.regimes = {};
   std::vector<double> errs, ln_meas, ln_pred;
   std::array<std::vector<double>, 3> by_regime;
@@ -53,7 +50,7 @@ void fill_residuals(const HardwareProfile& hw, const std::vector<NamedMeasuremen
         continue;
       const GroupPlacement g = placement_of(hw, s);
       for (const MeasuredPoint& p : s.points) {
-        const CollectiveCost cost = collective_cost(hw, g, s.collective, p.bytes);
+        const CollectiveCost cost = collective_cost(hw, g, s.collective, p.bytes, algo);
         const double e = std::abs(cost.total_s() - p.time_s) / p.time_s;
         errs.push_back(e);
         ln_meas.push_back(std::log(p.time_s));
@@ -90,7 +87,8 @@ void fill_residuals(const HardwareProfile& hw, const std::vector<NamedMeasuremen
 // does better, the alpha-beta prices c on both tiers (a profile prices a
 // collective one way: collectives.cpp priced_by_nccl), with a note. The
 // reports' residuals are those of the pricing kept; the sources say which.
-void choose_nccl_tuner_or_alpha_beta(const std::vector<NamedMeasurements>& ms, Collective c, FitResult& out) {
+void choose_nccl_tuner_or_alpha_beta(const std::vector<NamedMeasurements>& ms, Collective c,
+                                     std::optional<Algorithm> algo, FitResult& out) {
   std::vector<CollectiveFitReport*> reps;
   for (CollectiveFitReport& rep : out.collectives)
     if (rep.collective == c && rep.fit.nccl_tuner) reps.push_back(&rep);
@@ -118,7 +116,7 @@ void choose_nccl_tuner_or_alpha_beta(const std::vector<NamedMeasurements>& ms, C
     for (const CollectiveFitReport* r : reps) {
       alpha_beta.push_back(*r);
       alpha_beta.back().fit.nccl_tuner = false;
-      fill_residuals(out.profile, ms, alpha_beta.back());
+      fill_residuals(out.profile, ms, alpha_beta.back(), algo);
     }
     std::vector<CollectiveFitReport*> ab;
     for (CollectiveFitReport& r : alpha_beta) ab.push_back(&r);

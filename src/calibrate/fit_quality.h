@@ -3,6 +3,7 @@
 // collectives NCCL's tuner would price. Private to calibrate/.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,10 @@
 namespace planner::calibrate_detail {
 
 // The residuals of rep's (tier, collective) series through collective_cost on
-// `hw`: overall, by regime, and R^2 of log time.
-void fill_residuals(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms, CollectiveFitReport& rep);
+// `hw`: overall, by regime, and R^2 of log time. `algo` (--algo) prices every
+// point with the algorithm the runs forced, as calibrate check does.
+void fill_residuals(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms, CollectiveFitReport& rep,
+                    std::optional<Algorithm> algo);
 
 // Why a fit fails the quality gates (empty: it passes).
 [[nodiscard]] std::vector<std::string> gate_reasons(const CollectiveFitReport& rep);
@@ -22,6 +25,7 @@ void gate(const CollectiveFitReport& rep, FitResult& out);
 
 // Collective c's fits priced by NCCL's tuner (CollectiveFit::nccl_tuner) keep
 // it or fall back to their alpha-beta on both tiers; the reports and sources follow.
-void choose_nccl_tuner_or_alpha_beta(const std::vector<NamedMeasurements>& ms, Collective c, FitResult& out);
+void choose_nccl_tuner_or_alpha_beta(const std::vector<NamedMeasurements>& ms, Collective c,
+                                     std::optional<Algorithm> algo, FitResult& out);
 
 }  // namespace planner::calibrate_detail

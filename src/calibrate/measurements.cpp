@@ -60,6 +60,10 @@ MeasuredSeries read_series(const json& sj, const std::string& path, std::vector<
     r.problem("nodes", fmt::format("expected 1 for an intra_node group, got {}", s.nodes));
   if (s.group == GroupKind::inter_node && s.ranks_per_node != 1)
     r.problem("ranks_per_node", fmt::format("expected 1 for an inter_node group, got {}", s.ranks_per_node));
+  if (!fills_nvlink_domains(s))
+    r.problem("nodes_per_nvlink_domain",
+              fmt::format("expected a divisor of the series' nodes ({}) or at least {}, got {}", s.nodes, s.nodes,
+                          s.nodes_per_nvlink_domain));
   const bool shape_ok = problems.size() == before;  // else the bandwidth checks would repeat the problem
   if (const json* pts = list_field(r, "points", true)) {
     if (pts->empty()) r.problem("points", "expected at least one point");
@@ -142,6 +146,11 @@ MeasuredPoint make_point(Collective c, std::int64_t group_size, double bytes, do
   p.algbw_bytes_per_s = bytes / time_s;
   p.busbw_bytes_per_s = p.algbw_bytes_per_s * bus_bandwidth_factor(c, group_size);
   return p;
+}
+
+bool fills_nvlink_domains(const MeasuredSeries& s) {
+  const std::int64_t d = s.nodes_per_nvlink_domain;
+  return d <= 1 || d >= s.nodes || s.nodes % d == 0;
 }
 
 const char* to_string(GroupKind g) {
@@ -282,11 +291,21 @@ MeasurementSet measurements_from_json(const json& j, const std::string& origin) 
       m.gemm_sustained.push_back(read_sustained((*ss)[i], path, problems));
     }
   }
+  // The run's shape against itself and its series: contradictions are errors
+  // (world_size 64 on 2 nodes x 8 ranks; a series on 16 nodes of a file on 8).
   if (problems.empty()) {
-    for (const MeasuredSeries& s : m.series)
+    if (m.world_size != m.nodes * m.ranks_per_node)
+      problems.push_back(fmt::format("world_size: expected nodes * ranks_per_node = {} * {} = {}, got {}", m.nodes,
+                                     m.ranks_per_node, m.nodes * m.ranks_per_node, m.world_size));
+    for (std::size_t i = 0; i < m.series.size(); ++i) {
+      const MeasuredSeries& s = m.series[i];
       if (s.group_size > m.world_size)
         problems.push_back(
             fmt::format("world_size: expected at least the largest group ({}), got {}", s.group_size, m.world_size));
+      if (s.nodes > m.nodes)
+        problems.push_back(
+            fmt::format("series[{}].nodes: expected at most the file's nodes ({}), got {}", i, m.nodes, s.nodes));
+    }
   }
   r.reject_unknown();
   throw_if_problems(origin, problems);

@@ -186,8 +186,16 @@ NcclTestsImport import_nccl_tests_files(const std::vector<std::string>& paths, c
     m.nodes = hosts;
     m.ranks_per_node = m.world_size / hosts;
   } else {
-    m.nodes = big->nodes;
-    m.ranks_per_node = big->ranks_per_node;
+    // No complete host list: the most nodes any series spans, the ranks spread
+    // evenly over them where they divide, so that world_size = nodes x
+    // ranks_per_node and no series spans more nodes than the file (the reader
+    // refuses both contradictions, measurements.cpp).
+    std::int64_t nodes = 1, per_node = 1;
+    for (const MeasuredSeries& s : m.series)
+      nodes = std::max(nodes, s.nodes), per_node = std::max(per_node, s.ranks_per_node);
+    m.nodes = nodes;
+    m.ranks_per_node = m.world_size % nodes == 0 && m.world_size / nodes >= per_node ? m.world_size / nodes : per_node;
+    m.world_size = m.nodes * m.ranks_per_node;
   }
   return out;
 }

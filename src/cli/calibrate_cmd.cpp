@@ -77,6 +77,17 @@ std::optional<Algorithm> algo_flag(const CalibrateFlags& f, bool fit) {
                                                *f.algo));
 }
 
+// An output that is one of the inputs would be overwritten by the result
+// (the measurements by the fitted profile): refused before anything is read.
+void refuse_output_over_input(const std::string& out, const std::vector<std::string>& inputs, const char* flag) {
+  for (const std::string& in : inputs) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(in, out, ec))
+      throw InputError("-o",
+                       fmt::format("{} is also an input ({} {}); writing there would overwrite it", out, flag, in));
+  }
+}
+
 int run_import(const CalibrateFlags& f) {
   NcclTestsImportOptions opt;
   if (f.collective) {
@@ -88,6 +99,7 @@ int run_import(const CalibrateFlags& f) {
   }
   opt.ranks = f.ranks;
   opt.ranks_per_node = f.ranks_per_node;
+  if (!f.import_out.empty() && f.import_out != "-") refuse_output_over_input(f.import_out, f.logs, "a log");
   NcclTestsImport imp = import_nccl_tests_files(f.logs, opt);
   std::string cmd = "planner calibrate import-nccl-tests";
   for (const auto& l : f.logs) cmd += " " + std::filesystem::path(l).filename().string();
@@ -99,7 +111,15 @@ int run_import(const CalibrateFlags& f) {
     if (*f.nodes_per_nvlink_domain < 1)
       throw InputError("--nodes-per-nvlink-domain",
                        fmt::format("expected at least 1, got {}", *f.nodes_per_nvlink_domain));
-    for (MeasuredSeries& s : imp.measurements.series) s.nodes_per_nvlink_domain = *f.nodes_per_nvlink_domain;
+    for (MeasuredSeries& s : imp.measurements.series) {
+      s.nodes_per_nvlink_domain = *f.nodes_per_nvlink_domain;
+      // As the reader refuses it (measurements.cpp): never write a file it cannot read back.
+      if (!fills_nvlink_domains(s))
+        throw InputError("--nodes-per-nvlink-domain",
+                         fmt::format("expected a divisor of every series' nodes, or at least them: {} spans {} nodes, "
+                                     "which do not fill domains of {}",
+                                     describe(s), s.nodes, *f.nodes_per_nvlink_domain));
+    }
     cmd += fmt::format(" --nodes-per-nvlink-domain {}", *f.nodes_per_nvlink_domain);
   }
   imp.measurements.command = cmd;
@@ -116,6 +136,7 @@ int run_import(const CalibrateFlags& f) {
 }
 
 int run_fit(const CalibrateFlags& f) {
+  refuse_output_over_input(f.out, f.measurements, "--measurements");
   const HardwareProfile base = find_hardware(f.base);
   const nlohmann::json base_sources = base_profile_sources(f.base, base);
   FitOptions opt;
@@ -131,10 +152,12 @@ int run_fit(const CalibrateFlags& f) {
   std::cout << render_fit_report(r);
   // The report above lists the warnings and each failed fit with its reasons.
   if (!r.failures.empty() && !f.force) {
-    std::cerr << fmt::format("planner: error: {} not written: {} fit{} fail{} the quality gates (R2 of ln(time) >= "
-                             "{:.1f}, median |error| <= {:.0f}%); --force writes it anyway\n",
-                             f.out, r.failures.size(), r.failures.size() == 1 ? "" : "s",
-                             r.failures.size() == 1 ? "s" : "", kMinR2, kMaxMedianError * 100);
+    std::cerr << fmt::format(
+        "planner: error: {} not written: {} fit{} fail{} the quality gates (collectives: R2 of "
+        "ln(time) >= {:.1f}, median |error| <= {:.0f}%; compute: measured rates at most the "
+        "chip's peak, GEMM median |error| <= {:.0f}%); --force writes it anyway\n",
+        f.out, r.failures.size(), r.failures.size() == 1 ? "" : "s", r.failures.size() == 1 ? "s" : "", kMinR2,
+        kMaxMedianError * 100, kMaxMedianError * 100);
     return 1;
   }
   const std::string text = render_fitted_profile(r, base_sources);
@@ -161,7 +184,8 @@ int run_check(const CalibrateFlags& f) {
                                                     hw.name));
     std::erase_if(r.series, [](const SeriesCheck& s) { return !s.fitted; });
   }
-  if (r.series.empty()) throw InputError("--measurements", "no series to check against this profile");
+  if (r.series.empty())
+    throw InputError("--fitted-only", fmt::format("no series with a fit in the profile {} to check", hw.name));
   std::cout << (f.summary ? render_check_summary(r) : render_check(r));
   if (f.max_error && r.worst_median_abs_error() > *f.max_error) {
     std::cerr << fmt::format("planner: check: a series' median |error| {:.1f}% exceeds --max-error {:.1f}%\n",

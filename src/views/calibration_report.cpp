@@ -123,17 +123,33 @@ std::string render_check(const CheckReport& r) {
                       p.not_forced ? " (not the --algo: NCCL cannot run it for this collective and group)" : "");
     out += fmt::format("  median |error| {:.1f}%, max {:.1f}%\n", s.median_abs_error * 100, s.max_abs_error * 100);
   }
+  for (const std::string& n : r.notes) out += fmt::format("note: {}\n", n);
   out += fmt::format("check: {} series, {} points; worst series median |error| {:.1f}%, max |error| {:.1f}%\n",
                      r.series.size(), r.points(), r.worst_median_abs_error() * 100, r.max_abs_error() * 100);
   return out;
 }
 
+namespace {
+
+// Where --algo was not applied to a series' points (the full table marks each
+// point), so the one-line summary does not hide it.
+std::string not_forced_note(const SeriesCheck& s) {
+  std::size_t n = 0;
+  for (const CheckPoint& p : s.points) n += p.not_forced;
+  if (n == 0) return "";
+  return fmt::format(" (not the --algo{}: NCCL cannot run it for this collective and group)",
+                     n == s.points.size() ? "" : fmt::format(" at {} of {} points", n, s.points.size()));
+}
+
+}  // namespace
+
 std::string render_check_summary(const CheckReport& r) {
   std::string out;
   for (const auto& s : r.series)
-    out +=
-        fmt::format("{}: {}: {} pts, median |error| {:.1f}%, max {:.1f}%{}\n", s.origin, s.label, s.points.size(),
-                    s.median_abs_error * 100, s.max_abs_error * 100, s.tier == GroupTier::mixed ? " [validation]" : "");
+    out += fmt::format("{}: {}: {} pts, median |error| {:.1f}%, max {:.1f}%{}{}\n", s.origin, s.label, s.points.size(),
+                       s.median_abs_error * 100, s.max_abs_error * 100,
+                       s.tier == GroupTier::mixed ? " [validation]" : "", not_forced_note(s));
+  for (const std::string& n : r.notes) out += fmt::format("note: {}\n", n);
   out += fmt::format("check: {} series, {} points; worst series median |error| {:.1f}%, max |error| {:.1f}%\n",
                      r.series.size(), r.points(), r.worst_median_abs_error() * 100, r.max_abs_error() * 100);
   return out;

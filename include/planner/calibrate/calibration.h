@@ -97,6 +97,7 @@ struct SeriesCheck {
 };
 struct CheckReport {
   std::vector<SeriesCheck> series;
+  std::vector<std::string> notes;  // series not checked, and why (a profile without tier 1)
   [[nodiscard]] double worst_median_abs_error() const;
   [[nodiscard]] double max_abs_error() const;
   [[nodiscard]] std::size_t points() const;
@@ -141,6 +142,12 @@ inline constexpr double kSmallMessageBytes = 1 << 20;
 // "NVIDIA A100-SXM4-40GB" -> "A100 40GB": the GPU family and memory size a
 // device string names, to compare a log's device with a profile's chip.
 [[nodiscard]] std::string device_key(const std::string& device);
+// The board form factor a device string names: "SXM", "PCIe" or "NVL" (the
+// words themselves; nvidia-smi names an SXM Hopper part only by its memory,
+// "NVIDIA H100 80GB HBM3", so an HBM word without PCIe or NVL is SXM); "" when
+// it says none ("NVIDIA H200", "synthetic"). An H100 PCIe or NVL card is not
+// the SXM5 part of dgx-h100 (lower clocks, power and links).
+[[nodiscard]] std::string device_form_factor(const std::string& device);
 
 // Fits every (tier, collective) that has measurements; the rest of `base` is
 // kept. Throws InputError when nothing can be fitted or the base is a torus.
@@ -154,7 +161,9 @@ inline constexpr double kSmallMessageBytes = 1 << 20;
 // priced with that algorithm through the tier's alpha-beta (the formula the fit
 // uses) where collective_cost would pick the other; points of mixed groups
 // keep collective_cost's choice and are marked (the cost model has no
-// per-algorithm entry point).
+// per-algorithm entry point). A series the profile cannot price (across nodes
+// on a profile without tier 1) is skipped with a note; none left is an
+// InputError giving the reasons.
 [[nodiscard]] CheckReport check_profile(const HardwareProfile& hw, const std::vector<NamedMeasurements>& measurements,
                                         std::optional<Algorithm> algorithm = std::nullopt);
 

@@ -111,6 +111,12 @@ struct MeasurementSet {
 [[nodiscard]] MeasuredPoint make_point(Collective c, std::int64_t group_size, double bytes, double time_s,
                                        double time_min_s = 0);
 
+// Whether a series' nodes fill NVLink domains of nodes_per_nvlink_domain
+// nodes each (or all sit in one; true where the file does not say): 8 nodes in
+// domains of 3 cannot be priced (placement_of would say 3 domains of 3 ranks
+// for 8 ranks), so such a value is refused.
+[[nodiscard]] bool fills_nvlink_domains(const MeasuredSeries& s);
+
 [[nodiscard]] const char* to_string(GroupKind g);  // "world", "intra_node", "inter_node"
 
 // "all_reduce intra_node 4 ranks (4 per node x 1 node)"

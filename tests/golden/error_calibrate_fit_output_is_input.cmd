@@ -1,0 +1,1 @@
+calibrate fit -m tests/golden/data/spark_measured.json --base dgx-h100 -o tests/golden/data/spark_measured.json
