@@ -253,9 +253,12 @@ void check_mappings_apply(const std::vector<RunRow>& rows, const ValidateOptions
       if (const auto i = mapping_for(row.run->gpu_type, opt)) taken[*i] = true;
   for (std::size_t i = 0; i < taken.size(); ++i) {
     if (taken[i]) continue;
-    const auto& [pattern, profile] = opt.hardware_map[i];
+    // Named, not structured bindings: clang before 16 cannot capture those in a lambda.
+    const std::string& pattern = opt.hardware_map[i].first;
+    const std::string& profile = opt.hardware_map[i].second;
+    const std::string squashed = squash(pattern);
     const bool shadowed = std::any_of(rows.begin(), rows.end(), [&](const RunRow& row) {
-      return row.run && !row.run->hardware && squash(row.run->gpu_type).find(squash(pattern)) != std::string::npos;
+      return row.run && !row.run->hardware && squash(row.run->gpu_type).find(squashed) != std::string::npos;
     });
     throw InputError("--hardware",
                      shadowed
