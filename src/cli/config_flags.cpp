@@ -133,6 +133,11 @@ void add_config(CLI::App* app, ConfigFlags& c, bool lists) {
                   "ZeRO-3: free gathered weights after the forward (true, FSDP2 default) or keep them until the "
                   "backward (false); implies --zero 3" +
                       more_bools);
+  app->add_option("--zero-shard", c.zero_shard,
+                  "hybrid sharding (HSDP): ZeRO's shards span groups of N of the DP*CP ranks (whole CP groups, the "
+                  "innermost DP ranks) and are replicated across the groups, which all-reduce the sharded gradients; "
+                  "needs --zero 1-3 on a dense model; default: one group of all DP*CP ranks" +
+                      std::string(lists ? "; a list (8,64) searches those (not searched when not given)" : ""));
   app->add_option("--sp", c.sp, "sequence parallelism (true/false)" + more_bools);
   app->add_option("--ep", c.ep,
                   "expert-parallel degree (MoE models; MoE parallel folding: EP*ETP divides TP*CP*DP)" + more);
@@ -306,6 +311,18 @@ SearchPins pins_from(const ConfigFlags& c, bool lists, const char* command) {
     pins.zero_stage = 3;
     pins.reshard_after_forward = parse.booleans("--reshard-after-forward", c.reshard_after_forward);
   }
+  if (c.zero_shard) {
+    pins.zero_shard = parse.integers("--zero-shard", c.zero_shard, 1, kMaxGpus);
+    if (!pins.zero_stage && lists) {
+      pins.zero_stage = Pin<int>(std::vector<int>{1, 2, 3});  // ZeRO 0 shards nothing
+    } else if (!pins.zero_stage) {
+      throw InputError("--zero-shard", "sets the group ZeRO shards over; give the stage too (--zero 1, 2 or 3)");
+    } else if (!pins.zero_stage.allows(1) && !pins.zero_stage.allows(2) && !pins.zero_stage.allows(3)) {
+      throw InputError("--zero-shard", fmt::format("sets the group ZeRO shards over, but --zero is {}: ZeRO 0 "
+                                                   "shards nothing (give --zero 1, 2 or 3)",
+                                                   *c.zero));
+    }
+  }
   pins.sequence_parallel = parse.booleans("--sp", c.sp);
   if (c.recompute_modules) {
     // Megatron: --recompute-modules applies under --recompute-granularity selective.
@@ -349,6 +366,12 @@ void check_expert_flags(SearchPins& pins, const ModelSpec& model) {
       if (v != 1 && !model.is_moe())
         throw InputError(flag, fmt::format("expected 1: {} is dense (no experts), got {}", model.name, v));
   if (!model.is_moe()) return;
+  // Experts shard over the expert data-parallel group (moe_cost.h), which
+  // hybrid sharding would split in ways the planner does not price.
+  if (pins.zero_shard)
+    throw InputError("--zero-shard", fmt::format("hybrid sharding of a MoE model's experts is not modelled ({} has "
+                                                 "routed experts); leave --zero-shard out",
+                                                 model.name));
   // Megatron-LM arguments.py: num_experts % expert_model_parallel_size == 0;
   // the expert FFN splits over ETP (moe/experts.py).
   keep_divisors(pins.ep, model.moe.num_experts, "--ep",

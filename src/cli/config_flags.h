@@ -57,6 +57,7 @@ struct ConfigFlags {
   std::optional<std::string> recompute;
   std::optional<std::string> zero;
   std::optional<std::string> reshard_after_forward;
+  std::optional<std::string> zero_shard;  // hybrid sharding's group (ParallelConfig::zero_shard)
   std::optional<std::string> sp;
   std::optional<std::string> ep, etp;  // expert parallelism (MoE models)
   std::optional<std::string> recompute_modules;  // Megatron --recompute-modules (a TrainingSpec field)

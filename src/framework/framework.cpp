@@ -35,6 +35,11 @@ constexpr FrameworkRule kMegatronRules[] = {
      "--overlap-moe-expert-parallel-comm with PP > 1 needs virtual stages ('virtual_pipeline_model_parallel_size "
      "must be specified when pipeline_model_parallel_size > 1')",
      "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"},
+    {RuleKind::hybrid_shard_not_kept,
+     "hybrid sharding is --num-distributed-optimizer-instances over the distributed optimizer or Megatron-FSDP; "
+     "planner writes ZeRO-3 keeping its weights as --use-torch-fsdp2, which it does not cover",
+     "megatron/training/arguments.py --num-distributed-optimizer-instances; megatron/core/parallel_state.py "
+     "(intra- and inter-instance data-parallel groups)"},
 };
 
 constexpr FrameworkRule kNemoRules[] = {
@@ -107,6 +112,10 @@ constexpr FrameworkRule kDeepspeedRules[] = {
      "deepspeed/moe/sharded_moe.py MOELayer.forward"},
     {RuleKind::no_deepep, "the MoE all-to-alls are torch.distributed all_to_all_single, no DeepEP kernels",
      "deepspeed/moe/sharded_moe.py _AllToAll"},
+    {RuleKind::hybrid_shard_zero3_only,
+     "hybrid sharding is MiCS (zero_optimization.mics_shard_size), a ZeRO-3 partitioning; ZeRO-1/2 shard over all "
+     "data-parallel ranks",
+     "deepspeed/runtime/zero/config.py mics_shard_size; deepspeed/runtime/zero/mics.py"},
 };
 
 constexpr FrameworkRule kMaxtextRules[] = {
@@ -130,6 +139,13 @@ constexpr FrameworkRule kMaxtextRules[] = {
      "models here)",
      "src/maxtext/configs/base.yml use_batch_split_schedule"},
     {RuleKind::no_deepep, "no DeepEP kernels (JAX/XLA collectives)", "src/maxtext/configs/base.yml"},
+    {RuleKind::hybrid_shard_zero3_only,
+     "hybrid sharding is the fsdp axis inside the data axis (ZeRO-3); shard_optimizer_over_data shards over all "
+     "of the data axis",
+     "src/maxtext/configs/base.yml ici_fsdp_parallelism, dcn_data_parallelism, shard_optimizer_over_data"},
+    {RuleKind::hybrid_shard_no_cp,
+     "planner writes a hybrid shard group as the fsdp axis alone, which does not hold the context axis",
+     "src/maxtext/configs/base.yml logical_axis_rules (weights over fsdp, not context)"},
 };
 
 constexpr FrameworkInfo kFrameworks[] = {
@@ -198,6 +214,12 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
       return ts.overlap_a2a && pc.ep > 1 && pc.pp > 1 && pc.virtual_stages <= 1;
     case RuleKind::no_capacity_factor:
       return model.is_moe() && ts.capacity_factor > 0;
+    case RuleKind::hybrid_shard_zero3_only:
+      return pc.zero_shard > 0 && pc.zero_stage != 3;
+    case RuleKind::hybrid_shard_not_kept:
+      return pc.zero_shard > 0 && keep;
+    case RuleKind::hybrid_shard_no_cp:
+      return pc.zero_shard > 0 && pc.cp > 1;
   }
   (void)info;
   return false;

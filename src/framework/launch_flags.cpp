@@ -199,6 +199,13 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
       arg("--ckpt-format", "checkpoint.ckpt_format", "fsdp_dtensor");
       if (bridge) out.push_back("ddp.use_distributed_optimizer=true"), out.push_back("optimizer.use_distributed_optimizer=true");
     }
+    // Hybrid sharding: the distributed optimizer (or Megatron-FSDP) in
+    // instances of zero_shard ranks, all-reducing across them
+    // (core_v0.19.0 arguments.py --num-distributed-optimizer-instances;
+    // Megatron-Core DistributedDataParallelConfig.num_distributed_optimizer_instances).
+    if (pc.zero_shard > 0)
+      arg("--num-distributed-optimizer-instances", "ddp.num_distributed_optimizer_instances",
+          std::to_string(zero_replicas(pc)));
     if (ts.overlap_grad_reduce) {
       flag("--overlap-grad-reduce", "ddp.overlap_grad_reduce");
       if (pc.zero_stage == 1) flag("--overlap-param-gather", "ddp.overlap_param_gather");
@@ -245,8 +252,11 @@ std::string torchtitan_toml(const TrainingSpec& ts, const Evaluation& ev, const 
   out += fmt::format("[training]\nseq_len = {}\nglobal_batch_size = {}\nlocal_batch_size = {}\n\n", ts.seq_len,
                      b.global, pc.pp > 1 ? b.global / pc.dp : b.micro);
   const bool fsdp = pc.zero_stage == 3;
-  out += fmt::format("[parallelism]\ndata_parallel_replicate_degree = {}\ndata_parallel_shard_degree = {}\n",
-                     fsdp ? 1 : pc.dp, fsdp ? pc.dp : 1);
+  // HSDP (parallel_dims.py): FSDP over dp_shard x cp inside each of the
+  // dp_replicate groups; zero_shard spans whole CP groups.
+  const std::int64_t replicas = fsdp ? zero_replicas(pc) : pc.dp;
+  out += fmt::format("[parallelism]\ndata_parallel_replicate_degree = {}\ndata_parallel_shard_degree = {}\n", replicas,
+                     pc.dp / replicas);
   if (fsdp)
     out += fmt::format("fsdp_reshard_after_forward = \"{}\"\n",
                        pc.reshard_after_forward == (pc.pp == 1) ? "default"
@@ -295,6 +305,9 @@ LaunchFlags deepspeed_json(const TrainingSpec& ts, const Evaluation& ev, const B
   j["gradient_accumulation_steps"] = b.micro_batches;
   j["bf16"] = {{"enabled", true}};
   j["zero_optimization"] = {{"stage", pc.zero_stage}, {"overlap_comm", ts.overlap_grad_reduce}};
+  // Hybrid sharding as MiCS: ZeRO-3 partitioned within groups of
+  // mics_shard_size ranks, replicated across them (deepspeed/runtime/zero/config.py).
+  if (pc.zero_shard > 0) j["zero_optimization"]["mics_shard_size"] = pc.zero_shard;
   if (pc.tp > 1) j["tensor_parallel"] = {{"autotp_size", pc.tp}};
   LaunchFlags out{j.dump(2) + "\n", ""};
   if (pc.pp > 1)
@@ -325,8 +338,14 @@ std::string maxtext_lines(const ModelSpec& model, const HardwareProfile& hw, con
     slices = n / domain;
   }
   // DCN axes take the slices in the order DP, PP, CP; TP stays inside one.
+  // Hybrid sharding (ZeRO-3 with zero_shard): the data axis holds the
+  // replicas and takes the slices first, the fsdp axis the shard group.
+  const bool fsdp = pc.zero_stage == 3;
+  const std::int64_t replicas = fsdp ? zero_replicas(pc) : 1;
   std::int64_t rest = slices;
-  const std::int64_t dcn_dp = gcd64(pc.dp, rest);
+  const std::int64_t dcn_replicas = gcd64(replicas, rest);
+  rest /= dcn_replicas;
+  const std::int64_t dcn_dp = gcd64(pc.dp / replicas, rest);
   rest /= dcn_dp;
   const std::int64_t dcn_pp = gcd64(pc.pp, rest);
   rest /= dcn_pp;
@@ -336,16 +355,16 @@ std::string maxtext_lines(const ModelSpec& model, const HardwareProfile& hw, con
     throw InputError("--framework", fmt::format("maxtext: {} slices of {} chips cannot be split over DP {}, PP {} and "
                                                 "CP {} (the DCN axes); TP stays inside a slice",
                                                 slices, domain, pc.dp, pc.pp, pc.cp));
-  const bool fsdp = pc.zero_stage == 3;
   const char* tensor_axis = pc.sequence_parallel ? "tensor_sequence" : "tensor";
   std::vector<std::string> out;
-  out.push_back(fmt::format("ici_{}_parallelism={}", fsdp ? "fsdp" : "data", pc.dp / dcn_dp));
+  out.push_back(fmt::format("ici_{}_parallelism={}", fsdp ? "fsdp" : "data", pc.dp / replicas / dcn_dp));
   if (!fsdp) out.push_back("ici_fsdp_parallelism=1");
+  if (replicas > 1) out.push_back(fmt::format("ici_data_parallelism={}", replicas / dcn_replicas));
   out.push_back(fmt::format("ici_{}_parallelism={}", tensor_axis, pc.tp));
   out.push_back(fmt::format("ici_context_parallelism={}", pc.cp / dcn_cp));
   out.push_back(fmt::format("ici_pipeline_parallelism={}", pc.pp / dcn_pp));
   out.push_back(fmt::format("dcn_{}_parallelism={}", fsdp ? "fsdp" : "data", dcn_dp));
-  if (fsdp) out.push_back("dcn_data_parallelism=1");
+  if (fsdp) out.push_back(fmt::format("dcn_data_parallelism={}", dcn_replicas));
   out.push_back(fmt::format("dcn_pipeline_parallelism={}", dcn_pp));
   out.push_back(fmt::format("dcn_context_parallelism={}", dcn_cp));
   if (pc.zero_stage == 1) out.push_back("shard_optimizer_over_data=true");

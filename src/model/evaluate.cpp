@@ -43,6 +43,9 @@ const char* describe(Reason r) {
       return "ETP does not divide the expert FFN size";
     case Reason::moe_tp_needs_sp:
       return "MoE with TP > 1 needs sequence parallelism (Megatron-Core)";
+    case Reason::zero_shard_invalid:
+      return "ZeRO shard group (--zero-shard) must be whole CP groups dividing DP x CP, with ZeRO >= 1, on a dense "
+             "model";
     case Reason::out_of_memory:
       return "does not fit in GPU memory";
     case Reason::count_:
@@ -131,12 +134,29 @@ std::uint32_t structural_reasons(const ModelSpec& model, const HardwareProfile& 
     set(Reason::dtype_unsupported);
   if (hw.tiers.size() < 2 && ts.num_gpus > domain) set(Reason::crosses_single_domain);
   r |= expert_reasons(model, pc);
+  if (!zero_shard_valid(model, pc)) set(Reason::zero_shard_invalid);
   return r;
+}
+
+// Hybrid sharding (ParallelConfig::zero_shard): a shard group is whole CP
+// groups and the innermost DP ranks (torchtitan's dp_shard x cp FSDP mesh
+// inside dp_replicate, parallel_dims.py; Megatron-Core's distributed
+// optimizer instances), so it is a multiple of CP dividing DP x CP. ZeRO-0
+// shards nothing. MoE models are refused: their experts shard over the
+// expert data-parallel group (moe_cost.h), which hybrid sharding would split
+// in ways not modelled.
+bool zero_shard_valid(const ModelSpec& model, const ParallelConfig& pc) {
+  if (pc.zero_shard == 0) return true;
+  if (pc.zero_shard < 0 || pc.zero_stage < 1 || model.is_moe() || pc.cp < 1 || pc.dp < 1) return false;
+  if (pc.zero_shard % pc.cp != 0) return false;
+  const std::int64_t dp_part = pc.zero_shard / pc.cp;
+  return dp_part >= 1 && dp_part <= pc.dp && pc.dp % dp_part == 0;
 }
 
 ParallelConfig normalized(ParallelConfig pc) {
   if (pc.tp == 1) pc.sequence_parallel = false;  // SP is a TP refinement
   if (pc.zero_stage != 3) pc.reshard_after_forward = true;  // only ZeRO-3 gathers weights
+  if (pc.zero_shard > 0 && pc.zero_shard == pc.dp * pc.cp) pc.zero_shard = 0;  // one group: plain ZeRO
   if (pc.virtual_stages > 1)
     pc.schedule = Schedule::interleaved;
   else if (pc.schedule == Schedule::interleaved)

@@ -61,7 +61,8 @@ std::string split_label(const PricedPlan& plan) {
 }
 
 std::string zero_label(const ParallelConfig& c) {
-  return c.zero_stage == 3 && !c.reshard_after_forward ? "3nr" : fmt::format("{}", c.zero_stage);
+  const std::string stage = c.zero_stage == 3 && !c.reshard_after_forward ? "3nr" : fmt::format("{}", c.zero_stage);
+  return c.zero_shard > 0 ? fmt::format("{}/{}", stage, c.zero_shard) : stage;
 }
 
 const char* device_word(const HardwareProfile& hw) {
@@ -130,6 +131,15 @@ std::string reason_text(Reason r, const ModelSpec& model, const HardwareProfile&
       return fmt::format("ETP {} does not divide the expert FFN size {}", c.etp, model.moe.expert_ffn_hidden_size);
     case Reason::moe_tp_needs_sp:
       return fmt::format("MoE with TP {} needs sequence parallelism (Megatron-Core)", c.tp);
+    case Reason::zero_shard_invalid:
+      if (c.zero_stage < 1) return fmt::format("--zero-shard {} shards nothing at ZeRO 0", c.zero_shard);
+      if (model.is_moe())
+        return fmt::format("--zero-shard {} on {}, a MoE model: hybrid sharding of experts is not modelled",
+                           c.zero_shard, model.name);
+      return fmt::format(
+          "--zero-shard {} is not a multiple of CP {} dividing DP*CP = {}*{} (whole CP groups, the "
+          "innermost DP ranks)",
+          c.zero_shard, c.cp, c.dp, c.cp);
     case Reason::out_of_memory:
     case Reason::count_:
       break;

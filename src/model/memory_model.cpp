@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include <fmt/format.h>
+
 #include "planner/model/layer_cost.h"
 #include "planner/model/model_math.h"
 
@@ -44,7 +46,7 @@ double stage_activation_bytes(const StageMoeLayers& m, const LayerActivations& a
 MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                const TrainingSpec& ts, const PricedPlan& plan, Explain* ex) {
   const double t = double(pc.tp);
-  const double shard = double(pc.dp * pc.cp);
+  const double shard = double(zero_shard_size(pc));  // DP x CP, or the hybrid shard group
   const LayerActivations act = layer_activations(model, pc, ts, ex);
   const StageLayout& layout = plan.layout;
   const double tokens_local = double(pc.micro_batch_size) * double(ts.seq_len) / double(pc.cp);
@@ -138,10 +140,13 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
     if (r == 0 || stage.total_bytes > best.total_bytes) best = stage;
   }
   if (ex) {
-    std::string formula =
-        "weights + grads + optimizer (ZeRO-sharded over dp*cp) + activations*layers*in_flight + logits + "
-        "transients + reserve";
+    std::string formula = fmt::format(
+        "weights + grads + optimizer (ZeRO-sharded over {}) + activations*layers*in_flight + logits + "
+        "transients + reserve",
+        pc.zero_shard > 0 ? fmt::format("the hybrid shard group of {} of the dp*cp ranks", pc.zero_shard) : "dp*cp");
     std::string cite = "Rajbhandari et al. 2020 (ZeRO); Korthikanti et al. 2022 §4";
+    if (pc.zero_shard > 0)
+      cite += "; hybrid sharding: Zhao et al. 2023 (PyTorch FSDP) §3.2.2, torchtitan parallel_dims.py (dp_replicate)";
     if (plan.zero3_gathers) {
       formula += "; ZeRO-3 transients: the gathered unit and its prefetch + one unit of grads and its reduce input; ";
       switch (plan.zero3_gather) {

@@ -20,11 +20,13 @@ constexpr double kDeepSpeedPrefetchBucketParams = 5e7;
 // The ranks sharing one weight shard: DP x CP. Contiguous in the rank order
 // [TP, CP, PP, DP] when PP = 1; otherwise CP and DP members combine.
 GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelConfig& pc) {
-  if (pc.pp == 1) return placement(hw, pc.cp * pc.dp, pc.tp);
-  const GroupPlacement dp = placement(hw, pc.dp, pc.tp * pc.cp * pc.pp);
+  // Hybrid sharding: whole CP groups and the innermost `k` DP ranks.
+  const std::int64_t k = std::max<std::int64_t>(1, zero_shard_size(pc) / std::max<std::int64_t>(1, pc.cp));
+  if (pc.pp == 1) return placement(hw, pc.cp * k, pc.tp);
+  const GroupPlacement dp = placement(hw, k, pc.tp * pc.cp * pc.pp);
   const GroupPlacement cp = placement(hw, pc.cp, pc.tp);
   GroupPlacement g;
-  g.size = pc.cp * pc.dp;
+  g.size = pc.cp * k;
   g.stride = pc.tp;
   g.members_per_domain = std::min(g.size, dp.members_per_domain * cp.members_per_domain);
   g.domains = (g.size + g.members_per_domain - 1) / g.members_per_domain;
@@ -33,6 +35,21 @@ GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelCon
     g.torus_wrap[d] = dp.torus_wrap[d] || cp.torus_wrap[d];
   }
   return g;
+}
+
+// The replicas of a hybrid shard: the DP ranks `k` apart (the shard group's
+// DP part, above), one per shard group.
+GroupPlacement replica_group(const HardwareProfile& hw, const ParallelConfig& pc) {
+  const std::int64_t r = zero_replicas(pc);
+  if (r <= 1) return GroupPlacement{};
+  const std::int64_t k = zero_shard_size(pc) / pc.cp;
+  return placement(hw, r, pc.tp * pc.cp * pc.pp * k);
+}
+
+CollectiveCost replica_all_reduce(const HardwareProfile& hw, const PricedPlan& plan, double reduced_bytes) {
+  if (plan.replica_group.size <= 1 || !(reduced_bytes > 0)) return {};
+  return collective_cost(hw, plan.replica_group, Collective::all_reduce,
+                         reduced_bytes / double(std::max<std::int64_t>(1, plan.weight_group.size)));
 }
 
 double reduce_bytes_per_param(const TrainingSpec& ts) {
@@ -81,12 +98,12 @@ double recompute_regathered_params(const ModelSpec& model, const ParallelConfig&
 
 Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                 const TrainingSpec& ts, const LayerTime& lt, const GroupPlacement& weight_group) {
-  return zero3_layer_comm(model, hw, pc, ts, lt, weight_group, count_params(model));
+  return zero3_layer_comm(model, hw, pc, ts, lt, weight_group, count_params(model), replica_group(hw, pc));
 }
 
 Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                 const TrainingSpec& ts, const LayerTime& lt, const GroupPlacement& weight_group,
-                                const ParamCounts& counts) {
+                                const ParamCounts& counts, const GroupPlacement& replicas) {
   Zero3LayerComm z;
   if (pc.zero_stage < 2 || weight_group.size <= 1) return z;
   // ZeRO-3 / FSDP: all-gather each layer's weights before its forward (and
@@ -130,8 +147,17 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
   if (expert > 0)
     z.reduce_scatter_s +=
         collective_cost(hw, edp, Collective::reduce_scatter, expert_local * r).total_s();
+  // Hybrid sharding: the reduce-scatter's output, this rank's shard of the
+  // layer's gradients, all-reduced over the replicas right after it, every
+  // micro-batch (FSDP2 foreach_reduce: all_reduce on the replicate group in
+  // the post-backward; torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py).
+  CollectiveCost ar{};
+  if (replicas.size > 1) {
+    ar = collective_cost(hw, replicas, Collective::all_reduce, layer_params * r / double(weight_group.size));
+    z.replica_all_reduce_s = ar.total_s();
+  }
   z.exposed_fwd_s = std::max(0.0, z.all_gather_s - lt.fwd_s());
-  const double bwd_comm = z.recompute_all_gather_s + z.bwd_all_gather_s + z.reduce_scatter_s;
+  const double bwd_comm = z.bwd_comm_s();
   z.exposed_bwd_s = std::max(0.0, bwd_comm - lt.bwd_s());
   // Staging copies on the compute stream, memory bound: each gather's output
   // is copied out into the parameters (FSDP2 foreach_all_gather_copy_out,
@@ -172,10 +198,13 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
   if (bwd_comm > 0) {
     const double ag_part = (z.recompute_all_gather_s + z.bwd_all_gather_s) / bwd_comm;
     const double rs_part = z.reduce_scatter_s / bwd_comm;
+    const double ar_part = z.replica_all_reduce_s / bwd_comm;
     z.contention_bwd_s = contention_s(hw, weight_group, Collective::all_gather, ag, hidden_bwd * ag_part, lt.bwd_s(),
                                       lt.memory_bound_bwd_s()) +
                          contention_s(hw, weight_group, Collective::reduce_scatter, rs, hidden_bwd * rs_part,
-                                      lt.bwd_s(), lt.memory_bound_bwd_s());
+                                      lt.bwd_s(), lt.memory_bound_bwd_s()) +
+                         contention_s(hw, replicas, Collective::all_reduce, ar, hidden_bwd * ar_part, lt.bwd_s(),
+                                      lt.memory_bound_bwd_s());
   }
   return z;
 }
@@ -195,12 +224,13 @@ PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const 
   plan.layer = lt;
   plan.head = head;
   plan.weight_group = weight_sharing_group(hw, pc);
+  plan.replica_group = replica_group(hw, pc);
   const bool sharded = plan.weight_group.size > 1;
   plan.grads_reduced = sharded && pc.zero_stage <= 1;
   plan.zero3_gathers = sharded && pc.zero_stage >= 3;
   plan.per_layer_sharding = sharded && pc.zero_stage >= 2;
   plan.params_gathered = sharded && (pc.zero_stage == 1 || pc.zero_stage == 2);
-  plan.zero3 = zero3_layer_comm(model, hw, pc, ts, lt, plan.weight_group, plan.params);
+  plan.zero3 = zero3_layer_comm(model, hw, pc, ts, lt, plan.weight_group, plan.params, plan.replica_group);
   // A layer costs its compute and TP/CP traffic plus its exposed ZeRO-3
   // traffic: with ZeRO-3 a stage with more layers can be the slowest even
   // where one with fewer layers and the output layer computes longer.

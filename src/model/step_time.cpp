@@ -28,7 +28,7 @@ double optimizer_bytes_per_local_param(const TrainingSpec& ts) {
 
 double optimizer_time_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                         double params_local) {
-  const double opt_params = params_local / (pc.zero_stage >= 1 ? double(pc.dp * pc.cp) : 1.0);
+  const double opt_params = params_local / (pc.zero_stage >= 1 ? double(zero_shard_size(pc)) : 1.0);
   const double opt_bytes = opt_params * optimizer_bytes_per_local_param(ts);
   return opt_bytes / (hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency);
 }
@@ -176,6 +176,7 @@ struct StageTail {
   double dp_exposed_s = 0, optimizer_s = 0, lead_s = 0;
   double contention_s = 0;  // the backward / forward the hidden DP traffic slowed (contention.h)
   double reduce_s = 0, gather_s = 0, window_s = 0, grad_bytes = 0;  // for the report
+  double replica_s = 0;  // of reduce_s: hybrid sharding's all-reduce over the replicas
   CollectiveCost reduce_cost, gather_cost;                            // their NCCL algorithm / protocol, for --explain
   [[nodiscard]] double total_s() const { return dp_exposed_s + contention_s + optimizer_s; }
   [[nodiscard]] double end_s() const { return total_s() - lead_s; }  // relative to stage 0's last backward
@@ -220,17 +221,26 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
     const double grad_bytes = params_local * reduce_bytes_per_param(ts);  // on the wire
     const Collective red = curves.red;
     const CollectiveCost reduce = curves.reduce.at(grad_bytes);
-    tl.reduce_s = reduce.total_s();
+    // Hybrid sharding: each bucket's shard then all-reduced over the replicas.
+    const CollectiveCost replica = replica_all_reduce(hw, plan, grad_bytes);
+    tl.replica_s = replica.total_s();
+    tl.reduce_s = reduce.total_s() + tl.replica_s;
     if (expert_local > 0)
       tl.reduce_s += collective_cost(hw, plan.expert_dp_group, red, expert_local * ts.grad_bytes_per_param).total_s();
     tl.reduce_cost = reduce;
     const double embedding_local = r == 0 ? double(plan.params.embedding) / double(pc.tp) : 0.0;
     const double bucket =
         last_grad_bucket_params(params_local, embedding_local, wg.size) * reduce_bytes_per_param(ts);
-    const double t_bucket = curves.reduce.at(bucket).total_s();
+    const double t_bucket = curves.reduce.at(bucket).total_s() + replica_all_reduce(hw, plan, bucket).total_s();
     tl.dp_exposed_s = ts.overlap_grad_reduce ? std::max(tl.reduce_s - bwd_window, t_bucket) : tl.reduce_s;
+    // The hidden part, split between the shard's reduction and the replicas'
+    // all-reduce in proportion to their times.
+    const double hidden = tl.reduce_s - tl.dp_exposed_s;
+    const double replica_part = tl.reduce_s > 0 ? replica.total_s() / tl.reduce_s : 0.0;
     tl.contention_s +=
-        contention_s(hw, wg, red, reduce, tl.reduce_s - tl.dp_exposed_s, lt.bwd_s(), lt.memory_bound_bwd_s());
+        contention_s(hw, wg, red, reduce, hidden * (1.0 - replica_part), lt.bwd_s(), lt.memory_bound_bwd_s()) +
+        contention_s(hw, plan.replica_group, Collective::all_reduce, replica, hidden * replica_part, lt.bwd_s(),
+                     lt.memory_bound_bwd_s());
     tl.window_s = bwd_window;
     tl.grad_bytes = grad_bytes;
   }
@@ -332,6 +342,21 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
          {"window_s", tail.window_s},
          {"lead_s", tail.lead_s}},
         t.dp_comm_s);
+  if (ex && plan.replica_group.size > 1)
+    note_step(ex,
+              plan.per_layer_sharding ? "hybrid sharding: replica all-reduce (per layer and micro-batch)"
+                                      : "hybrid sharding: replica all-reduce (per step, stage of the tail)",
+              "states sharded over the shard group of S = --zero-shard ranks, replicated over R = DP*CP/S groups; "
+              "ZeRO-1: each bucket reduce-scattered over S, then its 1/S all-reduced over the R replicas (part of "
+              "the DP reduction above); ZeRO-2/3: each layer's reduce-scatter output all-reduced over R every "
+              "micro-batch, hidden with the backward's traffic (part of the ZeRO-2/3 line)",
+              "Zhao et al. 2023 (PyTorch FSDP, arXiv:2304.11277) §3.2.2; pytorch/pytorch "
+              "torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py foreach_reduce (all_reduce on the "
+              "replicate group); Megatron-LM --num-distributed-optimizer-instances (inter-instance all-reduce)",
+              {{"shard", double(plan.weight_group.size)},
+               {"replicas", double(plan.replica_group.size)},
+               {"replica_nodes", double(plan.replica_group.domains)}},
+              plan.per_layer_sharding ? plan.zero3.replica_all_reduce_s : tail.replica_s);
   if (ex && plan.expert_params_per_layer > 0)
     note_step(ex, "expert gradients (MoE): reduced over EDP",
               "routed-expert grads of the stage / (EP*ETP) reduced (and ZeRO-1/2 gathered) over the EDP group, after "

@@ -38,15 +38,33 @@ Axes search_axes(const HardwareProfile& hw, const SearchSpec& spec) {
       pin.recompute, is_fused(spec.training.attention) && spec.training.selective == SelectivePolicy::megatron_attention
                          ? std::vector<Recompute>{Recompute::none, Recompute::full}
                          : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full});
+  const std::vector<std::int64_t> shards = pinned_values_or(pin.zero_shard, {0});
   for (int z : pinned_values_or(pin.zero_stage, {0, 1, 2, 3}))
     for (bool reshard : z == 3 ? pinned_values_or(pin.reshard_after_forward, {true, false}) : std::vector<bool>{true})
-      ax.shardings.push_back({z, reshard});
+      for (std::int64_t shard : z >= 1 ? shards : std::vector<std::int64_t>{0})
+        ax.shardings.push_back({z, reshard, shard, pin.zero_shard.single()});
   return ax;
 }
 
-std::vector<Sharding> distinct_shardings(std::vector<Sharding> shardings, std::int64_t dp_cp) {
-  if (dp_cp != 1 || shardings.empty()) return shardings;
-  return {shardings.front()};
+std::vector<Sharding> distinct_shardings(std::vector<Sharding> shardings, std::int64_t dp, std::int64_t cp) {
+  if (dp * cp == 1) return shardings.empty() ? shardings : std::vector<Sharding>{shardings.front()};
+  std::vector<Sharding> out;
+  for (Sharding z : shardings) {
+    if (z.zero_shard > 0) {
+      const bool forms = cp > 0 && z.zero_shard % cp == 0 && dp % std::max<std::int64_t>(1, z.zero_shard / cp) == 0 &&
+                         z.zero_shard <= dp * cp;
+      if (z.zero_shard == dp * cp)
+        z.zero_shard = 0;  // one group: plain ZeRO
+      else if (!forms && !z.shard_as_given)
+        continue;
+    }
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const Sharding& o) {
+      return o.zero_stage == z.zero_stage && o.reshard_after_forward == z.reshard_after_forward &&
+             o.zero_shard == z.zero_shard;
+    });
+    if (!seen) out.push_back(z);
+  }
+  return out;
 }
 
 namespace {
@@ -108,7 +126,7 @@ Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, co
         // MoE models: one configuration per layout, its recomputation and
         // all-to-all overlap chosen inside (price_moe_group).
         en.total += std::int64_t(ax.mbss.size() * o.sps.size() * (model.is_moe() ? 1 : ax.recs.size()) * o.vpps.size() *
-                                 distinct_shardings(ax.shardings, dp * cp).size() * o.experts.size());
+                                 distinct_shardings(ax.shardings, dp, cp).size() * o.experts.size());
         en.outers.push_back(std::move(o));
       }
     }

@@ -38,6 +38,8 @@ std::vector<T> pinned_values_or(const Pin<T>& pin, std::vector<T> all) {
 struct Sharding {
   int zero_stage = 0;
   bool reshard_after_forward = true;
+  std::int64_t zero_shard = 0;  // hybrid sharding's group (ParallelConfig::zero_shard); 0: all of DP x CP
+  bool shard_as_given = false;  // --zero-shard pinned to this one value: tried as given on every layout
 };
 
 // The values of the knobs that do not depend on the other degrees: the pinned
@@ -53,8 +55,12 @@ struct Axes {
 // ZeRO shards over the DP x CP ranks holding the same weights; with one such
 // rank every stage shards nothing (ZeRO-3 gathers from itself) and all equal
 // ZeRO 0 in memory and time, so the lowest stage given stands for all and an
-// identical configuration is priced (and listed) once.
-[[nodiscard]] std::vector<Sharding> distinct_shardings(std::vector<Sharding> shardings, std::int64_t dp_cp);
+// identical configuration is priced (and listed) once. Hybrid shard groups
+// (--zero-shard) this (dp, cp) cannot form are left out, unless the pin held
+// one value (Sharding::shard_as_given: rejected with its reason); one
+// spanning all of DP x CP is plain ZeRO.
+[[nodiscard]] std::vector<Sharding> distinct_shardings(std::vector<Sharding> shardings, std::int64_t dp,
+                                                       std::int64_t cp);
 
 // One (tp, cp, pp, dp) with tp*cp*pp*dp = N, and the virtual-stage and SP
 // choices it allows.

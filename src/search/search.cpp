@@ -22,7 +22,7 @@ using namespace layout_space;
 auto key(const Evaluation& e) {
   const ParallelConfig& c = e.config;
   return std::make_tuple(c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages, int(c.recompute), c.zero_stage,
-                         !c.reshard_after_forward, c.sequence_parallel, c.ep, c.etp, e.recompute_modules,
+                         !c.reshard_after_forward, c.zero_shard, c.sequence_parallel, c.ep, c.etp, e.recompute_modules,
                          e.overlap_a2a);
 }
 
@@ -34,7 +34,8 @@ void check_pins(const SearchPins& pin) {
                          {"micro_batch_size", &pin.micro_batch_size},
                          {"virtual_stages", &pin.virtual_stages},
                          {"ep", &pin.ep},
-                         {"etp", &pin.etp}})
+                         {"etp", &pin.etp},
+                         {"zero_shard", &pin.zero_shard}})
     for (std::int64_t v : p->values())
       if (v < 1) throw InputError("search", fmt::format("pinned {}: expected a positive integer, got {}", name, v));
 }
@@ -155,7 +156,7 @@ void price_group(const ModelSpec& model, const HardwareProfile& hw, const Traini
                  const std::vector<std::int64_t>& vpps, const std::vector<Sharding>& shardings,
                  const FrameworkFilter& fw, Tally& tally, TopK& top) {
   SearchResult& res = tally.res();
-  const std::vector<Sharding> distinct = distinct_shardings(shardings, base.dp * base.cp);
+  const std::vector<Sharding> distinct = distinct_shardings(shardings, base.dp, base.cp);
   const std::uint32_t shape_reasons = structural_reasons(model, hw, base, ts);
   const std::int64_t variants = std::int64_t(vpps.size() * distinct.size());
   if (shape_reasons) {
@@ -170,6 +171,7 @@ void price_group(const ModelSpec& model, const HardwareProfile& hw, const Traini
       pc.virtual_stages = v;
       pc.zero_stage = z.zero_stage;
       pc.reshard_after_forward = z.reshard_after_forward;
+      pc.zero_shard = z.zero_shard;
       ++res.considered;
       if (fw.info) {
         if (const int rule = broken_rule(*fw.info, model, normalized(pc), ts, fw.ctx); rule >= 0) {
@@ -208,7 +210,7 @@ void price_moe_group(const ModelSpec& model, const HardwareProfile& hw, const Tr
                      const std::vector<std::int64_t>& vpps, const std::vector<Sharding>& shardings,
                      const FrameworkFilter& fw, Tally& tally, TopK& top) {
   SearchResult& res = tally.res();
-  const std::vector<Sharding> distinct = distinct_shardings(shardings, base.dp * base.cp);
+  const std::vector<Sharding> distinct = distinct_shardings(shardings, base.dp, base.cp);
   const std::uint32_t shape_reasons = structural_reasons(model, hw, base, ts);
   const std::int64_t variants = std::int64_t(vpps.size() * distinct.size());
   if (shape_reasons || choices.empty()) {
@@ -227,6 +229,7 @@ void price_moe_group(const ModelSpec& model, const HardwareProfile& hw, const Tr
         pc.virtual_stages = v;
         pc.zero_stage = z.zero_stage;
         pc.reshard_after_forward = z.reshard_after_forward;
+        pc.zero_shard = z.zero_shard;
         return pc;
       };
       auto allowed = [&](const search_detail::PricedChoice& p) {
@@ -287,6 +290,7 @@ ParallelConfig pinned_config(const SearchPins& pins) {
   pc.recompute = pins.recompute.value_or(Recompute::none);
   pc.zero_stage = pins.zero_stage.value_or(0);
   pc.reshard_after_forward = pins.reshard_after_forward.value_or(true);
+  pc.zero_shard = pins.zero_shard.value_or(0);
   pc.sequence_parallel = pins.sequence_parallel.value_or(pc.tp > 1);
   pc.ep = pins.ep.value_or(1);
   pc.etp = pins.etp.value_or(1);

@@ -150,14 +150,19 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
         const double bucket = std::max(grad_bucket_params(wg.size), params / 4096.0);
         const double embedding_params = chunk.embedding ? std::min(params, double(plan.params.embedding) / t) : 0.0;
         const double last = embedding_params >= bucket ? embedding_params : 0.0;
+        // Hybrid sharding: a bucket's shard then all-reduced over the replicas.
+        const auto reduce_s = [&](double bucket_params) {
+          const double bytes = bucket_params * reduce_bytes_per_param(ts);
+          return collective_cost(hw, wg, red, bytes).total_s() + replica_all_reduce(hw, plan, bytes).total_s();
+        };
         std::vector<double> dense;
         double left = params - last;
         while (left > 0) {
           const double b = std::min(left, bucket);
-          dense.push_back(collective_cost(hw, wg, red, b * reduce_bytes_per_param(ts)).total_s());
+          dense.push_back(reduce_s(b));
           left -= b;
         }
-        if (last > 0) dense.push_back(collective_cost(hw, wg, red, last * reduce_bytes_per_param(ts)).total_s());
+        if (last > 0) dense.push_back(reduce_s(last));
         // MoE: the routed experts' buffer, in buckets of the same size
         // (Megatron-Core DDP sizes every buffer's buckets alike), reduced over
         // EDP as the closed form's tail prices it (ts.grad_bytes_per_param).

@@ -25,6 +25,7 @@
 #include "planner/io/json_io.h"
 #include "planner/model/model_math.h"
 #include "planner/spec/input_error.h"
+#include "planner/spec/limits.h"
 #include "planner/spec/names.h"
 
 namespace planner {
@@ -398,6 +399,12 @@ void map_layout(const json& row, MeasuredRun& r) {
     p.zero_stage = *z;
   else
     r.chosen.push_back("ZeRO stage");
+  if (const auto s = integer(row, "zero_shard")) {
+    if (*s < 1 || *s > kMaxGpus) throw RowError{fmt::format("zero_shard: expected 1 to {}, got {}", kMaxGpus, *s)};
+    p.zero_shard = *s;
+  } else {
+    r.shard_per_domain = shards_per_domain(text(row, "zero_or_fsdp"));
+  }
 }
 
 // What was measured, and the FLOP convention of its TFLOP/s or MFU.

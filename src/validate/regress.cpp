@@ -75,6 +75,10 @@ void check_fields_apply(const json& cj, const RegressCase& c, const ParallelConf
   if (stated("reshard_after_forward") && pc.zero_stage != 3)
     r.problem("reshard_after_forward", "applies to ZeRO-3 (\"zero\": 3)");
   if (stated("zero3_gather") && pc.zero_stage != 3) r.problem("zero3_gather", "applies to ZeRO-3 (\"zero\": 3)");
+  if (stated("zero_shard") && pc.zero_stage == 0)
+    r.problem("zero_shard", "sets the group ZeRO shards over (\"zero\": 1, 2 or 3)");
+  if (stated("zero_shard") && have_model && c.model.is_moe())
+    r.problem("zero_shard", fmt::format("hybrid sharding of a MoE model's experts is not modelled ({})", c.model.name));
   if (c.training.tp_comm_overlap && pc.tp == 1)
     r.problem("tp_comm_overlap", "overlaps TP communication, but the layout has TP 1 (\"tp\")");
   else if (c.training.tp_comm_overlap && !pc.sequence_parallel)
@@ -164,6 +168,7 @@ std::optional<RegressCase> case_from_json(const json& cj, std::size_t index, Cat
   pc.recompute = r.choice("recompute", kRecomputeNames, Recompute::none, false);
   pc.zero_stage = int(r.integer_in("zero", 0, kMaxZeroStage, false, 0));
   pc.reshard_after_forward = r.boolean("reshard_after_forward", false, true);
+  pc.zero_shard = r.integer_in("zero_shard", 1, kMaxGpus, false, 0);
   pc.sequence_parallel = r.boolean("sp", false, pc.tp > 1);  // as `planner evaluate`: on when TP > 1
   pc.ep = r.integer_in("ep", 1, kMaxGpus, false, 1);
   pc.etp = r.integer_in("etp", 1, kMaxGpus, false, 1);

@@ -42,6 +42,14 @@ std::optional<int> parse_zero(const std::string& s_in) {
   return std::nullopt;
 }
 
+bool shards_per_domain(const std::string& s_in) {
+  std::string q;
+  for (char c : lower(s_in))
+    if (c != ' ' && c != '-' && c != '_' && c != '=') q.push_back(c);
+  return contains(q, "hybridshard") ||
+         (contains(q, "withinslice") && (contains(q, "dcn:data") || contains(q, "dataparallelacrossslices")));
+}
+
 bool affirms(const std::string& text, const std::string& word) {
   for (std::size_t pos = text.find(word); pos != std::string::npos; pos = text.find(word, pos + 1)) {
     const std::string before = text.substr(pos >= 8 ? pos - 8 : 0, pos >= 8 ? 8 : pos);

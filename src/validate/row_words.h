@@ -20,6 +20,11 @@ namespace planner::row_words {
 // optimizer", "FSDP", "HSDP", "FULL_SHARD", "SHARD_GRAD_OP" (FSDP's ZeRO-2),
 // "NO_SHARD" / "DDP" (none). nullopt: not recognised.
 [[nodiscard]] std::optional<int> parse_zero(const std::string& text);
+// Whether a zero_or_fsdp text describes hybrid sharding with one shard group
+// per scale-up domain: FSDP's HYBRID_SHARD ("FULL_SHARD within a node, and
+// replicate parameters across nodes", PyTorch FSDP ShardingStrategy docs) or
+// MaxText's FSDP within a slice with data parallelism across slices over DCN.
+[[nodiscard]] bool shards_per_domain(const std::string& text);
 
 // `text` (lower case) names `word` other than as "no WORD" / "without WORD".
 [[nodiscard]] bool affirms(const std::string& text, const std::string& word);

@@ -194,7 +194,23 @@ ValidatedRow evaluate_row(const MeasuredRun& run, const HardwareProfile& hw) {
   out.assumptions = run.assumptions;
   out.convention = run.convention;
   const TrainingSpec& ts = run.training;
-  const SearchPins& p = run.pins;
+  SearchPins p = run.pins;
+  if (run.shard_per_domain) {
+    // One hybrid shard group per scale-up domain (a node, a TPU slice): the
+    // DP x CP ranks a domain holds, TP innermost, where the run spans more
+    // than one and there is no pipeline (stages would split the domain).
+    const ParallelConfig given = pinned_config(p);
+    const std::int64_t domain = hw.tiers.empty() ? 0 : hw.tiers[0].size;
+    const std::int64_t shard = given.tp > 0 && domain % given.tp == 0 ? domain / given.tp : 0;
+    if (given.pp == 1 && shard > 0 && shard < given.dp * given.cp && (given.dp * given.cp) % shard == 0 &&
+        shard % given.cp == 0) {
+      p.zero_shard = shard;
+      out.assumptions.push_back(
+          fmt::format("hybrid sharding: ZeRO within each scale-up domain of {} {}s, replicated "
+                      "across them (--zero-shard {})",
+                      domain, device_word(hw), shard));
+    }
+  }
 
   const ParallelConfig pc = pinned_config(p);  // a row always states tp, cp, pp and dp
   Evaluation ev;

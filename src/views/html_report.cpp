@@ -130,8 +130,13 @@ std::string render_search_html(const SearchReport& rep, const RunContext& ctx, c
   out += "<h2>Every feasible layout</h2>\n" + html::scatter(r, ctx);
   out += fmt::format("<h2>The {} best layouts</h2>\n", r.top.size());
   out += "<p class=\"muted\">Ranked by step time; open a row for its time and memory breakdowns.";
-  if (std::any_of(r.top.begin(), r.top.end(), [](const Evaluation& ev) { return zero_label(ev.config) == "3nr"; }))
+  if (std::any_of(r.top.begin(), r.top.end(),
+                  [](const Evaluation& ev) { return ev.config.zero_stage == 3 && !ev.config.reshard_after_forward; }))
     out += " ZeRO 3nr: ZeRO-3 keeping the gathered weights from forward to backward.";
+  if (std::any_of(r.top.begin(), r.top.end(), [](const Evaluation& ev) { return ev.config.zero_shard > 0; }))
+    out +=
+        " ZeRO z/N: stage z sharded over groups of N of the DP x CP ranks, replicated across the groups (hybrid "
+        "sharding).";
   out += "</p>\n" + ranked_table(r.top, ctx);
   if (rep.simulated) {
     out += "<h2>Re-ranked by simulation</h2>\n" + simulated_table(*rep.simulated);

@@ -142,6 +142,7 @@ json to_json(const ParallelConfig& c) {
     j["ep"] = c.ep;
     j["etp"] = c.etp;
   }
+  if (c.zero_shard > 0) j["zero_shard"] = c.zero_shard;  // hybrid sharding only: other outputs keep their keys
   return j;
 }
 

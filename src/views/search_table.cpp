@@ -168,8 +168,13 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
                                                ev.overlap_a2a ? "overlap" : "exposed"));
     }
   }
-  if (std::any_of(r.top.begin(), r.top.end(), [](const Evaluation& ev) { return zero_label(ev.config) == "3nr"; }))
+  if (std::any_of(r.top.begin(), r.top.end(),
+                  [](const Evaluation& ev) { return ev.config.zero_stage == 3 && !ev.config.reshard_after_forward; }))
     out += "ZeRO 3nr: ZeRO-3 keeping the gathered weights from forward to backward (--reshard-after-forward false)\n";
+  if (std::any_of(r.top.begin(), r.top.end(), [](const Evaluation& ev) { return ev.config.zero_shard > 0; }))
+    out +=
+        "ZeRO z/N: stage z sharded over groups of N of the DP x CP ranks, replicated across the groups (hybrid "
+        "sharding, --zero-shard N)\n";
   if (ctx.budget && !r.top.empty())
     out += fmt::format("days, GPU-hours and cost to train {:.4g} tokens with every step at the priced step time\n",
                        ctx.budget->tokens);

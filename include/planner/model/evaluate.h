@@ -33,11 +33,13 @@ enum class Reason : std::uint8_t {
   out_of_memory,
   // Expert parallelism (MoE parallel folding; moe_cost.h): Megatron-LM's checks (after
   // out_of_memory, so that the bits stored in regress goldens keep their meaning).
-  ep_on_dense_model,             // ep or etp > 1 on a model without experts
-  ep_not_dividing_experts,       // num_experts % ep != 0
-  expert_grid_not_folding,       // (tp*cp*dp) % (ep*etp) != 0
-  etp_not_dividing_expert_ffn,   // expert FFN width % etp != 0
-  moe_tp_needs_sp,               // MoE with TP > 1 needs sequence parallelism
+  ep_on_dense_model,            // ep or etp > 1 on a model without experts
+  ep_not_dividing_experts,      // num_experts % ep != 0
+  expert_grid_not_folding,      // (tp*cp*dp) % (ep*etp) != 0
+  etp_not_dividing_expert_ffn,  // expert FFN width % etp != 0
+  moe_tp_needs_sp,              // MoE with TP > 1 needs sequence parallelism
+  // Hybrid sharding (ParallelConfig::zero_shard; after the MoE checks, for the same reason).
+  zero_shard_invalid,  // not whole CP groups dividing DP x CP, ZeRO 0, or a MoE model
   count_
 };
 inline constexpr std::size_t kNumReasons = std::size_t(Reason::count_);
@@ -92,6 +94,8 @@ struct Evaluation {
 // model needs ep = etp = 1; a MoE model needs EP | experts, EP*ETP | TP*CP*DP
 // (MoE parallel folding), ETP | expert FFN width and SP when TP > 1.
 [[nodiscard]] std::uint32_t expert_reasons(const ModelSpec& model, const ParallelConfig& pc);
+// Hybrid sharding's rule (Reason::zero_shard_invalid, evaluate.cpp).
+[[nodiscard]] bool zero_shard_valid(const ModelSpec& model, const ParallelConfig& pc);
 
 // Name of the largest exposed overhead (what to attack next): the largest term
 // but compute, or "none" when it is under 1% of the step.

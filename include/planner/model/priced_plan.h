@@ -16,8 +16,16 @@
 
 namespace planner {
 
-// The ranks holding the same weights (DP x CP), placed on the tiers.
+// The ranks one ZeRO shard spans, placed on the tiers: DP x CP (the ranks
+// holding the same weights), or under hybrid sharding
+// (ParallelConfig::zero_shard) its shard group: whole CP groups and the
+// innermost DP ranks.
 [[nodiscard]] GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelConfig& pc);
+// Hybrid sharding: the ranks holding the same shard, one per shard group
+// (size 1 without hybrid sharding). Zhao et al. 2023 ("PyTorch FSDP",
+// arXiv:2304.11277) §3.2.2: shard within a group, replicate across groups,
+// the sharded gradients all-reduced over the replicas.
+[[nodiscard]] GroupPlacement replica_group(const HardwareProfile& hw, const ParallelConfig& pc);
 
 // Sharded-data traffic of one layer for one micro-batch, and the part that
 // the layer's own compute does not hide (the next layer is prefetched while
@@ -39,6 +47,8 @@ struct Zero3LayerComm {
   double recompute_all_gather_s = 0;
   double regathered_params = 0;  // per TP rank
   double reduce_scatter_s = 0;   // in the reduce dtype (reduce_bytes_per_param)
+  // Hybrid sharding: the reduce-scatter's output all-reduced over the replicas.
+  double replica_all_reduce_s = 0;
   double exposed_fwd_s = 0, exposed_bwd_s = 0;
   // Memory-bound staging copies on the compute stream: gather outputs into
   // the parameters, gradients into the reduce-scatter input.
@@ -48,7 +58,9 @@ struct Zero3LayerComm {
   [[nodiscard]] double exposed_s() const { return exposed_fwd_s + exposed_bwd_s; }
   [[nodiscard]] double staging_s() const { return staging_fwd_s + staging_bwd_s; }
   [[nodiscard]] double contention_s() const { return contention_fwd_s + contention_bwd_s; }
-  [[nodiscard]] double bwd_comm_s() const { return recompute_all_gather_s + bwd_all_gather_s + reduce_scatter_s; }
+  [[nodiscard]] double bwd_comm_s() const {
+    return recompute_all_gather_s + bwd_all_gather_s + reduce_scatter_s + replica_all_reduce_s;
+  }
   [[nodiscard]] double total_s() const { return all_gather_s + bwd_comm_s(); }
 };
 // Bytes per gradient element on the wire of a gradient reduction:
@@ -64,7 +76,8 @@ struct Zero3LayerComm {
 // The same from the model's counts (count_params(model)), as price_plan has them.
 [[nodiscard]] Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& hw,
                                               const ParallelConfig& pc, const TrainingSpec& ts, const LayerTime& lt,
-                                              const GroupPlacement& weight_group, const ParamCounts& counts);
+                                              const GroupPlacement& weight_group, const ParamCounts& counts,
+                                              const GroupPlacement& replicas);
 
 // Time of one layer for one micro-batch on the critical path: forward and
 // backward (LayerTime::total_s) plus its exposed ZeRO-2/3 traffic and the
@@ -85,7 +98,8 @@ struct ChunkPlan {
 struct PricedPlan {
   LayerTime layer;  // one layer, one micro-batch
   HeadTime head;
-  GroupPlacement weight_group;     // DP x CP: the ranks holding the same weights
+  GroupPlacement weight_group;     // DP x CP (the ranks holding the same weights), or the hybrid shard group
+  GroupPlacement replica_group;    // hybrid sharding: the replicas of a shard (size 1 without)
   bool grads_reduced = false;      // DP x CP > 1, ZeRO 0-1: each stage reduces its gradients after its last backward
   bool zero3_gathers = false;      // DP x CP > 1, ZeRO-3: each layer's weights gathered, its gradients reduce-scattered
   // ZeRO-3 with gathers (Zero3Gather): the parameters one gather unit holds
@@ -151,6 +165,13 @@ struct PricedPlan {
   // The v chunks of `stage`, in chunk order; their parameters sum to stage_params.
   [[nodiscard]] std::vector<ChunkPlan> chunks(std::int64_t stage) const;
 };
+
+// Hybrid sharding, ZeRO-1 (Megatron-Core's distributed optimizer instances:
+// reduce-scatter inside an instance, then all-reduce across them): the
+// all-reduce over plan.replica_group of what a reduction over the shard group
+// leaves each rank, `reduced_bytes` / shard size. Zero without replicas.
+[[nodiscard]] CollectiveCost replica_all_reduce(const HardwareProfile& hw, const PricedPlan& plan,
+                                                double reduced_bytes);
 
 // Prices the plan of a normalised, structurally valid configuration from its
 // layer and head costs, and balances the layers over the stages in

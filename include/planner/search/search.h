@@ -57,6 +57,7 @@ struct SearchPins {
   Pin<Recompute> recompute;
   Pin<int> zero_stage;
   Pin<bool> reshard_after_forward;  // ZeRO-3 only
+  Pin<std::int64_t> zero_shard;     // hybrid sharding's group (ZeRO >= 1; not searched when unpinned: 0)
   Pin<bool> sequence_parallel;
   Pin<std::int64_t> ep, etp;  // expert parallelism and expert TP (MoE models; searched when unpinned)
   // MoE models: --recompute-modules given (TrainingSpec::recompute_modules

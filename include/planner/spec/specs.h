@@ -243,6 +243,15 @@ struct ParallelConfig {
   // torchtitan's without PP), or keep them until the backward (Llama 3 405B,
   // arXiv:2407.21783 §3.3.2). normalized() sets it true below ZeRO-3.
   bool reshard_after_forward = true;
+  // Hybrid sharding (HSDP; FSDP's HYBRID_SHARD, torchtitan's
+  // data_parallel_replicate_degree, Megatron-LM's
+  // --num-distributed-optimizer-instances, DeepSpeed MiCS, MaxText's FSDP in
+  // a slice and DP over DCN): ZeRO's shards span groups of this many of the
+  // DP x CP ranks (whole CP groups, the innermost DP ranks) and are
+  // replicated over the DP x CP / zero_shard groups, which all-reduce the
+  // sharded gradients. 0: one group of all DP x CP ranks (plain ZeRO).
+  // Dense models, ZeRO >= 1 (zero_shard_size, evaluate.cpp checks).
+  std::int64_t zero_shard = 0;
   bool sequence_parallel = false;
   Schedule schedule = Schedule::one_f_one_b;
   // Expert parallelism with MoE parallel folding (Megatron-LM
@@ -253,6 +262,17 @@ struct ParallelConfig {
   std::int64_t ep = 1, etp = 1;
   bool operator==(const ParallelConfig&) const = default;
 };
+
+// The ranks one ZeRO shard spans (ParallelConfig::zero_shard): DP x CP
+// unless hybrid sharding names fewer; and how many replicas of each shard
+// the DP x CP ranks hold.
+[[nodiscard]] inline std::int64_t zero_shard_size(const ParallelConfig& pc) {
+  return pc.zero_shard > 0 ? pc.zero_shard : pc.dp * pc.cp;
+}
+[[nodiscard]] inline std::int64_t zero_replicas(const ParallelConfig& pc) {
+  const std::int64_t s = zero_shard_size(pc);
+  return s > 0 ? pc.dp * pc.cp / s : 1;
+}
 
 // flash: the fastest fused kernel of the chip (FlashAttention-3 or cuDNN on
 // Hopper, FA2 on Ampere; the profile's attention_max). flash2:

@@ -34,6 +34,9 @@ struct MeasuredRun {
   std::optional<double> step_time_s, tflops_per_gpu, mfu;  // measured, as reported
   std::optional<double> tokens_per_sec_per_gpu;            // measured throughput (needs no FLOP convention)
   std::optional<std::string> hardware;  // explicit profile name from the row's optional `hardware` field
+  // Hybrid sharding, one shard group per scale-up domain (row_words
+  // shards_per_domain): validate sets pins.zero_shard from the profile.
+  bool shard_per_domain = false;
 };
 
 // A row either maps onto the specs (`run`) or names why it cannot (`skip_reason`).
