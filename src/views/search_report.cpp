@@ -5,6 +5,7 @@
 #include "planner/model/labels.h"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "planner/spec/names.h"
@@ -87,22 +88,24 @@ std::string render_simulated_ranking(const std::vector<SimulatedRank>& ranks, Fo
   }
   std::string out = fmt::format(
       "\nre-ranked by simulated step (top {} of the search, each simulated with its schedule):\n", ranks.size());
-  out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13} {:>13} {:>8} {:>10}\n",
-                     "sim rank", "search", "TP", "CP", "PP", "DP", "mbs", "vpp", "recompute", "ZeRO", "closed-form s",
-                     "simulated s", "diff", "sim bubble");
+  std::size_t zw = 4;  // "3nr/16" under hybrid sharding
+  for (const auto& x : ranks) zw = std::max(zw, zero_label(x.evaluation.config).size());
+  out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>{}} {:>13} {:>13} {:>8} {:>10}\n",
+                     "sim rank", "search", "TP", "CP", "PP", "DP", "mbs", "vpp", "recompute", "ZeRO", zw,
+                     "closed-form s", "simulated s", "diff", "sim bubble");
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const auto& x = ranks[i];
     const auto& c = x.evaluation.config;
     if (!x.not_simulated.empty()) {
-      out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13.3f}   not simulated: {}\n",
+      out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>{}} {:>13.3f}   not simulated: {}\n",
                          i + 1, x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages,
-                         to_string(c.recompute), zero_label(c), x.evaluation.time.step_s, x.not_simulated);
+                         to_string(c.recompute), zero_label(c), zw, x.evaluation.time.step_s, x.not_simulated);
       continue;
     }
     out += fmt::format(
-        "{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>4} {:>13.3f} {:>13.3f} {:>7.2f}% {:>9.2f}%\n", i + 1,
+        "{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>{}} {:>13.3f} {:>13.3f} {:>7.2f}% {:>9.2f}%\n", i + 1,
         x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages, to_string(c.recompute),
-        zero_label(c), x.evaluation.time.step_s, x.simulated_step_s,
+        zero_label(c), zw, x.evaluation.time.step_s, x.simulated_step_s,
         clean_zero(100.0 * (x.simulated_step_s / x.evaluation.time.step_s - 1.0)), 100.0 * x.simulated_bubble_fraction);
   }
   return out;

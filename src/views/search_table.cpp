@@ -139,10 +139,12 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
     // The recompute column as wide as its widest label (Megatron module lists).
     std::size_t rw = 9;
     for (const auto& ev : r.top) rw = std::max(rw, recompute_label(ev.config, ev.recompute_modules).size());
-    std::string head =
-        fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<{}} {:>4} {:>3} {:>8} {:>9} {:>11} {:>6} {:>7}",
-                    "rank", "TP", "CP", "PP", "DP", "mbs", "m", "vpp", "recompute", rw, "ZeRO", "SP",
-                    fmt::format("GiB/{}", device_word(ctx.hardware)), "step s", "tokens/s", "MFU", "TFLOP/s");
+    std::size_t zw = 4;  // "3nr/16" under hybrid sharding
+    for (const auto& ev : r.top) zw = std::max(zw, zero_label(ev.config).size());
+    std::string head = fmt::format(
+        "{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<{}} {:>{}} {:>3} {:>8} {:>9} {:>11} {:>6} {:>7}", "rank",
+        "TP", "CP", "PP", "DP", "mbs", "m", "vpp", "recompute", rw, "ZeRO", zw, "SP",
+        fmt::format("GiB/{}", device_word(ctx.hardware)), "step s", "tokens/s", "MFU", "TFLOP/s");
     if (ctx.budget) head += fmt::format(" {:>7}", "days");
     if (cost) head += fmt::format(" {:>11}", "cost $");
     out += head + "  dominant overhead   layers per stage\n";
@@ -151,10 +153,10 @@ std::string render_search(const SearchResult& r, const RunContext& ctx, Format f
     for (const auto& ev : r.top) {
       const auto& c = ev.config;
       std::string row = fmt::format(
-          "{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<{}} {:>4} {:>3} {:>8.2f} {:>9.3f} {:>11.0f} {:>5.1f}% "
+          "{:>4} {:>3} {:>3} {:>3} {:>5} {:>4} {:>5} {:>4} {:<{}} {:>{}} {:>3} {:>8.2f} {:>9.3f} {:>11.0f} {:>5.1f}% "
           "{:>7.0f}",
           rank++, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, ev.time.micro_batches, c.virtual_stages,
-          recompute_label(c, ev.recompute_modules), rw, zero_label(c), c.sequence_parallel ? "on" : "off",
+          recompute_label(c, ev.recompute_modules), rw, zero_label(c), zw, c.sequence_parallel ? "on" : "off",
           ev.memory.total_bytes / kGiB, ev.time.step_s, ev.time.tokens_per_s, 100.0 * ev.time.mfu,
           ev.time.tflops_per_gpu);
       if (ctx.budget) {

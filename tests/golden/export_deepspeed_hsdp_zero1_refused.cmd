@@ -1,0 +1,1 @@
+export --framework deepspeed --model llama8b --gpus 64 --zero 1 --zero-shard 8
