@@ -17,8 +17,10 @@ namespace {
 constexpr double kDeepSpeedPrefetchBucketParams = 5e7;
 }  // namespace
 
-// The ranks sharing one weight shard: DP x CP. Contiguous in the rank order
-// [TP, CP, PP, DP] when PP = 1; otherwise CP and DP members combine.
+// The ranks sharing one weight shard: DP x CP, or under hybrid sharding
+// whole CP groups and the innermost DP ranks (ParallelConfig::zero_shard).
+// Contiguous in the rank order [TP, CP, PP, DP] when PP = 1; otherwise CP and
+// DP members combine.
 GroupPlacement weight_sharing_group(const HardwareProfile& hw, const ParallelConfig& pc) {
   // Hybrid sharding: whole CP groups and the innermost `k` DP ranks.
   const std::int64_t k = std::max<std::int64_t>(1, zero_shard_size(pc) / std::max<std::int64_t>(1, pc.cp));

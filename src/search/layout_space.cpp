@@ -48,6 +48,8 @@ Axes search_axes(const HardwareProfile& hw, const SearchSpec& spec) {
 
 std::vector<Sharding> distinct_shardings(std::vector<Sharding> shardings, std::int64_t dp, std::int64_t cp) {
   if (dp * cp == 1) return shardings.empty() ? shardings : std::vector<Sharding>{shardings.front()};
+  if (std::none_of(shardings.begin(), shardings.end(), [](const Sharding& z) { return z.zero_shard > 0; }))
+    return shardings;  // no hybrid sharding pinned: every stage is distinct
   std::vector<Sharding> out;
   for (Sharding z : shardings) {
     if (z.zero_shard > 0) {
