@@ -165,6 +165,8 @@ TEST_CASE("hybrid sharding: groups a layout cannot form, ZeRO 0 and MoE models a
   CHECK_FALSE(zero_shard_valid(dense, layout(1, 1, 1, 64, 3, 48)));   // does not divide DP
   CHECK_FALSE(zero_shard_valid(dense, layout(1, 1, 1, 64, 3, 128)));  // more than DP x CP
   CHECK_FALSE(zero_shard_valid(dense, layout(1, 1, 1, 64, 0, 8)));    // ZeRO 0 shards nothing
+  CHECK_FALSE(zero_shard_valid(dense, layout(1, 1, 1, 64, 1, 1)));    // nor does a group of one rank
+  CHECK(zero_shard_valid(dense, layout(1, 2, 1, 32, 1, 2)));          // the CP pair alone
   CHECK_FALSE(zero_shard_valid(moe, layout(1, 1, 1, 64, 3, 8)));
   const HardwareProfile hw = find_hardware("dgx-h100");
   const Evaluation ev = evaluate(dense, hw, layout(1, 1, 1, 64, 3, 48), training_run(64, 128));
@@ -184,6 +186,11 @@ TEST_CASE("hybrid sharding in the search: a pinned list keeps the groups each la
   spec.top_k = 50;
   const SearchResult r = search(m, hw, spec);
   REQUIRE_FALSE(r.top.empty());
+  // A list keeps only the groups a layout can form: none is rejected for its group (DP x CP 1 included).
+  CHECK(r.rejections[std::size_t(Reason::zero_shard_invalid)] == 0);
+  spec.pins.zero_shard = Pin<std::int64_t>(std::vector<std::int64_t>{48});  // one value: tried as given
+  CHECK(search(m, hw, spec).rejections[std::size_t(Reason::zero_shard_invalid)] > 0);
+  spec.pins.zero_shard = Pin<std::int64_t>(std::vector<std::int64_t>{8, 48});
   bool hybrid = false;
   for (const Evaluation& ev : r.top) {
     CHECK(ev.config.zero_stage == 3);

@@ -44,8 +44,8 @@ const char* describe(Reason r) {
     case Reason::moe_tp_needs_sp:
       return "MoE with TP > 1 needs sequence parallelism (Megatron-Core)";
     case Reason::zero_shard_invalid:
-      return "ZeRO shard group (--zero-shard) must be whole CP groups dividing DP x CP, with ZeRO >= 1, on a dense "
-             "model";
+      return "ZeRO shard group (--zero-shard) must be whole CP groups dividing DP x CP, of at least 2 ranks, with "
+             "ZeRO >= 1, on a dense model";
     case Reason::out_of_memory:
       return "does not fit in GPU memory";
     case Reason::count_:
@@ -144,10 +144,11 @@ std::uint32_t structural_reasons(const ModelSpec& model, const HardwareProfile& 
 // optimizer instances), so it is a multiple of CP dividing DP x CP. ZeRO-0
 // shards nothing. MoE models are refused: their experts shard over the
 // expert data-parallel group (moe_cost.h), which hybrid sharding would split
-// in ways not modelled.
+// in ways not modelled. A group of one rank shards nothing.
 bool zero_shard_valid(const ModelSpec& model, const ParallelConfig& pc) {
   if (pc.zero_shard == 0) return true;
-  if (pc.zero_shard < 0 || pc.zero_stage < 1 || model.is_moe() || pc.cp < 1 || pc.dp < 1) return false;
+  // A group of one rank shards nothing (its replicas are ZeRO-0's): refused, not priced without a reduction.
+  if (pc.zero_shard < 2 || pc.zero_stage < 1 || model.is_moe() || pc.cp < 1 || pc.dp < 1) return false;
   if (pc.zero_shard % pc.cp != 0) return false;
   const std::int64_t dp_part = pc.zero_shard / pc.cp;
   return dp_part >= 1 && dp_part <= pc.dp && pc.dp % dp_part == 0;

@@ -133,6 +133,9 @@ std::string reason_text(Reason r, const ModelSpec& model, const HardwareProfile&
       return fmt::format("MoE with TP {} needs sequence parallelism (Megatron-Core)", c.tp);
     case Reason::zero_shard_invalid:
       if (c.zero_stage < 1) return fmt::format("--zero-shard {} shards nothing at ZeRO 0", c.zero_shard);
+      if (c.zero_shard == 1)
+        return "--zero-shard 1 shards nothing: one rank a group holds everything, its replicas are ZeRO 0's (give "
+               "--zero 0)";
       if (model.is_moe())
         return fmt::format("--zero-shard {} on {}, a MoE model: hybrid sharding of experts is not modelled",
                            c.zero_shard, model.name);

@@ -47,14 +47,19 @@ Axes search_axes(const HardwareProfile& hw, const SearchSpec& spec) {
 }
 
 std::vector<Sharding> distinct_shardings(std::vector<Sharding> shardings, std::int64_t dp, std::int64_t cp) {
-  if (dp * cp == 1) return shardings.empty() ? shardings : std::vector<Sharding>{shardings.front()};
+  if (dp * cp == 1) {
+    if (shardings.empty()) return shardings;
+    Sharding z = shardings.front();
+    if (!z.shard_as_given) z.zero_shard = 0;  // no group to form: a list's values all drop
+    return {z};
+  }
   if (std::none_of(shardings.begin(), shardings.end(), [](const Sharding& z) { return z.zero_shard > 0; }))
     return shardings;  // no hybrid sharding pinned: every stage is distinct
   std::vector<Sharding> out;
   for (Sharding z : shardings) {
     if (z.zero_shard > 0) {
-      const bool forms = cp > 0 && z.zero_shard % cp == 0 && dp % std::max<std::int64_t>(1, z.zero_shard / cp) == 0 &&
-                         z.zero_shard <= dp * cp;
+      const bool forms = cp > 0 && z.zero_shard >= 2 && z.zero_shard % cp == 0 &&
+                         dp % std::max<std::int64_t>(1, z.zero_shard / cp) == 0 && z.zero_shard <= dp * cp;
       if (z.zero_shard == dp * cp)
         z.zero_shard = 0;  // one group: plain ZeRO
       else if (!forms && !z.shard_as_given)

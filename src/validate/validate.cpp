@@ -202,7 +202,7 @@ ValidatedRow evaluate_row(const MeasuredRun& run, const HardwareProfile& hw) {
     const ParallelConfig given = pinned_config(p);
     const std::int64_t domain = hw.tiers.empty() ? 0 : hw.tiers[0].size;
     const std::int64_t shard = given.tp > 0 && domain % given.tp == 0 ? domain / given.tp : 0;
-    if (given.pp == 1 && shard > 0 && shard < given.dp * given.cp && (given.dp * given.cp) % shard == 0 &&
+    if (given.pp == 1 && shard >= 2 && shard < given.dp * given.cp && (given.dp * given.cp) % shard == 0 &&
         shard % given.cp == 0) {
       p.zero_shard = shard;
       out.assumptions.push_back(
