@@ -122,6 +122,26 @@ TEST_CASE("malformed JSON reports file:line:column and what was expected", "[jso
   }
 }
 
+TEST_CASE("a key given twice in one object is an error naming its path", "[json_io]") {
+  // nlohmann::json would keep the last value silently (RFC 8259 leaves it undefined).
+  const auto where = [](const char* text) {
+    try {
+      (void)parse_json_text(text, "f.json");
+    } catch (const InputError& e) {
+      return e.where();
+    }
+    return std::string("accepted");
+  };
+  CHECK(where("{\"tp\": 2, \"tp\": 4}") == "f.json: tp");
+  CHECK(where("{\"a\": {\"c\": 1, \"c\": 2}}") == "f.json: a.c");
+  CHECK(where("[{\"x\": 1}, {\"y\": 2, \"y\": 3}]") == "f.json: [1].y");
+  CHECK(where("{\"cases\": [1, [2], {\"q\": 1, \"q\": 2}]}") == "f.json: cases[2].q");
+  // The same name in sibling or nested objects is fine.
+  CHECK(where("{\"a\": {\"k\": 1}, \"b\": {\"k\": 1, \"a\": {\"a\": 1}}}") == "accepted");
+  CHECK(error_of([] { (void)parse_json_text("{\"tp\": 2, \"tp\": 4}", "f.json"); }) ==
+        "f.json: tp: key given twice in one object (expected each name once; which value was meant?)");
+}
+
 TEST_CASE("a missing file is an InputError naming it", "[json_io]") {
   const std::string path = (std::filesystem::temp_directory_path() / "planner_json_io_test_no_such_file.json").string();
   CHECK(error_of([&] { (void)load_model_file(path); }) == path + ": cannot open file");

@@ -2,12 +2,14 @@
 #include "planner/io/read_file.h"
 
 #include "io/field_reader.h"
+#include "io/json_keys.h"
 #include "io/moe_json.h"
 #include "io/unit_checks.h"
 
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <set>
@@ -425,7 +427,12 @@ json to_json(const HardwareProfile& h) {
 
 json parse_json_text(std::string_view text, const std::string& origin) {
   try {
-    return json::parse(text);
+    detail::RepeatedKeyFinder keys;
+    json j = json::parse(text, std::ref(keys));
+    if (!keys.repeated().empty())
+      throw InputError(fmt::format("{}: {}", origin, keys.repeated()),
+                       "key given twice in one object (expected each name once; which value was meant?)");
+    return j;
   } catch (const json::parse_error& e) {
     // e.what(): "[json.exception.parse_error.101] parse error at line L,
     // column C: <what went wrong; what was expected>". Give file:line:column
