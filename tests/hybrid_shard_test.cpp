@@ -24,6 +24,7 @@
 #include "test_support.h"
 
 using namespace planner;
+using planner::testing::error_of;
 using planner::testing::training_run;
 
 namespace {
@@ -215,6 +216,8 @@ TEST_CASE("hybrid sharding's launch flags, and the frameworks that cannot expres
   const std::string titan = launch_flags(Framework::torchtitan, m, hw, ts, z3).text;
   CHECK(titan.find("data_parallel_replicate_degree = 8\ndata_parallel_shard_degree = 8") != std::string::npos);
   CHECK(launch_flags(Framework::deepspeed, m, hw, ts, z3).text.find("\"mics_shard_size\": 8") != std::string::npos);
+  // MiCS groups consecutive world ranks, across AutoTP's: refused with TP > 1.
+  CHECK(broken_rule(framework_info(Framework::deepspeed), m, normalized(layout(2, 1, 1, 32, 3, 8)), ts) >= 0);
   const Evaluation z1 = evaluate(m, hw, layout(1, 1, 1, 64, 1, 8), ts);
   CHECK(broken_rule(framework_info(Framework::deepspeed), m, z1.config, ts) >= 0);
   CHECK(broken_rule(framework_info(Framework::maxtext), m, z1.config, ts) >= 0);
@@ -233,6 +236,19 @@ TEST_CASE("hybrid sharding's launch flags, and the frameworks that cannot expres
   CHECK(maxtext.find("ici_fsdp_parallelism=256") != std::string::npos);
   CHECK(maxtext.find("dcn_data_parallelism=4") != std::string::npos);
   CHECK(maxtext.find("dcn_fsdp_parallelism=1") != std::string::npos);
+  // A group spanning 1.5 slices fits neither axis as priced: refused, naming the flag.
+  TrainingSpec three = training_run(768, 768, 2048);
+  ParallelConfig odd = layout(4, 1, 1, 192, 3, 96);
+  const Evaluation odd_ev = evaluate(big, tpu, odd, three);
+  CHECK(error_of([&] { (void)launch_flags(Framework::maxtext, big, tpu, three, odd_ev); }).rfind("--zero-shard: ", 0) ==
+        0);
+  // 4 slices, TP 4, groups of 128 ranks = 512 chips: the shard spans 2 slices over DCN, the 2 replicas the other 2.
+  const TrainingSpec four = training_run(1024, 1024, 2048);
+  const ParallelConfig spans = layout(4, 1, 1, 256, 3, 128);
+  const std::string two = launch_flags(Framework::maxtext, big, tpu, four, evaluate(big, tpu, spans, four)).text;
+  CHECK(two.find("ici_fsdp_parallelism=64") != std::string::npos);
+  CHECK(two.find("dcn_fsdp_parallelism=2") != std::string::npos);
+  CHECK(two.find("dcn_data_parallelism=2") != std::string::npos);
 }
 
 TEST_CASE("validate reads HYBRID_SHARD and MaxText's FSDP within a slice as one shard group per domain",

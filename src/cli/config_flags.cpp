@@ -312,7 +312,8 @@ SearchPins pins_from(const ConfigFlags& c, bool lists, const char* command) {
     pins.reshard_after_forward = parse.booleans("--reshard-after-forward", c.reshard_after_forward);
   }
   if (c.zero_shard) {
-    pins.zero_shard = parse.integers("--zero-shard", c.zero_shard, 1, kMaxGpus);
+    // A group of one rank shards nothing (evaluate.cpp zero_shard_valid).
+    pins.zero_shard = parse.integers("--zero-shard", c.zero_shard, 2, kMaxGpus);
     if (!pins.zero_stage && lists) {
       pins.zero_stage = Pin<int>(std::vector<int>{1, 2, 3});  // ZeRO 0 shards nothing
     } else if (!pins.zero_stage) {
@@ -378,6 +379,12 @@ void check_expert_flags(SearchPins& pins, const ModelSpec& model) {
                 fmt::format("{}'s {} experts", model.name, model.moe.num_experts));
   keep_divisors(pins.etp, model.moe.expert_ffn_hidden_size, "--etp",
                 fmt::format("the expert FFN width {}", model.moe.expert_ffn_hidden_size));
+}
+
+void check_zero_shard(SearchPins& pins, std::int64_t gpus) {
+  // A shard group times TP, PP and the replicas is the GPU count: a group
+  // size that does not divide it forms on no layout.
+  if (pins.zero_shard) keep_divisors(pins.zero_shard, gpus, "--zero-shard", fmt::format("the GPU count {}", gpus));
 }
 
 void check_a2a_applies(const CommonFlags& f, const ParallelConfig& pc) {
@@ -467,6 +474,7 @@ ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts, const c
   }
   check_tp_overlap(ts, pins);
   check_zero3_regather(ts, pins);
+  check_zero_shard(pins, N);
   ParallelConfig pc = pinned_config(pins);
   if (ts.zero3_recompute_regather && (pc.zero_stage != 3 || pc.recompute != Recompute::full))
     throw InputError("--zero3-recompute-regather",

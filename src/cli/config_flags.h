@@ -111,6 +111,8 @@ void write_html(const std::string& path, const std::string& page);
 // an EP not dividing the experts, an ETP not dividing the expert FFN width.
 void check_expert_flags(SearchPins& pins, const ModelSpec& model);
 // --a2a / --overlap-a2a on a layout with EP 1 (no all-to-all): an InputError.
+// --zero-shard values that divide the GPU count; none is an InputError.
+void check_zero_shard(SearchPins& pins, std::int64_t gpus);
 void check_a2a_applies(const CommonFlags& f, const ParallelConfig& pc);
 // --tp-overlap where it cannot apply (TP pinned to 1, SP pinned off) is an InputError.
 void check_tp_overlap(const TrainingSpec& ts, const SearchPins& pins);

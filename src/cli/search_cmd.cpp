@@ -58,6 +58,7 @@ int run(const SearchFlags& f) {
   check_dtype(spec.training, hw);
   spec.pins = pins_from(f.config);
   check_expert_flags(spec.pins, model);
+  check_zero_shard(spec.pins, spec.training.num_gpus);
   if (spec.pins.ep.single() && *spec.pins.ep == 1) {
     ParallelConfig ep1;
     check_a2a_applies(f.common, ep1);

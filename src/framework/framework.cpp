@@ -116,6 +116,10 @@ constexpr FrameworkRule kDeepspeedRules[] = {
      "hybrid sharding is MiCS (zero_optimization.mics_shard_size), a ZeRO-3 partitioning; ZeRO-1/2 shard over all "
      "data-parallel ranks",
      "deepspeed/runtime/zero/config.py mics_shard_size; deepspeed/runtime/zero/mics.py"},
+    {RuleKind::hybrid_shard_no_tp,
+     "MiCS shards over groups of consecutive world ranks, across AutoTP's ranks, not over the data-parallel ranks "
+     "the planner prices",
+     "deepspeed/runtime/zero/mics_utils.py _generate_mics_config (np.arange(world_size).reshape(-1, shard_size))"},
 };
 
 constexpr FrameworkRule kMaxtextRules[] = {
@@ -146,6 +150,10 @@ constexpr FrameworkRule kMaxtextRules[] = {
     {RuleKind::hybrid_shard_no_cp,
      "planner writes a hybrid shard group as the fsdp axis alone, which does not hold the context axis",
      "src/maxtext/configs/base.yml logical_axis_rules (weights over fsdp, not context)"},
+    {RuleKind::hybrid_shard_no_pp,
+     "planner writes a hybrid shard group as the fsdp axis over contiguous chips, which pipeline stages would "
+     "interleave",
+     "src/maxtext/configs/base.yml ici_/dcn_pipeline_parallelism, ici_/dcn_fsdp_parallelism"},
 };
 
 constexpr FrameworkInfo kFrameworks[] = {
@@ -220,6 +228,10 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
       return pc.zero_shard > 0 && keep;
     case RuleKind::hybrid_shard_no_cp:
       return pc.zero_shard > 0 && pc.cp > 1;
+    case RuleKind::hybrid_shard_no_tp:
+      return pc.zero_shard > 0 && pc.tp > 1;
+    case RuleKind::hybrid_shard_no_pp:
+      return pc.zero_shard > 0 && pc.pp > 1;
   }
   (void)info;
   return false;

@@ -342,6 +342,15 @@ std::string maxtext_lines(const ModelSpec& model, const HardwareProfile& hw, con
   // replicas and takes the slices first, the fsdp axis the shard group.
   const bool fsdp = pc.zero_stage == 3;
   const std::int64_t replicas = fsdp ? zero_replicas(pc) : 1;
+  // The shard group's chips (TP innermost, no CP or PP: framework.cpp) fit in
+  // one slice or span whole slices; otherwise the fsdp and data axes cannot
+  // hold the groups as priced.
+  if (const std::int64_t span = zero_shard_size(pc) * pc.tp;
+      replicas > 1 && domain > 0 && slices > 1 && domain % span != 0 && span % domain != 0)
+    throw InputError("--zero-shard",
+                     fmt::format("maxtext: a shard group of {} chips ({} ranks x TP {}) neither fits a slice of {} "
+                                 "chips evenly nor spans whole slices, so the fsdp and data axes cannot hold it",
+                                 span, zero_shard_size(pc), pc.tp, domain));
   std::int64_t rest = slices;
   const std::int64_t dcn_replicas = gcd64(replicas, rest);
   rest /= dcn_replicas;

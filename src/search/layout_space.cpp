@@ -48,10 +48,12 @@ Axes search_axes(const HardwareProfile& hw, const SearchSpec& spec) {
 
 std::vector<Sharding> distinct_shardings(std::vector<Sharding> shardings, std::int64_t dp, std::int64_t cp) {
   if (dp * cp == 1) {
-    if (shardings.empty()) return shardings;
-    Sharding z = shardings.front();
-    if (!z.shard_as_given) z.zero_shard = 0;  // no group to form: a list's values all drop
-    return {z};
+    // Every stage equals ZeRO 0 here; a hybrid group cannot form, so a list
+    // pin's values are left out (and the layout with them, when the pin holds
+    // no 0), a single value tried as given.
+    for (const Sharding& z : shardings)
+      if (z.zero_shard == 0 || z.shard_as_given) return {z};
+    return {};
   }
   if (std::none_of(shardings.begin(), shardings.end(), [](const Sharding& z) { return z.zero_shard > 0; }))
     return shardings;  // no hybrid sharding pinned: every stage is distinct

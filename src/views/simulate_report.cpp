@@ -102,7 +102,12 @@ std::string summary_text(const SimResult& r, const SimComparison& cmp, const Eva
       "simulate: {} on {}, {} GPUs; {:d}, micro-batch {}, {} micro-batches, vpp {}, {} schedule, "
       "recompute {}, ZeRO-{}, SP {}\n\n",
       ctx.model.name, ctx.hardware.name, ctx.training.num_gpus, pc, pc.micro_batch_size, pr.micro_batches,
-      pc.virtual_stages, to_string(pr.schedule), to_string(pc.recompute), zero_label(pc),
+      pc.virtual_stages, to_string(pr.schedule), to_string(pc.recompute),
+      pc.zero_shard > 0 ? fmt::format("{} in hybrid groups of {}",
+                                      zero_label(ParallelConfig{.zero_stage = pc.zero_stage,
+                                                                .reshard_after_forward = pc.reshard_after_forward}),
+                                      pc.zero_shard)
+                        : zero_label(pc),
       pc.sequence_parallel ? "on" : "off");
   out += fmt::format("step time      {:.4f} s simulated, {:.4f} s closed form ({})\n", r.step_s, cmp.closed_form_step_s,
                      pct(cmp.relative_difference()));

@@ -58,6 +58,8 @@ enum class RuleKind {
   hybrid_shard_zero3_only,    // hybrid sharding (--zero-shard) below ZeRO-3
   hybrid_shard_not_kept,      // hybrid sharding with ZeRO-3 keeping its weights (zero=3nr)
   hybrid_shard_no_cp,         // hybrid sharding with CP > 1
+  hybrid_shard_no_tp,         // hybrid sharding with TP > 1
+  hybrid_shard_no_pp,         // hybrid sharding with PP > 1
 };
 
 struct FrameworkRule {
