@@ -98,6 +98,43 @@ double recompute_regathered_params(const ModelSpec& model, const ParallelConfig&
   return regathered_params(model, pc, count_params(model));
 }
 
+namespace {
+
+// Staging copies on the compute stream, memory bound: each gather's output
+// is copied out into the parameters (FSDP2 foreach_all_gather_copy_out,
+// split_with_sizes_copy: read and write w bytes per parameter; DeepSpeed's
+// list all_gather unflattens the same way), and the gradients are copied,
+// cast to the reduce dtype, into the reduce-scatter input before it starts
+// (FSDP2 foreach_reduce_scatter_copy_in, chunk_cat on the current stream:
+// read g, write r bytes). The 1/p-sized copy-in of the gather and the cast
+// of the reduce-scatter output are left out. These are PyTorch's copies: a
+// TPU (torus profile) runs JAX/XLA, whose compiled collectives write into
+// the buffers their consumers read, so none are priced there. `local`: this
+// GPU's part of the layer, experts included; z's gathers are already priced.
+void stage_copies(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts, double local,
+                  Zero3LayerComm& z) {
+  const double hbm = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  const bool xla = !hw.tiers.empty() && hw.tiers[0].topology == Topology::torus;
+  if (!(hbm > 0) || xla) return;
+  const double w = ts.weight_bytes_per_param, g = ts.grad_bytes_per_param, r = reduce_bytes_per_param(ts);
+  const double gathers_bwd = (z.bwd_all_gather_s > 0 ? local : 0.0) + z.regathered_params;
+  if (ts.zero3_staging == Zero3Staging::flat_parameter) {
+    // FSDP1 (TrainingSpec::zero3_staging): gathers land in the flat
+    // parameter, no copy; the backward concatenates the views' gradients
+    // (read and write w), casts them to the reduce dtype (w + r) and
+    // pre-divides them (2r), all over the unsharded layer. The cast and the
+    // division run on the post-backward stream beside the compute; priced
+    // as if on it (an approximation: docs/cost_model.md Known gaps, "FSDP1").
+    z.staging_fwd_s = 0.0;
+    z.staging_bwd_s = local * (3.0 * w + 3.0 * r) / hbm;
+  } else {
+    z.staging_fwd_s = pc.zero_stage >= 3 ? local * 2.0 * w / hbm : 0.0;
+    z.staging_bwd_s = (gathers_bwd * 2.0 * w + local * (g + r)) / hbm;
+  }
+}
+
+}  // namespace
+
 Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
                                 const TrainingSpec& ts, const LayerTime& lt, const GroupPlacement& weight_group) {
   return zero3_layer_comm(model, hw, pc, ts, lt, weight_group, count_params(model), replica_group(hw, pc));
@@ -124,7 +161,7 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
   const double layer_params = (double(counts.per_layer) - expert) / double(pc.tp);
   const GroupPlacement edp = expert > 0 ? expert_groups(hw, pc).edp_group : GroupPlacement{};
   const double expert_local = expert / double(pc.ep * pc.etp);
-  const double w = ts.weight_bytes_per_param, g = ts.grad_bytes_per_param, r = reduce_bytes_per_param(ts);
+  const double w = ts.weight_bytes_per_param, r = reduce_bytes_per_param(ts);
   CollectiveCost ag{}, rag{};
   if (pc.zero_stage >= 3) {
     ag = collective_cost(hw, weight_group, Collective::all_gather, layer_params * w);
@@ -161,35 +198,7 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
   z.exposed_fwd_s = std::max(0.0, z.all_gather_s - lt.fwd_s());
   const double bwd_comm = z.bwd_comm_s();
   z.exposed_bwd_s = std::max(0.0, bwd_comm - lt.bwd_s());
-  // Staging copies on the compute stream, memory bound: each gather's output
-  // is copied out into the parameters (FSDP2 foreach_all_gather_copy_out,
-  // split_with_sizes_copy: read and write w bytes per parameter; DeepSpeed's
-  // list all_gather unflattens the same way), and the gradients are copied,
-  // cast to the reduce dtype, into the reduce-scatter input before it starts
-  // (FSDP2 foreach_reduce_scatter_copy_in, chunk_cat on the current stream:
-  // read g, write r bytes). The 1/p-sized copy-in of the gather and the cast
-  // of the reduce-scatter output are left out. These are PyTorch's copies: a
-  // TPU (torus profile) runs JAX/XLA, whose compiled collectives write into
-  // the buffers their consumers read, so none are priced there.
-  const double hbm = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
-  const bool xla = !hw.tiers.empty() && hw.tiers[0].topology == Topology::torus;
-  if (hbm > 0 && !xla) {
-    const double local = layer_params + expert_local;  // this GPU's part of the layer, experts included
-    const double gathers_bwd = (z.bwd_all_gather_s > 0 ? local : 0.0) + z.regathered_params;
-    if (ts.zero3_staging == Zero3Staging::flat_parameter) {
-      // FSDP1 (TrainingSpec::zero3_staging): gathers land in the flat
-      // parameter, no copy; the backward concatenates the views' gradients
-      // (read and write w), casts them to the reduce dtype (w + r) and
-      // pre-divides them (2r), all over the unsharded layer. The cast and the
-      // division run on the post-backward stream beside the compute; priced
-      // as if on it (an approximation: docs/cost_model.md Known gaps, "FSDP1").
-      z.staging_fwd_s = 0.0;
-      z.staging_bwd_s = local * (3.0 * w + 3.0 * r) / hbm;
-    } else {
-      z.staging_fwd_s = pc.zero_stage >= 3 ? local * 2.0 * w / hbm : 0.0;
-      z.staging_bwd_s = (gathers_bwd * 2.0 * w + local * (g + r)) / hbm;
-    }
-  }
+  stage_copies(hw, pc, ts, layer_params + expert_local, z);
   // What is hidden runs beside the layer's kernels and slows them
   // (contention.h); the backward's hidden part is split between its gathers
   // and its reduce-scatter in proportion to their times.
