@@ -192,6 +192,32 @@ TEST_CASE("a value off by a unit prefix is an error suggesting the unit meant", 
   }
 }
 
+TEST_CASE("an efficiency below 1% of the peak is an error, not a step of 1e300 s", "[hardware_profiles]") {
+  const std::pair<std::function<void(json&)>, const char*> rows[] = {
+      {[](json& j) { j["efficiency"]["gemm_max"]["bf16"] = 1e-300; },
+       "h.json: efficiency.gemm_max.bf16: 1e-300 is implausible for an efficiency (expected a fraction from 0.01 "
+       "to 1)"},
+      {[](json& j) { j["efficiency"]["attention_max"]["fp8"] = 0.005; },
+       "h.json: efficiency.attention_max.fp8: 0.005 is implausible for an efficiency (expected a fraction from 0.01 "
+       "to 1)"},
+      {[](json& j) { j["efficiency"]["hbm_efficiency"] = 5e-324; },
+       "h.json: efficiency.hbm_efficiency: 5e-324 is implausible for an efficiency (expected a fraction from 0.01 "
+       "to 1)"},
+      {[](json& j) { j["efficiency"]["sustained_clock_fraction"] = 1e-9; },
+       "h.json: efficiency.sustained_clock_fraction: 1e-09 is implausible for an efficiency (expected a fraction "
+       "from 0.01 to 1)"},
+  };
+  for (const auto& [edit, message] : rows) {
+    json j = stock_json("dgx-h100");
+    edit(j);
+    CHECK(error_of([&] { (void)hardware_from_json(j, "h.json"); }) == message);
+  }
+  json edge = stock_json("dgx-h100");
+  edge["efficiency"]["gemm_max"]["bf16"] = 0.01;
+  edge["efficiency"]["unfused_attention_max"] = 0.01;
+  CHECK_NOTHROW(hardware_from_json(edge, "h.json"));
+}
+
 TEST_CASE("the unit checks accept the edges of their ranges and every shipped profile", "[hardware_profiles]") {
   json j = stock_json("dgx-h100");
   j["chip"]["peak_flops_per_s"]["bf16"] = 1e12;

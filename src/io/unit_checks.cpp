@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "planner/spec/names.h"
+
 namespace planner::detail {
 
 namespace {
@@ -94,9 +96,30 @@ void check(double v, const std::string& field, const Quantity& q, std::vector<st
   problems.push_back(std::move(msg));
 }
 
+// Efficiency fractions (of the peak, of HBM bandwidth, of the burst clock):
+// no kernel a profile describes runs below 1% of its chip's peak, the same
+// floor `planner validate` applies to a measured time; below it the fraction
+// is a slip (a percentage typed as a fraction of a fraction) and would price
+// steps of 1e300 s or inf.
+void check_fraction(double v, const std::string& field, std::vector<std::string>& problems) {
+  if (v == 0 || !std::isfinite(v) || v >= 0.01) return;
+  problems.push_back(
+      fmt::format("{}: {} is implausible for an efficiency (expected a fraction from 0.01 to 1)", field, v));
+}
+
 }  // namespace
 
 void check_profile_units(const HardwareProfile& h, std::vector<std::string>& problems) {
+  const ComputeEfficiency& e = h.efficiency;
+  for (const DType d : {DType::bf16, DType::fp8}) {
+    const std::string dt(to_string(d));
+    check_fraction(e.gemm_max[std::size_t(d)], "efficiency.gemm_max." + dt, problems);
+    check_fraction(e.attention_max[std::size_t(d)], "efficiency.attention_max." + dt, problems);
+  }
+  check_fraction(e.flash2_attention_max, "efficiency.flash2_attention_max", problems);
+  check_fraction(e.unfused_attention_max, "efficiency.unfused_attention_max", problems);
+  check_fraction(e.hbm_efficiency, "efficiency.hbm_efficiency", problems);
+  check_fraction(e.sustained_clock_fraction, "efficiency.sustained_clock_fraction", problems);
   check(h.peak_flops_per_s[std::size_t(DType::bf16)], "chip.peak_flops_per_s.bf16", kPeak, problems);
   check(h.peak_flops_per_s[std::size_t(DType::fp8)], "chip.peak_flops_per_s.fp8", kPeak, problems);
   check(h.hbm_capacity_bytes, "chip.hbm_capacity_bytes", kCapacity, problems);
