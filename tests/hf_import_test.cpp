@@ -94,6 +94,36 @@ TEST_CASE("import-hf: MoE and MLA families fill moe, mla, qk_norm and mtp_layers
   CHECK(ds.default_seq_len == 4096);
 }
 
+TEST_CASE("import-hf: DeepSeek fields whose transformers default is not 0 are required", "[hf_import]") {
+  const nlohmann::json j = read_json_file(kHf + "deepseek-v3.json");
+  for (const char* key : {"n_shared_experts", "first_k_dense_replace", "moe_layer_freq"}) {
+    nlohmann::json bad = j;
+    bad.erase(key);
+    INFO(key);
+    CHECK(error_of([&] {
+            (void)model_from_hf_config(bad, "c.json");
+          }).find(std::string("c.json: ") + key + ": missing (expected an integer") == 0);
+  }
+  nlohmann::json bad = j;
+  bad.erase("q_lora_rank");
+  CHECK(error_of([&] { (void)model_from_hf_config(bad, "c.json"); }) ==
+        "c.json: q_lora_rank: missing (expected an integer >= 1, or null for queries projected directly)");
+  bad["q_lora_rank"] = nullptr;  // DeepSeek-V2-Lite: queries projected directly
+  CHECK(model_from_hf_config(bad, "c.json").mla.q_lora_rank == 0);
+}
+
+TEST_CASE("import-hf: no max_position_embeddings and no rope_scaling needs --seq-len", "[hf_import]") {
+  nlohmann::json j = read_json_file(kHf + "llama3.1-8b.json");
+  j.erase("max_position_embeddings");
+  j.erase("rope_scaling");
+  CHECK(error_of([&] { (void)model_from_hf_config(j, "c.json"); }) ==
+        "c.json: max_position_embeddings: missing, and no rope_scaling.original_max_position_embeddings: the "
+        "sequence length is unknown (give --seq-len)");
+  HfImportOptions o;
+  o.seq_len = 4096;
+  CHECK(model_from_hf_config(j, "c.json", o).default_seq_len == 4096);
+}
+
 TEST_CASE("import-hf: unknown architectures and missing fields are one-line errors", "[hf_import]") {
   nlohmann::json j = read_json_file(kHf + "llama3.1-8b.json");
   nlohmann::json bad = j;

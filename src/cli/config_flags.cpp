@@ -61,7 +61,8 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
                   "bytes per gradient element on the wire of gradient reductions (0: --grad-bytes; 4: FSDP2 "
                   "reduce_dtype float32, torchtitan's default)");
   app->add_flag("--zero3-recompute-regather", f.zero3_recompute_regather,
-                "ZeRO-3 with full recompute: the recomputed forward gathers the weights again (DeepSpeed ZeRO-3)");
+                "ZeRO-3 with full recompute: the recomputed forward gathers the weights again (DeepSpeed ZeRO-3); "
+                "search keeps to ZeRO-3 and full recompute unless pinned");
   app->add_option("--optimizer-bytes", f.optimizer_bytes,
                   "optimizer bytes per parameter (12: fp32 master + Adam m, v)");
   app->add_option("--weight-bytes", f.weight_bytes, "bytes per weight (2: bf16)");
@@ -172,6 +173,19 @@ void check_a2a(const TrainingSpec& ts, const HardwareProfile& hw) {
 
 void check_dtype(const TrainingSpec& ts, const HardwareProfile& hw) {
   check_a2a(ts, hw);
+  // GPU kernels and overlaps a TPU torus does not run (layer_comm.cpp prices
+  // XLA's collective matmul there whenever SP is on).
+  if (hw.tiers[0].topology == Topology::torus) {
+    if (ts.attention == AttentionKernel::flash2)
+      throw InputError("--attention", fmt::format("flash2 is FlashAttention-2's CUDA kernels; {} is a TPU (XLA's "
+                                                  "fused attention is --attention flash)",
+                                                  hw.name));
+    if (ts.tp_comm_overlap)
+      throw InputError("--tp-overlap",
+                       fmt::format("is Transformer Engine's userbuffers overlap on GPUs (Megatron --tp-comm-overlap); "
+                                   "on {}'s torus XLA's collective matmul overlaps TP whenever SP is on",
+                                   hw.name));
+  }
   if (!(hw.peak_flops_per_s[std::size_t(ts.dtype)] > 0)) {
     std::string dtype(to_string(ts.dtype));
     std::transform(dtype.begin(), dtype.end(), dtype.begin(), [](unsigned char c) { return char(std::toupper(c)); });
@@ -377,6 +391,11 @@ ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts, const c
     throw InputError("--sp", "sequence parallelism splits TP's activations, but the layout has TP 1 (give --tp)");
   if (ts.overlap_p2p && pc.pp == 1)
     throw InputError("--overlap-p2p", "overlaps pipeline send/recv, but the layout has PP 1 (give --pp)");
+  if (ts.overlap_p2p && ts.overlap_p2p_interleaved_only && pc.virtual_stages == 1)
+    throw InputError("--overlap-p2p",
+                     "Megatron-Core overlaps pipeline send/recv only in the interleaved schedule (megatron/core/"
+                     "pipeline_parallel/schedules.py: \"Non-interleaved pipeline parallelism does not support "
+                     "overlapping p2p communication\"); give --vpp > 1 or leave --overlap-p2p out");
   if (!ts.overlap_grad_reduce && pc.dp * pc.cp == 1)
     throw InputError("--no-overlap-grad-reduce",
                      "times the gradient reduction, but the layout has DP 1 and CP 1: nothing is reduced");

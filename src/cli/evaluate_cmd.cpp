@@ -42,6 +42,7 @@ int run(const EvaluateFlags& f) {
   ParallelConfig pc = config_from(f.config, ts);
   check_a2a_applies(f.common, pc);
   check_recompute_overlap(pc, ts);
+  check_data_parallel_flags(f.common, f.config, model, pc);
   if (fw) pc = framework_config(*fw, model, ts, pc, f.config);
   const Format format = parse_format(f.common.format);
   if (f.explain && format == Format::csv)

@@ -48,6 +48,7 @@ int run(const ExportFlags& f) {
   const ParallelConfig flagged = config_from(f.config, ts, "export");
   check_a2a_applies(f.common, flagged);
   check_recompute_overlap(flagged, ts);
+  check_data_parallel_flags(f.common, f.config, model, flagged);
   const ParallelConfig pc = framework_config(fw, model, ts, flagged, f.config);
   const Evaluation ev = evaluate(model, hw, pc, ts);
   if (!ev.feasible())

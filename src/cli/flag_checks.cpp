@@ -114,6 +114,19 @@ void check_recompute_overlap(const ParallelConfig& pc, const TrainingSpec& ts) {
   if (const std::string why = overlap_a2a_problem(pc, ts); !why.empty()) throw InputError("--overlap-a2a", why);
 }
 
+void check_data_parallel_flags(const CommonFlags& f, const ConfigFlags& c, const ModelSpec& model,
+                               const ParallelConfig& pc) {
+  // A dense model's states shard and its gradients reduce over DP x CP only;
+  // a MoE model's experts also over EDP, which TP can make larger than one.
+  if (pc.dp * pc.cp > 1 || model.is_moe()) return;
+  if (c.zero && pc.zero_stage > 0)
+    throw InputError("--zero", fmt::format("shards over DP x CP, but the layout has DP 1 and CP 1: nothing to shard "
+                                           "(leave --zero out or give --dp)"));
+  if (f.grad_reduce_bytes)
+    throw InputError("--grad-reduce-bytes",
+                     "sets the gradient reduction's dtype, but the layout has DP 1 and CP 1: nothing is reduced");
+}
+
 void check_zero3_regather(const TrainingSpec& ts, const SearchPins& pins) {
   if (!ts.zero3_recompute_regather) return;
   if (pins.zero_stage && !pins.zero_stage.allows(3))

@@ -73,6 +73,14 @@ int run(const SearchFlags& f) {
   if (spec.training.overlap_p2p && spec.pins.pp && spec.pins.pp.values() == std::vector<std::int64_t>{1})
     throw InputError("--overlap-p2p", "overlaps pipeline send/recv, but --pp is 1");
   check_selective_ac(f.common, spec.training, spec.pins, true);
+  // The flag describes DeepSpeed's ZeRO-3 under full recomputation: the
+  // search keeps to the layouts it applies to (as --recompute-modules keeps
+  // to selective recomputation), unless pins say otherwise (then refused).
+  if (spec.training.zero3_recompute_regather) {
+    if (!spec.pins.zero_stage) spec.pins.zero_stage = 3;
+    if (!spec.pins.recompute) spec.pins.recompute = Recompute::full;
+    if (!spec.pins.reshard_after_forward) spec.pins.reshard_after_forward = true;
+  }
   check_zero3_regather(spec.training, spec.pins);
   check_html_path(f.common);
   spec.collect_points = f.common.html.has_value();

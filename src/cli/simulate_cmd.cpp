@@ -72,6 +72,7 @@ int run(const SimulateFlags& f) {
   ParallelConfig pc = config_from(f.config, ts, "simulate");
   check_a2a_applies(f.common, pc);
   check_recompute_overlap(pc, ts);
+  check_data_parallel_flags(f.common, f.config, model, pc);
   const std::optional<Schedule> requested =
       f.schedule.empty() ? std::nullopt : parse_name<Schedule>(f.schedule);  // checked by CLI::IsMember
   const Schedule schedule = simulated_schedule(pc, requested);

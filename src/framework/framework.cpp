@@ -185,9 +185,12 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
             const TrainingSpec& ts, RuleContext ctx) {
   const bool keep = pc.zero_stage == 3 && !pc.reshard_after_forward;
   switch (k) {
-    case RuleKind::no_zero1: return pc.zero_stage == 1 && pc.dp > 1;
-    case RuleKind::no_zero2: return pc.zero_stage == 2 && pc.dp > 1;
-    case RuleKind::no_zero3: return pc.zero_stage == 3 && pc.dp > 1;
+    case RuleKind::no_zero1:
+      return pc.zero_stage == 1 && pc.dp * pc.cp > 1;
+    case RuleKind::no_zero2:
+      return pc.zero_stage == 2 && pc.dp * pc.cp > 1;
+    case RuleKind::no_zero3:
+      return pc.zero_stage == 3 && pc.dp * pc.cp > 1;
     case RuleKind::no_zero3_keep: return keep;
     case RuleKind::no_zero3_keep_with_pp: return keep && pc.pp > 1;
     case RuleKind::no_zero23_with_pp: return pc.zero_stage >= 2 && pc.pp > 1;

@@ -168,9 +168,12 @@ void read_moe(const HfReader& r, Family f, ModelSpec& m) {
   } else {  // deepseek_v3
     e.num_experts = r.req_int("n_routed_experts");
     e.expert_ffn_hidden_size = r.req_int("moe_intermediate_size");
-    e.num_shared_experts = r.opt_int("n_shared_experts", 0).value_or(0);
-    e.first_dense_layers = r.opt_int("first_k_dense_replace", 0).value_or(0);
-    e.layer_freq = r.opt_int("moe_layer_freq", 1).value_or(1);
+    // Required, not defaulted: a config.json from save_pretrained writes them,
+    // and DeepseekV3Config's defaults (1 shared expert, 3 dense layers) are
+    // not 0, so reading a missing one as 0 would be a different model.
+    e.num_shared_experts = r.req_int("n_shared_experts", 0);
+    e.first_dense_layers = r.req_int("first_k_dense_replace", 0);
+    e.layer_freq = r.req_int("moe_layer_freq", 1);
     // DeepseekV3TopkRouter: sigmoid scores with e_score_correction_bias.
     const std::string scoring = r.opt_string("scoring_func").value_or("sigmoid");
     if (scoring != "sigmoid" && scoring != "softmax")
@@ -186,7 +189,11 @@ void read_moe(const HfReader& r, Family f, ModelSpec& m) {
 
 void read_mla(const HfReader& r, ModelSpec& m) {
   MlaSpec& a = m.mla;
-  a.q_lora_rank = r.opt_int("q_lora_rank", 0).value_or(0);  // null: queries projected directly (DeepSeek-V2-Lite)
+  // null: queries projected directly (DeepSeek-V2-Lite); missing is an error
+  // (DeepseekV3Config's default is 1536, not a direct projection).
+  if (!r.raw().contains("q_lora_rank"))
+    r.fail("q_lora_rank", "missing (expected an integer >= 1, or null for queries projected directly)");
+  a.q_lora_rank = r.opt_int("q_lora_rank", 0).value_or(0);
   a.kv_lora_rank = r.req_int("kv_lora_rank");
   a.qk_nope_head_dim = r.req_int("qk_nope_head_dim");
   a.qk_rope_head_dim = r.req_int("qk_rope_head_dim");
@@ -208,6 +215,10 @@ std::int64_t default_seq_len(const HfReader& r, const HfImportOptions& o) {
   }
   if (o.seq_len > 0) return o.seq_len;
   const std::optional<std::int64_t> len = orig ? orig : max_pos;
+  if (!len)
+    r.fail("max_position_embeddings",
+           "missing, and no rope_scaling.original_max_position_embeddings: the sequence length is unknown (give "
+           "--seq-len)");
   return std::min(len.value_or(kHfMaxDefaultSeqLen), kHfMaxDefaultSeqLen);
 }
 
