@@ -213,7 +213,10 @@ TEST_CASE("hybrid sharding's launch flags, and the frameworks that cannot expres
         std::string::npos);
   CHECK(launch_flags(Framework::nemo, m, hw, ts, z3).text.find("ddp.num_distributed_optimizer_instances=8") !=
         std::string::npos);
-  const std::string titan = launch_flags(Framework::torchtitan, m, hw, ts, z3).text;
+  TrainingSpec titan_ts = ts;  // torchtitan's precision, as the CLI applies it
+  apply_framework_defaults(framework_info(Framework::torchtitan), titan_ts, {});
+  const std::string titan =
+      launch_flags(Framework::torchtitan, m, hw, titan_ts, evaluate(m, hw, layout(1, 1, 1, 64, 3, 8), titan_ts)).text;
   CHECK(titan.find("data_parallel_replicate_degree = 8\ndata_parallel_shard_degree = 8") != std::string::npos);
   CHECK(launch_flags(Framework::deepspeed, m, hw, ts, z3).text.find("\"mics_shard_size\": 8") != std::string::npos);
   // MiCS groups consecutive world ranks, across AutoTP's: refused with TP > 1.
@@ -229,6 +232,7 @@ TEST_CASE("hybrid sharding's launch flags, and the frameworks that cannot expres
   const ModelSpec big = find_model("llama70b");
   const HardwareProfile tpu = find_hardware("tpu-v5e-256");
   TrainingSpec tts = training_run(1024, 1024, 2048);
+  apply_framework_defaults(framework_info(Framework::maxtext), tts, {});  // fp32 weights and gradients
   ParallelConfig pc = layout(1, 1, 1, 1024, 3, 256);
   pc.recompute = Recompute::full;
   const Evaluation ev = evaluate(big, tpu, pc, tts);
@@ -238,12 +242,14 @@ TEST_CASE("hybrid sharding's launch flags, and the frameworks that cannot expres
   CHECK(maxtext.find("dcn_fsdp_parallelism=1") != std::string::npos);
   // A group spanning 1.5 slices fits neither axis as priced: refused, naming the flag.
   TrainingSpec three = training_run(768, 768, 2048);
+  apply_framework_defaults(framework_info(Framework::maxtext), three, {});
   ParallelConfig odd = layout(4, 1, 1, 192, 3, 96);
   const Evaluation odd_ev = evaluate(big, tpu, odd, three);
   CHECK(error_of([&] { (void)launch_flags(Framework::maxtext, big, tpu, three, odd_ev); }).rfind("--zero-shard: ", 0) ==
         0);
   // 4 slices, TP 4, groups of 128 ranks = 512 chips: the shard spans 2 slices over DCN, the 2 replicas the other 2.
-  const TrainingSpec four = training_run(1024, 1024, 2048);
+  TrainingSpec four = training_run(1024, 1024, 2048);
+  apply_framework_defaults(framework_info(Framework::maxtext), four, {});
   const ParallelConfig spans = layout(4, 1, 1, 256, 3, 128);
   const std::string two = launch_flags(Framework::maxtext, big, tpu, four, evaluate(big, tpu, spans, four)).text;
   CHECK(two.find("ici_fsdp_parallelism=64") != std::string::npos);

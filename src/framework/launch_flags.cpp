@@ -211,6 +211,8 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
       if (pc.zero_stage == 1) flag("--overlap-param-gather", "ddp.overlap_param_gather");
     }
   }
+  if (ts.grad_bytes_per_param == 2 && reduce_bytes_per_param(ts) == 2 && (pc.dp > 1 || pc.cp > 1))
+    arg("--grad-reduce-in-bf16", "ddp.grad_reduce_in_fp32", bridge ? "false" : "");
   if (ts.tp_comm_overlap) flag("--tp-comm-overlap", "model.tp_comm_overlap");
   // Pipeline p2p overlap, as priced (overlaps_p2p). Megatron-LM overlaps it by
   // default in the interleaved schedule (--no-overlap-p2p-communication turns
@@ -304,6 +306,7 @@ LaunchFlags deepspeed_json(const TrainingSpec& ts, const Evaluation& ev, const B
   j["train_micro_batch_size_per_gpu"] = b.micro;
   j["gradient_accumulation_steps"] = b.micro_batches;
   j["bf16"] = {{"enabled", true}};
+  if (reduce_bytes_per_param(ts) == 4) j["communication_data_type"] = "fp32";  // runtime/constants.py
   j["zero_optimization"] = {{"stage", pc.zero_stage}, {"overlap_comm", ts.overlap_grad_reduce}};
   // Hybrid sharding as MiCS: ZeRO-3 partitioned within groups of
   // mics_shard_size ranks, replicated across them (deepspeed/runtime/zero/config.py).
@@ -419,6 +422,42 @@ std::string megatron_layout_string(const PricedPlan& plan) {
   return out;
 }
 
+// The precision the launch flags say: the framework's defaults
+// (FrameworkDefaults; TrainingSpec's own where a framework has none), and
+// one departure each framework can write: Megatron-LM / Megatron-Bridge
+// gradients kept and reduced in bf16 (--grad-reduce-in-bf16,
+// ddp.grad_reduce_in_fp32=false: Megatron-Core's main_grad buffer takes the
+// reduce dtype, distributed/param_and_grad_buffer.py), DeepSpeed's reduction
+// in fp32 (communication_data_type). Any other --grad-bytes,
+// --grad-reduce-bytes, --weight-bytes or --optimizer-bytes would be priced
+// but not launched: an InputError naming the flag.
+void check_precision_exportable(const FrameworkInfo& info, const TrainingSpec& ts) {
+  const TrainingSpec plain;
+  const double w0 = info.defaults.weight_bytes > 0 ? info.defaults.weight_bytes : plain.weight_bytes_per_param;
+  const double g0 = info.defaults.grad_bytes > 0 ? info.defaults.grad_bytes : plain.grad_bytes_per_param;
+  const double o0 = info.defaults.optimizer_bytes > 0 ? info.defaults.optimizer_bytes : plain.optimizer_bytes_per_param;
+  const double g = ts.grad_bytes_per_param, r = reduce_bytes_per_param(ts);
+  const bool megatron = info.framework == Framework::megatron || info.framework == Framework::nemo;
+  const bool bf16_grads = megatron && g == 2 && r == 2;
+  const bool fp32_reduce = info.framework == Framework::deepspeed && g == g0 && r == 4;
+  auto refuse = [&](const char* flag, double v, double dflt, const char* why, const char* alt) {
+    throw InputError(flag, fmt::format("{} bytes cannot be written for {} {}: its launch flags give {} ({}){}", v,
+                                       info.display_name, info.release, dflt, why, alt));
+  };
+  const char* grads_why = *info.defaults.why ? info.defaults.why : "bf16 gradients";
+  const char* alt = megatron ? "; bf16 gradients reduced in bf16 are --grad-bytes 2 --grad-reduce-bytes 2"
+                    : info.framework == Framework::deepspeed ? "; an fp32 reduction is --grad-reduce-bytes 4"
+                                                             : "";
+  if (ts.weight_bytes_per_param != w0)
+    refuse("--weight-bytes", ts.weight_bytes_per_param, w0, w0 == 2 ? "bf16 weights" : "fp32 weights", "");
+  if (ts.optimizer_bytes_per_param != o0)
+    refuse("--optimizer-bytes", ts.optimizer_bytes_per_param, o0,
+           o0 == 12 ? "fp32 master weights and Adam moments" : "fp32 Adam moments", "");
+  if (bf16_grads || fp32_reduce) return;
+  if (g != g0) refuse("--grad-bytes", g, g0, grads_why, alt);
+  if (r != g0) refuse("--grad-reduce-bytes", r, g0, grads_why, alt);
+}
+
 std::string moe_export_problem(Framework f, const ModelSpec& model) {
   if (!model.is_moe() || f == Framework::megatron || f == Framework::nemo || f == Framework::torchtitan) return "";
   return fmt::format("{}: expert parallelism is exported for megatron, nemo and torchtitan only; {} is a MoE model",
@@ -437,6 +476,7 @@ LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProf
     throw InputError("--framework", fmt::format("{}: the layout {} has no valid stage split to export",
                                                 to_string(f), config_label(pc, 'c')));
   if (const std::string why = moe_export_problem(f, model); !why.empty()) throw InputError("--framework", why);
+  check_precision_exportable(info, ts);
   const Batch b{ts.global_batch_sequences, pc.micro_batch_size, ev.plan.micro_batches};
   switch (f) {
     case Framework::megatron:
