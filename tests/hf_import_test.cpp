@@ -112,6 +112,20 @@ TEST_CASE("import-hf: DeepSeek fields whose transformers default is not 0 are re
   CHECK(model_from_hf_config(bad, "c.json").mla.q_lora_rank == 0);
 }
 
+TEST_CASE("import-hf: --name must be a model name, a derived one is made one", "[hf_import]") {
+  nlohmann::json j = read_json_file(kHf + "llama3.1-8b.json");
+  for (const char* bad : {"../x", "Bad Name", ".hidden", "a/b"}) {
+    HfImportOptions o;
+    o.name = bad;
+    CHECK(error_of([&] { (void)model_from_hf_config(j, "c.json", o); }) ==
+          std::string("--name: expected lower-case letters, digits, '.', '-' or '_', starting with a letter or "
+                      "digit, got '") +
+              bad + "'");
+  }
+  j["_name_or_path"] = "org/My Model+v2";
+  CHECK(model_from_hf_config(j, "c.json").name == "my-model-v2");
+}
+
 TEST_CASE("import-hf: no max_position_embeddings and no rope_scaling needs --seq-len", "[hf_import]") {
   nlohmann::json j = read_json_file(kHf + "llama3.1-8b.json");
   j.erase("max_position_embeddings");

@@ -49,6 +49,10 @@ TEST_CASE("model JSON errors name the file and the field, verbatim", "[json_io]"
       {"missing field", [](json& j) { j.erase("num_layers"); },
        "x.json: num_layers: missing (expected a positive integer)"},
       {"unknown field", [](json& j) { j["hiden_size"] = 4096; }, "x.json: hiden_size: unknown field"},
+      {"notes not text", [](json& j) { j["notes"] = 5; }, "x.json: notes: expected a non-empty string, got 5"},
+      {"a position table without learned positions", [](json& j) { j["max_position_embeddings"] = 4096; },
+       "x.json: max_position_embeddings: applies to learned positions only (the table's rows); position_embedding "
+       "is rope"},
       {"bad enum", [](json& j) { j["ffn_type"] = "swish"; },
        R"(x.json: ffn_type: expected one of swiglu | geglu | gelu | relu | squared_relu, got "swish")"},
       {"bool as number", [](json& j) { j["tied_embeddings"] = 1; },

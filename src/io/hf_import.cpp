@@ -4,6 +4,7 @@
 #include "planner/io/hf_import.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -101,8 +102,23 @@ FfnKind gated_ffn(const HfReader& r) {
 
 // --name; else the repository in _name_or_path ("Qwen/Qwen2.5-72B" ->
 // "qwen2.5-72b"); else the file's name, or its folder's for a config.json.
+// A model name is what docs/models.md says a name is: lower-case letters,
+// digits, '.', '-' and '_', starting with a letter or digit (it names the file
+// models/NAME.json and is typed on the command line).
+bool name_char(unsigned char c) { return std::islower(c) || std::isdigit(c) || c == '.' || c == '-' || c == '_'; }
+bool plain_model_name(const std::string& n) {
+  return !n.empty() && std::isalnum(static_cast<unsigned char>(n[0])) &&
+         std::all_of(n.begin(), n.end(), [](unsigned char c) { return name_char(c); });
+}
+
 std::string name_from(const HfReader& r, const std::string& origin, const HfImportOptions& o) {
-  if (!o.name.empty()) return o.name;
+  if (!o.name.empty()) {
+    if (!plain_model_name(o.name))
+      throw InputError("--name", fmt::format("expected lower-case letters, digits, '.', '-' or '_', starting with a "
+                                             "letter or digit, got '{}'",
+                                             o.name));
+    return o.name;
+  }
   std::string n = r.opt_string("_name_or_path").value_or("");
   if (const auto slash = n.find_last_of('/'); slash != std::string::npos) n = n.substr(slash + 1);
   if (n.empty()) {
@@ -110,7 +126,10 @@ std::string name_from(const HfReader& r, const std::string& origin, const HfImpo
     n = p.stem() == "config" ? p.parent_path().filename().string() : p.stem().string();
   }
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return n.empty() || n == "." ? "imported" : n;
+  // Anything else a repository or file name holds (spaces, '+') becomes '-'.
+  for (char& c : n)
+    if (!name_char(static_cast<unsigned char>(c))) c = '-';
+  return plain_model_name(n) ? n : "imported";
 }
 
 // The attention and dense-MLP fields every family shares (LlamaConfig's names).

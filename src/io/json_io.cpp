@@ -203,11 +203,15 @@ ModelSpec model_from_json(const json& j, const std::string& origin) {
   m.dropout = r.boolean("dropout");
   m.position = r.choice("position_embedding", kPositionKindNames, PositionKind::rope);
   m.max_position_embeddings = r.integer("max_position_embeddings", 1, m.position == PositionKind::learned, 0);
+  if (m.position != PositionKind::learned && m.max_position_embeddings > 0)
+    r.problem("max_position_embeddings", fmt::format("applies to learned positions only (the table's rows); "
+                                                     "position_embedding is {}",
+                                                     to_string(m.position)));
   m.default_seq_len = r.integer("default_seq_len", 1);
   m.default_global_batch_tokens = r.integer("default_global_batch_tokens", 1);
   m.expected_params = r.integer("expected_params", 1, false, 0);
   detail::read_moe_fields(r, problems, m);
-  r.allow("notes");
+  (void)r.string("notes", false);  // free text, ignored
   r.reject_unknown();
   // Cross-field checks, only once the fields themselves are sane.
   if (problems.empty()) {
@@ -312,7 +316,7 @@ HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
       problems.push_back("tiers[1].gpus_per_node: expected a divisor or multiple of tiers[0].size");
   }
   r.allow("sources");
-  r.allow("notes");
+  (void)r.string("notes", false);  // free text, ignored
   r.reject_unknown();
   // Values off by a unit prefix (989 for 989e12 FLOP/s), with the likely meaning.
   detail::check_profile_units(h, problems);

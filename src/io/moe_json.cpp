@@ -24,7 +24,7 @@ MoeSpec read_moe(const json& o, std::vector<std::string>& problems) {
   s.layer_freq = r.integer_in("layer_freq", 1, kMaxLayers, false, 1);
   s.router_score = r.choice("router_score", kRouterScoreNames, RouterScore::softmax, false);
   s.router_bias = r.boolean("router_bias", false, false);
-  r.allow("notes");
+  (void)r.string("notes", false);  // free text, ignored
   r.reject_unknown();
   return s;
 }
