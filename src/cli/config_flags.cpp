@@ -92,7 +92,8 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
                   "what --recompute selective recomputes: megatron (the attention core; default), op (torchtitan "
                   "op-level SAC) or layer:N (torchtitan: every N-th layer in full); --framework torchtitan: layer:2");
   app->add_option("--format", f.format, "table, json or csv")->check(CLI::IsMember(name_list<Format>()));
-  app->add_option("--html", f.html, "also write a self-contained HTML page (charts, breakdowns) to FILE");
+  app->add_option("--html", f.html, "also write a self-contained HTML page (charts, breakdowns) to FILE")
+      ->type_name("FILE");
 }
 
 void check_html_path(const CommonFlags& f, std::initializer_list<std::pair<const char*, std::string>> others) {

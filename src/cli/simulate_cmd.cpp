@@ -110,8 +110,8 @@ Runner add_simulate_command(CLI::App& cmd) {
   cmd.add_option("--schedule", f->schedule,
                  "gpipe, 1f1b, interleaved or zb-h1 (default: interleaved when --vpp > 1, else 1f1b)")
       ->check(CLI::IsMember(name_list<Schedule>()));
-  cmd.add_option("--trace", f->trace, "write a Chrome trace (JSON; Perfetto, chrome://tracing)");
-  cmd.add_option("--svg", f->svg, "write an SVG timeline picture");
+  cmd.add_option("--trace", f->trace, "write a Chrome trace (JSON; Perfetto, chrome://tracing)")->type_name("FILE");
+  cmd.add_option("--svg", f->svg, "write an SVG timeline picture")->type_name("FILE");
   cmd.add_flag("--ascii", f->ascii, "print a text timeline (small cases: p <= 16, m*v <= 64)");
   return [f] { return run(*f); };
 }

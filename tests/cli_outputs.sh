@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# What the golden cases cannot say (their arguments are split on whitespace,
+# and they compare stdout and stderr only): empty values are refused, "-" is
+# no file name, a failing command leaves no output file (and a file already
+# there unchanged), stdout is one JSON or CSV document.
+# Usage: tests/cli_outputs.sh PLANNER_BIN (from any directory)
+set -uo pipefail
+planner=$(realpath "$1")
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export PLANNER_DATA_DIR="$root"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 2
+failed=0
+fail() {
+  echo "cli_outputs: FAIL: $*" >&2
+  failed=1
+}
+
+# `expect_error FLAG ARGS...`: planner ARGS fails with one line on stderr
+# naming FLAG, and writes nothing in the directory.
+expect_error() {
+  local flag=$1
+  shift
+  rm -rf "$dir/w" && mkdir "$dir/w"
+  local code=0
+  (cd "$dir/w" && "$planner" "$@" >"$dir/out.txt" 2>"$dir/err.txt") || code=$?
+  local what="planner $*"
+  [[ $code -ne 0 ]] || fail "$what: exit 0"
+  [[ $(wc -l <"$dir/err.txt") -eq 1 ]] || fail "$what: expected a one-line error, got: $(cat "$dir/err.txt")"
+  grep -q -- "^planner: error: $flag" "$dir/err.txt" || fail "$what: the error does not start with $flag: $(cat "$dir/err.txt")"
+  [[ -z $(ls -A "$dir/w") ]] || fail "$what: left $(ls -A "$dir/w")"
+}
+
+sim=(simulate --model llama8b --gpus 32 --tp 2 --pp 4 --dp 4 --global-batch 32)
+hf="$root/tests/data/hf/llama3.1-8b.json"
+
+# Empty paths: every output file flag as --html.
+expect_error "--svg: expected a file name, got an empty path" "${sim[@]}" --svg ""
+expect_error "--trace: expected a file name, got an empty path" "${sim[@]}" --trace ""
+expect_error "--html: expected a file name, got an empty path" "${sim[@]}" --html ""
+expect_error "--html: expected a file name; the page is not written to stdout" "${sim[@]}" --html -
+expect_error "--output: expected a file name, got an empty path" import-hf "$hf" -o ""
+expect_error "config: expected a file name, got an empty path" import-hf ""
+# Empty values of other flags: refused, not their default.
+expect_error "--name: expected a non-empty value, got ''" import-hf "$hf" --name ""
+expect_error "--seq-len: expected an integer, got ''" import-hf "$hf" --seq-len ""
+expect_error "--grad-bytes: expected a number, got ''" evaluate --model llama8b --gpus 64 --tp 2 --zero 1 --grad-bytes ""
+expect_error "--gpus: expected an integer, got ''" evaluate --model llama8b --gpus "" --tp 2
+expect_error "--hardware: expected a non-empty value, got ''" evaluate --model llama8b --gpus 64 --hardware ""
+expect_error "--format: expected a non-empty value, got ''" evaluate --model llama8b --gpus 64 --format ""
+expect_error "--suite: expected a file name, got an empty path" regress --suite ""
+expect_error "--output: expected a non-empty value, got ''" calibrate fit --measurements \
+  "$root/tests/golden/data/sweep_from_32mib.json" --base dgx-h100 -o ""
+
+# An integer is decimal: 016 GPUs are 16 (strtoll, base 0, read 14).
+"$planner" evaluate --model llama8b --gpus 016 --tp 2 --zero 1 2>/dev/null | head -1 | grep -q "| 16 GPUs |" ||
+  fail "--gpus 016 is not 16 GPUs"
+
+[[ $failed -eq 0 ]] && echo "cli_outputs: ok"
+exit $failed
