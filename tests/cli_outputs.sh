@@ -35,10 +35,12 @@ expect_error() {
 sim=(simulate --model llama8b --gpus 32 --tp 2 --pp 4 --dp 4 --global-batch 32)
 hf="$root/tests/data/hf/llama3.1-8b.json"
 
-# Empty paths: every output file flag as --html.
+# Empty paths and "-": every output file flag as --html.
 expect_error "--svg: expected a file name, got an empty path" "${sim[@]}" --svg ""
 expect_error "--trace: expected a file name, got an empty path" "${sim[@]}" --trace ""
 expect_error "--html: expected a file name, got an empty path" "${sim[@]}" --html ""
+expect_error "--trace: expected a file name; this output is not written to stdout" "${sim[@]}" --trace -
+expect_error "--svg: expected a file name; this output is not written to stdout" "${sim[@]}" --svg -
 expect_error "--html: expected a file name; the page is not written to stdout" "${sim[@]}" --html -
 expect_error "--output: expected a file name, got an empty path" import-hf "$hf" -o ""
 expect_error "config: expected a file name, got an empty path" import-hf ""

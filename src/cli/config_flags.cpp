@@ -101,8 +101,12 @@ void check_html_path(const CommonFlags& f, std::initializer_list<std::pair<const
   if (f.html && *f.html == "-") throw InputError("--html", "expected a file name; the page is not written to stdout");
   std::vector<std::pair<const char*, std::string>> outputs;
   if (f.html) outputs.emplace_back("--html", *f.html);
-  for (const auto& o : others)
+  // An empty --svg or --trace is refused by the parser (parse_errors.h); here
+  // it means the flag was not given.
+  for (const auto& o : others) {
+    if (o.second == "-") throw InputError(o.first, "expected a file name; this output is not written to stdout");
     if (!o.second.empty()) outputs.push_back(o);
+  }
   // Every pair: one output must not overwrite another ("x.svg" and "./x.svg" too).
   for (std::size_t i = 0; i < outputs.size(); ++i)
     for (std::size_t j = i + 1; j < outputs.size(); ++j)
