@@ -55,6 +55,13 @@ expect_error "--suite: expected a file name, got an empty path" regress --suite 
 expect_error "--output: expected a non-empty value, got ''" calibrate fit --measurements \
   "$root/tests/golden/data/sweep_from_32mib.json" --base dgx-h100 -o ""
 
+# --ascii with json or csv: refused, stdout empty (it was the document with the timeline after it).
+expect_error "--ascii" "${sim[@]}" --ascii --format json
+[[ ! -s "$dir/out.txt" ]] || fail "simulate --ascii --format json printed: $(head -c 200 "$dir/out.txt")"
+"${planner}" "${sim[@]}" --format json >"$dir/sim.json" 2>/dev/null || fail "simulate --format json failed"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$dir/sim.json" 2>/dev/null ||
+  fail "simulate --format json is not one JSON document"
+
 # An integer is decimal: 016 GPUs are 16 (strtoll, base 0, read 14).
 "$planner" evaluate --model llama8b --gpus 016 --tp 2 --zero 1 2>/dev/null | head -1 | grep -q "| 16 GPUs |" ||
   fail "--gpus 016 is not 16 GPUs"
