@@ -62,6 +62,16 @@ expect_error "--ascii" "${sim[@]}" --ascii --format json
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$dir/sim.json" 2>/dev/null ||
   fail "simulate --format json is not one JSON document"
 
+# search --simulate-top --format csv: one table (every row as many fields as the header, no blank line).
+"$planner" search --model llama70b --gpus 1024 --pp 4 --top 3 --simulate-top 5 --format csv >"$dir/s.csv" 2>/dev/null ||
+  fail "search --simulate-top --format csv failed"
+awk -F, 'NR == 1 { n = NF } NF != n || $0 == "" { bad = 1 } END { exit bad }' "$dir/s.csv" ||
+  fail "search --simulate-top --format csv is not one table: $(cat "$dir/s.csv")"
+[[ $(wc -l <"$dir/s.csv") -eq 6 ]] || fail "expected a header and 5 rows (3 of --top, 2 more simulated): $(cat "$dir/s.csv")"
+"$planner" search --model llama70b --gpus 1024 --pp 4 --top 3 --simulate-top 5 --format json >"$dir/s.json" 2>/dev/null &&
+  python3 -c 'import json,sys; j = json.load(open(sys.argv[1])); assert len(j["simulated_ranking"]) == 5' "$dir/s.json" ||
+  fail "search --simulate-top --format json: not one document with 5 simulated rows"
+
 # An integer is decimal: 016 GPUs are 16 (strtoll, base 0, read 14).
 "$planner" evaluate --model llama8b --gpus 016 --tp 2 --zero 1 2>/dev/null | head -1 | grep -q "| 16 GPUs |" ||
   fail "--gpus 016 is not 16 GPUs"
