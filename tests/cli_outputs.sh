@@ -55,6 +55,19 @@ expect_error "--suite: expected a file name, got an empty path" regress --suite 
 expect_error "--output: expected a non-empty value, got ''" calibrate fit --measurements \
   "$root/tests/golden/data/sweep_from_32mib.json" --base dgx-h100 -o ""
 
+# A command that fails leaves no page, and one already there unchanged.
+expect_error "no layout of 8 GPUs fits" search --model llama405b --gpus 8 --top 2 --html ns.html
+expect_error "the layout does not fit" evaluate --model llama405b --gpus 8 --html e.html
+echo "an older page" >"$dir/old.html"
+"$planner" search --model llama405b --gpus 8 --html "$dir/old.html" >/dev/null 2>&1 && fail "search of what does not fit: exit 0"
+[[ $(cat "$dir/old.html") == "an older page" ]] || fail "a failing search rewrote old.html"
+"$planner" evaluate --model llama405b --gpus 8 --html "$dir/old.html" >/dev/null 2>&1 && fail "evaluate of what does not fit: exit 0"
+[[ $(cat "$dir/old.html") == "an older page" ]] || fail "a failing evaluate rewrote old.html"
+# ... and a command that succeeds writes it.
+"$planner" evaluate --model llama8b --gpus 64 --tp 2 --zero 1 --html "$dir/ok.html" >/dev/null 2>&1 ||
+  fail "evaluate of a layout that fits failed"
+[[ -s "$dir/ok.html" ]] || fail "evaluate --html of a layout that fits wrote no page"
+
 # --ascii with json or csv: refused, stdout empty (it was the document with the timeline after it).
 expect_error "--ascii" "${sim[@]}" --ascii --format json
 [[ ! -s "$dir/out.txt" ]] || fail "simulate --ascii --format json printed: $(head -c 200 "$dir/out.txt")"
