@@ -1,8 +1,13 @@
 // `planner search`'s report (views/search_report.h) against the way the CLI
 // built it before the SearchReport struct: the search JSON and the ranking
-// JSON rendered separately, parsed back and spliced; text and CSV
-// concatenated. Differential: both must give the same bytes.
+// JSON rendered separately, parsed back and spliced; the text concatenated.
+// Differential: both must give the same bytes. The CSV with --simulate-top is
+// one table (it was two, one after the other).
 #include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,14 +34,69 @@ TEST_CASE("the search report renders as the spliced reports did", "[views]") {
     nlohmann::json spliced = nlohmann::json::parse(render_search(rep.search, ctx, Format::json));
     spliced["simulated_ranking"] = nlohmann::json::parse(render_simulated_ranking(*rep.simulated, Format::json));
     CHECK(render_search_report(rep, ctx, Format::json) == spliced.dump(2) + "\n");
-    CHECK(render_search_report(rep, ctx, Format::csv) ==
-          render_search(rep.search, ctx, Format::csv) + "\n" + render_simulated_ranking(*rep.simulated, Format::csv));
     CHECK(render_search_report(rep, ctx, Format::table) ==
           render_search(rep.search, ctx, Format::table) + render_simulated_ranking(*rep.simulated, Format::table));
   }
   const SearchReport plain = search_and_simulate(m, hw, spec, 4, 0);
   for (Format f : {Format::table, Format::json, Format::csv})
     CHECK(render_search_report(plain, ctx, f) == render_search(plain.search, ctx, f));
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
+    out.push_back(text.substr(start, nl - start));
+  if (start < text.size()) out.push_back(text.substr(start));
+  return out;
+}
+
+TEST_CASE("search --simulate-top as CSV is one table: the search's rows with the simulation's columns", "[views]") {
+  const ModelSpec m = find_model("llama70b", kSourceDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kSourceDir);
+  SearchSpec spec;
+  spec.training = training_run(1024, 512);
+  spec.pins.pp = 4;
+  const RunContext ctx{m, hw, spec.training};
+  for (auto [top, k] : {std::pair<std::size_t, std::size_t>{5, 5}, {3, 6}, {6, 2}}) {
+    INFO("top " << top << ", simulate " << k);
+    const SearchReport rep = search_and_simulate(m, hw, spec, top, k);
+    REQUIRE(rep.simulated);
+    REQUIRE(rep.simulated->size() == k);
+    const std::vector<std::string> lines = lines_of(render_search_report(rep, ctx, Format::csv));
+    const std::vector<std::string> search = lines_of(render_search(rep.search, ctx, Format::csv));
+    // A header, then a row per search result and per simulated result past --top.
+    REQUIRE(lines.size() == 1 + std::max(top, k));
+    CHECK(lines[0] == search[0] + ",simulated_rank,simulated_step_s,simulated_bubble_fraction,not_simulated");
+    const auto fields = [](const std::string& line) { return std::count(line.begin(), line.end(), ',') + 1; };
+    std::vector<std::string> simulated_ranks;
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+      CHECK(fields(lines[i]) == fields(lines[0]));
+      if (i < search.size()) CHECK(lines[i].rfind(search[i] + ",", 0) == 0);
+      CHECK(lines[i].rfind(std::to_string(i) + ",", 0) == 0);  // the search's rank
+      const auto rank_at = std::size_t(fields(search[0]));     // the first of the simulation's columns
+      std::vector<std::string> cells;
+      std::size_t start = 0;
+      for (std::size_t comma; (comma = lines[i].find(',', start)) != std::string::npos; start = comma + 1)
+        cells.push_back(lines[i].substr(start, comma - start));
+      cells.push_back(lines[i].substr(start));
+      REQUIRE(cells.size() == rank_at + 4);
+      if (i <= k) {
+        CHECK(!cells[rank_at].empty());
+        CHECK(!cells[rank_at + 1].empty());
+        simulated_ranks.push_back(cells[rank_at]);
+        // The row of search rank i is the ranking's entry of that search rank.
+        const SimulatedRank& x = (*rep.simulated)[std::stoul(cells[rank_at]) - 1];
+        CHECK(x.closed_form_rank == i);
+      } else {
+        CHECK(cells[rank_at].empty());
+        CHECK(cells[rank_at + 1].empty());
+      }
+    }
+    std::sort(simulated_ranks.begin(), simulated_ranks.end());
+    CHECK(simulated_ranks.size() == k);
+    CHECK(std::adjacent_find(simulated_ranks.begin(), simulated_ranks.end()) == simulated_ranks.end());
+  }
 }
 
 TEST_CASE("the simulated ranking's JSON has one row per simulated result", "[views]") {

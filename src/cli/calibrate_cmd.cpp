@@ -137,7 +137,7 @@ int run_import(const CalibrateFlags& f) {
 
 int run_fit(const CalibrateFlags& f) {
   refuse_output_over_input(f.out, f.measurements, "--measurements");
-  const HardwareProfile base = find_hardware(f.base);
+  const HardwareProfile base = find_hardware(f.base, data_dir(), "--base");
   const nlohmann::json base_sources = base_profile_sources(f.base, base);
   FitOptions opt;
   opt.name = f.name.empty() ? std::filesystem::path(f.out).stem().string() : f.name;
@@ -171,7 +171,7 @@ int run_fit(const CalibrateFlags& f) {
 int run_check(const CalibrateFlags& f) {
   if (f.max_error && !(*f.max_error >= 0))
     throw InputError("--max-error", fmt::format("expected a non-negative fraction, got {}", *f.max_error));
-  const HardwareProfile hw = find_hardware(f.profile);
+  const HardwareProfile hw = find_hardware(f.profile, data_dir(), "--profile");
   CheckReport r = check_profile(hw, load_all(f.measurements), algo_flag(f, false));
   if (f.fitted_only) {
     bool any_fit = false;

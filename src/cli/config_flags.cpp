@@ -93,7 +93,8 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
                   "what --recompute selective recomputes: megatron (the attention core; default), op (torchtitan "
                   "op-level SAC) or layer:N (torchtitan: every N-th layer in full); --framework torchtitan: layer:2");
   app->add_option("--format", f.format, "table, json or csv")->check(CLI::IsMember(name_list<Format>()));
-  app->add_option("--html", f.html, "also write a self-contained HTML page (charts, breakdowns) to FILE");
+  app->add_option("--html", f.html, "also write a self-contained HTML page (charts, breakdowns) to FILE")
+      ->type_name("FILE");
 }
 
 void check_html_path(const CommonFlags& f, std::initializer_list<std::pair<const char*, std::string>> others) {
@@ -101,8 +102,12 @@ void check_html_path(const CommonFlags& f, std::initializer_list<std::pair<const
   if (f.html && *f.html == "-") throw InputError("--html", "expected a file name; the page is not written to stdout");
   std::vector<std::pair<const char*, std::string>> outputs;
   if (f.html) outputs.emplace_back("--html", *f.html);
-  for (const auto& o : others)
+  // An empty --svg or --trace is refused by the parser (parse_errors.h); here
+  // it means the flag was not given.
+  for (const auto& o : others) {
+    if (o.second == "-") throw InputError(o.first, "expected a file name; this output is not written to stdout");
     if (!o.second.empty()) outputs.push_back(o);
+  }
   // Every pair: one output must not overwrite another ("x.svg" and "./x.svg" too).
   for (std::size_t i = 0; i < outputs.size(); ++i)
     for (std::size_t j = i + 1; j < outputs.size(); ++j)

@@ -100,7 +100,8 @@ SearchPins pins_from(const ConfigFlags& c, bool lists = true, const char* comman
 // value per flag.
 ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts, const char* command = "evaluate");
 // The --html file, checked before anything runs: a file name, not "-", and
-// none of `others` (the flag's other output files, with their flag names).
+// none of `others` (the command's other output files, with their flag names;
+// "" when not given), which must not be "-" either.
 void check_html_path(const CommonFlags& f, std::initializer_list<std::pair<const char*, std::string>> others = {});
 // The run information an HTML page shows: the command line without absolute
 // paths, and planner's version.

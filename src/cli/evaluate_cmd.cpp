@@ -5,6 +5,8 @@
 #include <memory>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "commands.h"
 #include "config_flags.h"
 #include "planner/io/catalog.h"
@@ -51,12 +53,17 @@ int run(const EvaluateFlags& f) {
   Explain ex;
   const Evaluation ev = evaluate(model, hw, pc, ts, f.explain || f.common.html ? &ex : nullptr);
   const RunContext ctx{model, hw, ts, budget ? &*budget : nullptr, fw ? &framework_info(*fw) : nullptr};
-  if (f.common.html) {
+  // A layout that does not fit exits 1, and a failing command leaves no file:
+  // the page is written for a layout that fits only.
+  if (f.common.html && ev.feasible()) {
     // The page shows the layout's timeline too, when it can run.
     const std::optional<SimulatedStep> step = simulate_own_schedule(model, hw, ts, ev);
     write_html(*f.common.html, render_evaluation_html(ev, ex, step ? &*step : nullptr, ctx, html_page_info()));
   }
   std::cout << render_evaluation(ev, ctx, format, f.explain ? &ex : nullptr);
+  if (f.common.html && !ev.feasible())
+    std::cerr << fmt::format("planner: error: the layout does not fit (reasons above); {} not written\n",
+                             *f.common.html);
   return ev.feasible() ? 0 : 1;
 }
 

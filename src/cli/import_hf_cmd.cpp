@@ -60,8 +60,9 @@ Runner add_import_hf_command(CLI::App& cmd) {
   cmd.add_option("config", f->config,
                  "a Hugging Face config.json (Llama, Qwen2/2.5/3, Mistral, Mixtral, Qwen3-MoE, "
                  "DeepSeek-V3)")
-      ->required();
-  cmd.add_option("-o,--output", f->output, "the model file to write (default: stdout)");
+      ->required()
+      ->type_name("FILE");
+  cmd.add_option("-o,--output", f->output, "the model file to write (default, or -: stdout)")->type_name("FILE");
   cmd.add_option(
       "--name", f->options.name,
       "the model's name (default: from _name_or_path, else the file's name, or its folder's for config.json)");

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "parse_errors.h"
 #include "planner/io/catalog.h"
 #include "planner/spec/input_error.h"
 
@@ -44,66 +44,6 @@ constexpr Subcommand kSubcommands[] = {
     {"import-hf", "turn a Hugging Face config.json into a planner model file", add_import_hf_command},
 };
 
-// What other tools call some of our flags (Megatron-LM's argument names,
-// spelled-out forms), mapped to ours; the spelled-out forms also match by
-// their initials (tensor-parallel -> tp).
-constexpr std::pair<const char*, const char*> kFlagSynonyms[] = {
-    {"tensor-model-parallel-size", "tp"},
-    {"tensor-parallel-size", "tp"},
-    {"pipeline-model-parallel-size", "pp"},
-    {"pipeline-parallel-size", "pp"},
-    {"context-parallel-size", "cp"},
-    {"data-parallel-size", "dp"},
-    {"virtual-pipeline-model-parallel-size", "vpp"},
-    {"micro-batch", "mbs"},
-    {"global-batch-size", "global-batch"},
-    {"seq-length", "seq-len"},
-    {"sequence-length", "seq-len"},
-    {"num-gpus", "gpus"},
-    {"world-size", "gpus"},
-    {"zero-stage", "zero"},
-    {"recompute-granularity", "recompute"},
-    {"activation-checkpointing", "recompute"},
-};
-
-// The flag of `cmd` an unknown --name most likely means: a synonym, its
-// initials, or a close spelling; "" when none.
-std::string closest_flag(const std::string& name, const std::vector<std::string>& flags) {
-  auto known = [&flags](const std::string& f) { return std::find(flags.begin(), flags.end(), f) != flags.end(); };
-  for (const auto& [other, ours] : kFlagSynonyms)
-    if (name == other && known(ours)) return ours;
-  // --tp-size, --tensor-parallel-degree: our flag with a unit word after it.
-  for (const std::string suffix : {"-size", "-degree"})
-    if (name.size() > suffix.size() && name.ends_with(suffix))
-      if (std::string bare = closest_flag(name.substr(0, name.size() - suffix.size()), flags); !bare.empty())
-        return bare;
-  std::string initials;
-  for (std::size_t i = 0; i < name.size(); ++i)
-    if (i == 0 || name[i - 1] == '-') initials += name[i];
-  if (name.find('-') != std::string::npos && known(initials)) return initials;
-  return closest_name(name, flags);
-}
-
-// "unknown flag --x (did you mean --y?)" for the first --word on the command
-// line that `cmd` does not have; "" when every flag is known (the parse
-// failed for another reason).
-std::string unknown_flag_hint(const CLI::App& cmd, int argc, char** argv) {
-  std::vector<std::string> flags;
-  for (const CLI::Option* o : cmd.get_options())
-    for (const std::string& n : o->get_lnames()) flags.push_back(n);
-  for (int i = 2; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--") break;
-    if (a.size() < 3 || a.rfind("--", 0) != 0) continue;
-    a = a.substr(2, a.find('=') == std::string::npos ? std::string::npos : a.find('=') - 2);
-    if (std::find(flags.begin(), flags.end(), a) != flags.end()) continue;
-    const std::string best = closest_flag(a, flags);
-    return fmt::format("unknown flag --{} for planner {}{} (planner {} --help lists its flags)", a, cmd.get_name(),
-                       best.empty() ? "" : " (did you mean --" + best + "?)", cmd.get_name());
-  }
-  return "";
-}
-
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -117,6 +57,7 @@ int run_cli(int argc, char** argv) {
     CLI::App* cmd = app.add_subcommand(s.name, s.description);
     commands.emplace_back(cmd, s.add(*cmd));
   }
+  add_value_checks(app);
 
   // Bare `planner`: the help, not an error. A first word that is no
   // subcommand: say which one it resembles.
@@ -144,13 +85,7 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    for (const auto& [cmd, run] : commands)
-      if (cmd->get_name() == argv[1])
-        if (const std::string hint = unknown_flag_hint(*cmd, argc, argv); !hint.empty()) {
-          std::cerr << "planner: error: " << hint << "\n";
-          return 2;
-        }
-    std::cerr << "planner: error: " << e.what() << "\n";
+    std::cerr << "planner: error: " << parse_error_message(app, e, argc, argv) << "\n";
     return 2;
   }
 

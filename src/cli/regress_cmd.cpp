@@ -91,9 +91,11 @@ Runner add_regress_command(CLI::App& cmd) {
       "--rtol replaces the relative tolerance of the first two classes.\n"
       "Exit code 0 when every metric matches, 1 when any differs or a case is missing on either side.\n"
       "After an intended change: planner regress --update, and paste its table into the commit message.");
-  cmd.add_option("--suite", flags->suite, "suite of cases (default tests/regress/suite.json in the data directory)");
+  cmd.add_option("--suite", flags->suite, "suite of cases (default tests/regress/suite.json in the data directory)")
+      ->type_name("FILE");
   cmd.add_option("--golden", flags->golden,
-                 "golden predictions (default tests/regress/golden.json in the data directory)");
+                 "golden predictions (default tests/regress/golden.json in the data directory)")
+      ->type_name("FILE");
   cmd.add_flag("--update", flags->update,
                "rewrite the golden file from the current predictions and report what changed");
   cmd.add_option("--rtol", flags->rtol, "relative tolerance for every time, ratio, byte and FLOP metric");

@@ -107,15 +107,18 @@ int run(const SearchFlags& f) {
     }
   }
   ctx.launch = flags ? &*flags : nullptr;
-  // The page first: a page that cannot be written fails the command before it prints.
-  if (f.common.html) write_html(*f.common.html, render_search_html(rep, ctx, html_page_info()));
+  // The page first: a page that cannot be written fails the command before it
+  // prints. None when nothing fits: the command fails, and leaves no file.
+  if (f.common.html && !rep.search.top.empty())
+    write_html(*f.common.html, render_search_html(rep, ctx, html_page_info()));
   std::cout << render_search_report(rep, ctx, parse_format(f.common.format));
   if (flags && !flags->note.empty() && parse_format(f.common.format) == Format::table)
     std::cerr << "planner: note: " << flags->note << "\n";
   if (rep.search.top.empty()) {
-    std::cerr << fmt::format("planner: error: no layout of {} {}s fits {} on {} (rejection reasons{} above)\n",
+    std::cerr << fmt::format("planner: error: no layout of {} {}s fits {} on {} (rejection reasons{} above){}\n",
                              spec.training.num_gpus, device_word(hw), model.name, hw.name,
-                             rep.would_fit.empty() ? "" : " and what would fit");
+                             rep.would_fit.empty() ? "" : " and what would fit",
+                             f.common.html ? fmt::format("; {} not written", *f.common.html) : "");
     return 1;
   }
   return 0;

@@ -20,6 +20,7 @@
 #include "planner/simulate/compare.h"
 #include "planner/simulate/preflight.h"
 #include "planner/simulate/simulate.h"
+#include "planner/spec/input_error.h"
 #include "planner/spec/names.h"
 #include "planner/views/simulate_report.h"
 #include "planner/views/timeline.h"
@@ -59,6 +60,13 @@ void write_outputs(const SimulateFlags& f, const SimResult& r, const TimelineLab
 }
 
 int run(const SimulateFlags& f) {
+  // The text timeline follows the table; after a JSON or CSV document it
+  // would make stdout neither.
+  if (f.ascii && parse_format(f.common.format) != Format::table)
+    throw InputError("--ascii",
+                     fmt::format("prints a text timeline after the table, not with --format {} (stdout "
+                                 "holds one {} document); --svg or --trace writes a timeline file",
+                                 f.common.format, parse_format(f.common.format) == Format::json ? "JSON" : "CSV"));
   const ModelSpec model = find_model(f.common.model);
   const HardwareProfile hw = find_hardware(f.common.hardware);
   TrainingSpec ts = training_from(f.common, model);
@@ -98,7 +106,7 @@ int run(const SimulateFlags& f) {
       f.common.html ? render_simulation_html(r, cmp, ev, pr, ex, ctx, html_page_info()) : std::string();
   write_outputs(f, r, timeline_labels(ctx, ev, pr, command_line()), page);
   std::cout << render_simulation(r, cmp, ev, pr, ctx, format);
-  if (f.ascii) std::cout << (format == Format::table ? "\n" : "") << ascii;
+  if (f.ascii) std::cout << "\n" << ascii;
   return 0;
 }
 
@@ -111,9 +119,9 @@ Runner add_simulate_command(CLI::App& cmd) {
   cmd.add_option("--schedule", f->schedule,
                  "gpipe, 1f1b, interleaved or zb-h1 (default: interleaved when --vpp > 1, else 1f1b)")
       ->check(CLI::IsMember(name_list<Schedule>()));
-  cmd.add_option("--trace", f->trace, "write a Chrome trace (JSON; Perfetto, chrome://tracing)");
-  cmd.add_option("--svg", f->svg, "write an SVG timeline picture");
-  cmd.add_flag("--ascii", f->ascii, "print a text timeline (small cases: p <= 16, m*v <= 64)");
+  cmd.add_option("--trace", f->trace, "write a Chrome trace (JSON; Perfetto, chrome://tracing)")->type_name("FILE");
+  cmd.add_option("--svg", f->svg, "write an SVG timeline picture")->type_name("FILE");
+  cmd.add_flag("--ascii", f->ascii, "print a text timeline after the table (small cases: p <= 16, m*v <= 64)");
   return [f] { return run(*f); };
 }
 

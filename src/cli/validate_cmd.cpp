@@ -42,7 +42,8 @@ void check_bound(const char* flag, const std::optional<double>& bound) {
 Runner add_validate_command(CLI::App& cmd) {
   auto flags = std::make_shared<ValidateFlags>();
   cmd.add_option("--runs", flags->runs, "dataset of measured runs (JSON list, format of published_runs.json)")
-      ->required();
+      ->required()
+      ->type_name("FILE");
   cmd.add_option("--format", flags->format, "table, json or csv")->check(CLI::IsMember(name_list<Format>()));
   cmd.add_option("--hardware", flags->hardware,
                  "PATTERN=PROFILE: rows whose gpu_type contains PATTERN use PROFILE (name, alias or JSON path); "

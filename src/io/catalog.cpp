@@ -127,9 +127,9 @@ ModelSpec find_model(const std::string& name_or_path, const std::string& dir) {
   return find(name_or_path, list_models(dir), "model", "--model");
 }
 
-HardwareProfile find_hardware(const std::string& name_or_path, const std::string& dir) {
+HardwareProfile find_hardware(const std::string& name_or_path, const std::string& dir, const char* flag) {
   if (looks_like_path(name_or_path)) return load_hardware_file(name_or_path);
-  return find(name_or_path, list_hardware(dir), "hardware profile", "--hardware");
+  return find(name_or_path, list_hardware(dir), "hardware profile", flag);
 }
 
 CatalogEntry find_model_or_hardware(const std::string& name, const std::string& dir) {

@@ -176,11 +176,31 @@ std::optional<InterconnectTier> read_tier(const json& tj, std::size_t i, std::ve
   return tier;
 }
 
+// A JSON object with none of `keys` (the fields every file of its kind has)
+// is no such file: one line saying so, and what it looks like, rather than a
+// problem for every field it lacks (a model file given as --hardware).
+void require_kind(const json& j, const std::string& origin, const char* what, const std::vector<const char*>& keys) {
+  for (const char* k : keys)
+    if (j.contains(k)) return;
+  std::string looks;
+  if (j.contains("num_layers") || j.contains("hidden_size"))
+    looks = "; it looks like a model file (it has \"num_layers\" or \"hidden_size\")";
+  else if (j.contains("tiers") || j.contains("chip"))
+    looks = "; it looks like a hardware profile (it has \"chip\" or \"tiers\")";
+  else if (j.contains("model_type") || j.contains("architectures"))
+    looks = "; it looks like a Hugging Face config.json (planner import-hf turns one into a model file)";
+  std::string names;
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    names += fmt::format("{}\"{}\"", i == 0 ? "" : i + 1 == keys.size() ? " or " : ", ", keys[i]);
+  throw InputError(origin, fmt::format("not a {}: it has no {}{}", what, names, looks));
+}
+
 }  // namespace
 
 ModelSpec model_from_json(const json& j, const std::string& origin) {
   std::vector<std::string> problems;
   if (!j.is_object()) throw InputError(origin, "expected a JSON object describing a model");
+  require_kind(j, origin, "model file", {"num_layers", "hidden_size"});
   FieldReader r(j, "", problems);
   ModelSpec m;
   check_schema_version(r);
@@ -258,6 +278,7 @@ ModelSpec model_from_json(const json& j, const std::string& origin) {
 HardwareProfile hardware_from_json(const json& j, const std::string& origin) {
   std::vector<std::string> problems;
   if (!j.is_object()) throw InputError(origin, "expected a JSON object describing a hardware profile");
+  require_kind(j, origin, "hardware profile", {"chip", "tiers"});
   FieldReader r(j, "", problems);
   HardwareProfile h;
   check_schema_version(r);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "planner/model/evaluate.h"
 #include "planner/views/report.h"
@@ -18,5 +19,11 @@ inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // "model ... | hardware ... | N GPUs | seq ... | ...": the first line of every text report.
 [[nodiscard]] std::string context_line(const RunContext& ctx);
+
+// The search's CSV (search_table.cpp): a header and one row per evaluation,
+// ranked from 1; `extra_header` (",a,b") ends the header and extra[i]
+// (",x,y"), where given, row i.
+[[nodiscard]] std::string search_csv(const std::vector<Evaluation>& rows, const RunContext& ctx,
+                                     const std::string& extra_header = "", const std::vector<std::string>& extra = {});
 
 }  // namespace planner::report_detail

@@ -10,6 +10,7 @@
 
 #include "planner/spec/names.h"
 #include "views/format.h"
+#include "views/report_parts.h"
 
 namespace planner {
 
@@ -37,6 +38,47 @@ std::string would_fit_text(const std::vector<FitSuggestion>& fits, const RunCont
   return out;
 }
 
+// A CSV field, quoted when it holds a comma, a quote or a newline (RFC 4180).
+std::string quoted_csv(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+// --simulate-top as CSV: one table, the search's rows with the simulation's
+// columns (empty for a row not simulated), and rows for the simulated layouts
+// past --top too: the JSON's "simulated_ranking" folded into the ranking.
+std::string search_csv_with_simulation(const SearchReport& rep, const RunContext& ctx) {
+  std::vector<const SimulatedRank*> by_search_rank;
+  std::vector<std::size_t> simulated_rank;
+  for (std::size_t i = 0; i < rep.simulated->size(); ++i) {
+    const SimulatedRank& x = (*rep.simulated)[i];
+    if (x.closed_form_rank > by_search_rank.size()) {
+      by_search_rank.resize(x.closed_form_rank, nullptr);
+      simulated_rank.resize(x.closed_form_rank, 0);
+    }
+    by_search_rank[x.closed_form_rank - 1] = &x;
+    simulated_rank[x.closed_form_rank - 1] = i + 1;
+  }
+  std::vector<Evaluation> rows = rep.search.top;
+  for (std::size_t i = rows.size(); i < by_search_rank.size() && by_search_rank[i]; ++i)
+    rows.push_back(by_search_rank[i]->evaluation);
+  std::vector<std::string> extra;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const SimulatedRank* x = i < by_search_rank.size() ? by_search_rank[i] : nullptr;
+    if (!x)
+      extra.push_back(",,,,");
+    else if (!x->not_simulated.empty())
+      extra.push_back(fmt::format(",{},,,{}", simulated_rank[i], quoted_csv(x->not_simulated)));
+    else
+      extra.push_back(
+          fmt::format(",{},{:.6f},{:.4f},", simulated_rank[i], x->simulated_step_s, x->simulated_bubble_fraction));
+  }
+  return report_detail::search_csv(rows, ctx,
+                                   ",simulated_rank,simulated_step_s,simulated_bubble_fraction,not_simulated", extra);
+}
+
 }  // namespace
 
 std::string render_search_report(const SearchReport& rep, const RunContext& ctx, Format f) {
@@ -46,10 +88,11 @@ std::string render_search_report(const SearchReport& rep, const RunContext& ctx,
     if (rep.search.top.empty()) j["would_fit"] = would_fit_json(rep.would_fit);
     return j.dump(2) + "\n";
   }
+  if (f == Format::csv && rep.simulated) return search_csv_with_simulation(rep, ctx);
   std::string out = render_search(rep.search, ctx, f);
   if (f == Format::table) out += would_fit_text(rep.would_fit, ctx);
   if (!rep.simulated) return out;
-  return out + (f == Format::csv ? "\n" : "") + render_simulated_ranking(*rep.simulated, f);
+  return out + render_simulated_ranking(*rep.simulated, f);
 }
 
 nlohmann::json to_json(const std::vector<SimulatedRank>& ranks) {

@@ -94,7 +94,10 @@ std::string csv_field(std::string s) {
   return s;
 }
 
-std::string search_csv(const SearchResult& r, const RunContext& ctx) {
+}  // namespace
+
+std::string report_detail::search_csv(const std::vector<Evaluation>& rows, const RunContext& ctx,
+                                      const std::string& extra_header, const std::vector<std::string>& extra) {
   const bool cost = ctx.budget && ctx.budget->gpu_hour_cost_usd > 0;
   std::string out =
       "rank,tp,cp,pp,dp,mbs,micro_batches,vpp,recompute,zero,sp,gib_per_gpu,step_s,tokens_per_s,mfu,tflops_per_gpu,"
@@ -103,9 +106,9 @@ std::string search_csv(const SearchResult& r, const RunContext& ctx) {
   if (moe) out += ",ep,etp,overlap_a2a";
   if (ctx.budget) out += ",days,gpu_hours";
   if (cost) out += ",cost_usd";
-  out += "\n";
+  out += extra_header + "\n";
   int rank = 1;
-  for (const auto& ev : r.top) {
+  for (const auto& ev : rows) {
     const auto& c = ev.config;
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.2f},{:.4f},{:.0f},{:.4f},{:.1f},{},{}", rank++, c.tp, c.cp,
                        c.pp, c.dp, c.micro_batch_size, ev.time.micro_batches, c.virtual_stages,
@@ -118,16 +121,15 @@ std::string search_csv(const SearchResult& r, const RunContext& ctx) {
       out += fmt::format(",{:.2f},{:.0f}", t.days, t.gpu_hours);
       if (cost) out += fmt::format(",{:.0f}", t.cost_usd);
     }
+    if (std::size_t(rank - 2) < extra.size()) out += extra[std::size_t(rank - 2)];
     out += "\n";
   }
   return out;
 }
 
-}  // namespace
-
 std::string render_search(const SearchResult& r, const RunContext& ctx, Format f) {
   if (f == Format::json) return to_json(r, ctx).dump(2) + "\n";
-  if (f == Format::csv) return search_csv(r, ctx);
+  if (f == Format::csv) return search_csv(r.top, ctx);
   const bool cost = ctx.budget && ctx.budget->gpu_hour_cost_usd > 0;
   std::string out = context_line(ctx) + "\n\n";
   // Expert parallelism (MoE) as a last column, only where a result uses it.

@@ -28,9 +28,11 @@ namespace planner {
 [[nodiscard]] bool looks_like_path(const std::string& name_or_path);
 
 // `name_or_path`: a canonical name or an alias (any case), or a path to a .json file.
-// Unknown names throw InputError listing the known names.
+// Unknown names throw InputError listing the known names, named after `flag`,
+// the flag that gave the name (calibrate fit takes its profile as --base).
 [[nodiscard]] ModelSpec find_model(const std::string& name_or_path, const std::string& dir = data_dir());
-[[nodiscard]] HardwareProfile find_hardware(const std::string& name_or_path, const std::string& dir = data_dir());
+[[nodiscard]] HardwareProfile find_hardware(const std::string& name_or_path, const std::string& dir = data_dir(),
+                                            const char* flag = "--hardware");
 
 // A model or a hardware profile (`planner show`): by name or alias, models
 // first; else a name containing ".json" is read as a file, a hardware profile

@@ -1,7 +1,10 @@
 // What `planner search` prints: the search result and, with --simulate-top,
 // its first results re-ranked by simulation (simulate_top.h's SearchReport),
 // rendered once per format. The JSON is one object: the search report with a
-// "simulated_ranking" array.
+// "simulated_ranking" array. The CSV is one table: the search's, with the
+// columns simulated_rank, simulated_step_s, simulated_bubble_fraction and
+// not_simulated (empty for a row not simulated), and a row for each simulated
+// layout past --top.
 #pragma once
 
 #include <string>

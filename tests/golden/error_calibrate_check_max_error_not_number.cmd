@@ -1,0 +1,1 @@
+calibrate check --profile dgx-h100 --measurements tests/data/calibration/synthetic_h100.json --max-error abc

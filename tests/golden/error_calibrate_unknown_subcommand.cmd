@@ -1,0 +1,1 @@
+calibrate fitt --base dgx-h100

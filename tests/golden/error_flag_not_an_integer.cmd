@@ -1,0 +1,1 @@
+search --model llama8b --gpus 8 --top abc

@@ -1,0 +1,1 @@
+search --model llama8b -n 99999999999999999999

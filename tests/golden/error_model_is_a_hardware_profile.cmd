@@ -1,0 +1,1 @@
+evaluate --model hardware_profiles/dgx-h100.json --gpus 8

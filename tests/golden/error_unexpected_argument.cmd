@@ -1,0 +1,1 @@
+evaluate --model llama8b --gpus 8 extra
