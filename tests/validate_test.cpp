@@ -250,6 +250,10 @@ TEST_CASE("tp_comm_overlap: the row's recipe turns on Megatron --tp-comm-overlap
   json j = llama8b_row();
   CHECK_FALSE(map_published_run(j, 0).run->training.tp_comm_overlap);  // unstated: off
   j["tp_comm_overlap"] = true;
+  const RunRow tp1 = map_published_run(j, 0);  // nothing to overlap: not ignored, not evaluated
+  CHECK_FALSE(tp1.run);
+  CHECK(tp1.skip_reason == "tp_comm_overlap: overlaps TP communication, but the row has tp 1");
+  j["tp"] = 2, j["cp"] = 1, j["dp"] = 4, j["sequence_parallel"] = true;
   const RunRow on = map_published_run(j, 0);
   REQUIRE(on.run);
   CHECK(on.run->training.tp_comm_overlap);

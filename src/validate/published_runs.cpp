@@ -347,6 +347,27 @@ void map_measured(const json& row, MeasuredRun& r) {
                                r.convention_text)};
 }
 
+// A row field that states a knob its own layout cannot have would be
+// ignored: the row is not evaluated, and says why (as evaluate refuses the
+// same flags).
+void check_fields_apply(const json& row, const MeasuredRun& r) {
+  const SearchPins& p = r.pins;
+  auto stated = [&](const char* key) {
+    const json* v = field(row, key);
+    return v && v->is_boolean() && v->get<bool>();
+  };
+  if (stated("tp_comm_overlap") && *p.tp == 1)
+    throw RowError{"tp_comm_overlap: overlaps TP communication, but the row has tp 1"};
+  if (stated("overlap_p2p") && *p.pp == 1)
+    throw RowError{"overlap_p2p: overlaps pipeline send/recv, but the row has pp 1"};
+  if (stated("zero3_recompute_regather") && p.zero_stage && !p.zero_stage.allows(3))
+    throw RowError{"zero3_recompute_regather: applies to ZeRO-3, but the row's zero_or_fsdp is not ZeRO-3"};
+  if (const auto v = integer(row, "virtual_pipeline_stages", true); v && *v > 1 && *p.pp == 1)
+    throw RowError{fmt::format("virtual_pipeline_stages: {} virtual stages need pp > 1, but the row has pp 1", *v)};
+  if (p.zero_shard && p.zero_stage && !p.zero_stage.allows(1) && !p.zero_stage.allows(2) && !p.zero_stage.allows(3))
+    throw RowError{"zero_shard: shards ZeRO's states, but the row's zero_or_fsdp has no ZeRO"};
+}
+
 MeasuredRun map_row(const json& row) {
   MeasuredRun r;
   r.id = text(row, "id");
@@ -363,6 +384,7 @@ MeasuredRun map_row(const json& row) {
   const std::int64_t seq_len = map_model(row, notes, r);
   map_training(row, scope_text, notes, seq_len, r);
   map_layout(row, r);
+  check_fields_apply(row, r);
   map_measured(row, r);
   return r;
 }

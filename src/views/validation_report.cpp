@@ -37,13 +37,15 @@ std::string marks(const ValidatedRow& r) {
 
 std::string step_text(double s) { return s >= 1 ? fmt::format("{:.2f}", s) : fmt::format("{:.4f}", s); }
 
+// No rows: null statistics (the table prints "-"), not errors of 0.
 nlohmann::json stats_json(const ErrorStats& s) {
+  auto stat = [&](double v) { return s.rows > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
   return {{"rows", s.rows},
-          {"median_abs_error", s.median_abs},
-          {"p90_abs_error", s.p90_abs},
-          {"max_abs_error", s.max_abs},
-          {"worst", s.worst_id},
-          {"mean_signed_error", s.mean_signed}};
+          {"median_abs_error", stat(s.median_abs)},
+          {"p90_abs_error", stat(s.p90_abs)},
+          {"max_abs_error", stat(s.max_abs)},
+          {"worst", s.rows > 0 ? nlohmann::json(s.worst_id) : nlohmann::json(nullptr)},
+          {"mean_signed_error", stat(s.mean_signed)}};
 }
 
 std::string csv_field(const std::string& s) {

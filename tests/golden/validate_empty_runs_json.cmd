@@ -1,0 +1,1 @@
+validate --runs tests/golden/data/runs_empty.json --format json
