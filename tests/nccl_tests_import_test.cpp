@@ -822,3 +822,30 @@ TEST_CASE("a --ranks-per-node picks the one multiple the ratios allow over a cut
   const auto imp = import_nccl_tests_files({f}, o);
   CHECK(only_series(imp).group_size == 128);
 }
+
+TEST_CASE("importer messages read right: a subject for every verb, singular counts", "[nccl_tests]") {
+  NcclTestsImportOptions o;
+  o.collective = Collective::send_recv;
+  o.ranks = 8;
+  const std::string f =
+      std::string(PLANNER_SOURCE_DIR) + "/tests/data/nccl_logs/li_plus_playground_1x8_a100_sendrecv.log";
+  CHECK(error_of([&] { (void)import_nccl_tests_files({f}, o); }) ==
+        f + ":4: the log does not list its ranks (no '# Using devices' lines); --ranks 8 gives their count but not how "
+            "they sit on nodes, give --ranks-per-node");
+  // xxrjun's 10 x 1 H100 log with only rank 9 of each device list shown: one rank a node, said so.
+  std::istringstream in(
+      read_input_file(std::string(PLANNER_SOURCE_DIR) + "/tests/data/nccl_logs/xxrjun_cluster01_10x1_h100.log"));
+  std::string last_rank_only;
+  for (std::string line; std::getline(in, line);)
+    if (line.find("#  Rank ") != 0 || line.find("#  Rank  9 ") == 0) last_rank_only += line + "\n";
+  NcclTestsImport imp;
+  import_nccl_tests_text(last_rank_only, "x.log", {}, imp);
+  CHECK(imp.measurements.series.size() == 5);
+  CHECK(any_contains(imp.warnings,
+                     "x.log:11: the device list is cut short (1 rank line shown, the highest rank 9); 10 "
+                     "ranks from the highest rank"));
+  CHECK(any_contains(imp.warnings,
+                     "x.log:11: 1 rank per node from the highest device index shown (give "
+                     "--ranks-per-node if the nodes ran more)"));
+  CHECK_FALSE(any_contains(imp.warnings, "1 ranks"));
+}

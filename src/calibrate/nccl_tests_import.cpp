@@ -104,9 +104,10 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
   const std::vector<Device> devices = json_devices(j, origin);
   if (j.contains("out_of_bounds") && j["out_of_bounds"].is_object() && j["out_of_bounds"].contains("count") &&
       j["out_of_bounds"]["count"].is_number() && j["out_of_bounds"]["count"].get<double>() > 0)
-    throw InputError(origin + ": out_of_bounds.count",
-                     fmt::format("nccl-tests reported {} out-of-bounds values; a failed run is not a measurement",
-                                 j["out_of_bounds"]["count"].dump()));
+    throw InputError(
+        origin + ": out_of_bounds.count",
+        fmt::format("nccl-tests reported {} out-of-bounds value{}; a failed run is not a measurement",
+                    j["out_of_bounds"]["count"].dump(), j["out_of_bounds"]["count"].get<double>() == 1 ? "" : "s"));
   Table t;
   t.origin = origin;
   t.test_name = test_name;

@@ -136,9 +136,13 @@ Shape shape_without_devices(const RankRange& rr, Collective c, const NcclTestsIm
   if (opt.ranks) check_ratio(rr, *opt.ranks, c, fmt::format("--ranks {}", *opt.ranks), where);
   const std::int64_t n = opt.ranks ? *opt.ranks : rr.lo;
   if (!opt.ranks_per_node)
-    throw InputError(where, fmt::format("the log does not list its ranks (no '# Using devices' lines); {} pins {} "
-                                        "ranks, give --ranks-per-node",
-                                        rr.why, n));
+    throw InputError(where, opt.ranks ? fmt::format("the log does not list its ranks (no '# Using devices' lines); "
+                                                    "--ranks {} gives their count but not how they sit on nodes, give "
+                                                    "--ranks-per-node",
+                                                    n)
+                                      : fmt::format("the log does not list its ranks (no '# Using devices' lines); "
+                                                    "{} pins {}, give --ranks-per-node",
+                                                    rr.why, count_of(n, "rank")));
   if (n < 2 || *opt.ranks_per_node < 1 || n % *opt.ranks_per_node != 0)
     throw InputError(where, fmt::format("{} {} must be at least 2 and a multiple of --ranks-per-node {}",
                                         opt.ranks ? "--ranks" : "the rank count", n, *opt.ranks_per_node) +
@@ -173,8 +177,9 @@ Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const
                             "(ranks per group) and --ranks-per-node");
   const std::string shown = fmt::format(
       "{} rank line{} shown, the highest rank {}{}", t.devices.size(), t.devices.size() == 1 ? "" : "s", top,
-      t.devices_cut_in_host  ? fmt::format("; its host {} lists {} ranks, the others {}", t.devices.back().host,
-                                           per_host[t.devices.back().host], per_host[t.devices.front().host])
+      t.devices_cut_in_host
+          ? fmt::format("; its host {} lists {}, the others {}", t.devices.back().host,
+                        count_of(per_host[t.devices.back().host], "rank"), per_host[t.devices.front().host])
       : t.devices_cut_at_end ? ", then '...'"
       : t.devices_dots       ? ", with '...'"
                              : "");
@@ -188,9 +193,11 @@ Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const
         fmt::format("{}: --ranks {} wins over the device list, which is cut short ({})", where, n, shown));
   } else if (!t.devices_cut_at_end) {
     n = top + 1;
-    check_ratio(rr, n, c, fmt::format("the device list is cut short ({}), which means {} ranks", shown, n), where);
-    out.warnings.push_back(fmt::format("{}: the device list is cut short ({}); {} ranks from the highest rank{}",
-                                       where, shown, n, rr.known ? fmt::format(", as {} says", rr.why) : ""));
+    check_ratio(rr, n, c, fmt::format("the device list is cut short ({}), which means {}", shown, count_of(n, "rank")),
+                where);
+    out.warnings.push_back(fmt::format("{}: the device list is cut short ({}); {} from the highest rank{}", where,
+                                       shown, count_of(n, "rank"),
+                                       rr.known ? fmt::format(", as {} says", rr.why) : ""));
   } else if (rr.pins() && rr.lo > top) {
     n = rr.lo;
     out.warnings.push_back(
@@ -224,13 +231,13 @@ Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const
   if (rpn < 1 || n % rpn != 0)
     throw InputError(where, opt.ranks_per_node
                                 ? fmt::format("--ranks {} must be a multiple of --ranks-per-node {}", n, rpn)
-                                : fmt::format("the device list is cut short; {} ranks are not a multiple of the {} "
+                                : fmt::format("the device list is cut short; {} are not a multiple of the {} "
                                               "per node it suggests (highest device index {}); give --ranks-per-node",
-                                              n, rpn, gpus - 1));
+                                              count_of(n, "rank"), rpn, gpus - 1));
   if (!opt.ranks_per_node)
     out.warnings.push_back(
-        fmt::format("{}: {} ranks per node from the {}{} (give --ranks-per-node if the nodes ran more)", where, rpn,
-                    gpus >= most ? "highest device index shown" : "ranks shown on one host",
+        fmt::format("{}: {} per node from the {}{} (give --ranks-per-node if the nodes ran more)", where,
+                    count_of(rpn, "rank"), gpus >= most ? "highest device index shown" : "ranks shown on one host",
                     rpn != shown_per_node
                         ? fmt::format(", at least {}, and the smallest such count that divides {}", shown_per_node, n)
                         : ""));
@@ -256,8 +263,8 @@ Shape shape_of(const Table& t, Collective c, const NcclTestsImportOptions& opt, 
     if (members.size() != first.size())
       throw InputError(
           where,
-          fmt::format("groups of different sizes ({} has {} ranks, {} has {}); not a supported NCCL_TESTS_SPLIT layout",
-                      groups.begin()->first, first.size(), id, members.size()));
+          fmt::format("groups of different sizes ({} has {}, {} has {}); not a supported NCCL_TESTS_SPLIT layout",
+                      groups.begin()->first, count_of(std::int64_t(first.size()), "rank"), id, members.size()));
   std::map<std::string, std::int64_t> per_host;
   for (const Device* d : first) {
     if (!per_host.count(d->host)) s.hosts.push_back(d->host);
@@ -292,7 +299,8 @@ Shape shape_of(const Table& t, Collective c, const NcclTestsImportOptions& opt, 
   if (opt.ranks && *opt.ranks != s.group_size)
     throw InputError(
         where,
-        fmt::format("--ranks {} disagrees with the log's device list ({} ranks per group{})", *opt.ranks, s.group_size,
+        fmt::format("--ranks {} disagrees with the log's device list ({} per group{})", *opt.ranks,
+                    count_of(s.group_size, "rank"),
                     t.separate_jobs > 1 ? fmt::format("; rank {} is listed {} times, on {}: {} separate jobs, one "
                                                       "per process, as nccl-tests built without MPI runs them",
                                                       t.repeated_rank, t.separate_jobs, t.repeated_on, t.separate_jobs)
@@ -363,7 +371,9 @@ void add_series(Collective c, const Shape& shape, const std::string& dtype, cons
     repeated += ts.size() - 1;
     s->points.push_back(make_point(c, shape.group_size, bytes, median(ts)));
   }
-  if (repeated) out.notes.push_back(fmt::format("{}: {} repeated sizes, median time kept", where, repeated));
+  if (repeated)
+    out.notes.push_back(
+        fmt::format("{}: {}, median time kept", where, count_of(std::int64_t(repeated), "repeated size")));
   for (const std::string& h : shape.hosts)
     if (std::find(m.hosts.begin(), m.hosts.end(), h) == m.hosts.end()) m.hosts.push_back(h);
 }

@@ -69,6 +69,8 @@ struct Table {
 };
 
 std::vector<std::string> split(std::string_view s);
+// "1 rank", "8 ranks": a count and its noun, singular or plural.
+std::string count_of(std::int64_t n, std::string_view noun);
 bool all_digits(std::string_view s);
 std::optional<std::int64_t> parse_int(std::string_view s);
 std::optional<double> parse_double(const std::string& s);

@@ -387,8 +387,8 @@ class TextLogParser {
       if (ct.size() >= 7 && ct[6] == "FAILED")
         throw InputError(
             where,
-            fmt::format("nccl-tests reported {} out-of-bounds values (FAILED); a failed run is not a measurement",
-                        n ? std::to_string(*n) : ct[5]));
+            fmt::format("nccl-tests reported {} out-of-bounds value{} (FAILED); a failed run is not a measurement",
+                        n ? std::to_string(*n) : ct[5], n && *n == 1 ? "" : "s"));
     }
     if (!table_->rows.empty() || table_->skipped_zero || table_->skipped_other_type) {
       finish_table(*table_, opt_, out_);

@@ -29,6 +29,10 @@ std::vector<std::string> split(std::string_view s) {
   return out;
 }
 
+std::string count_of(std::int64_t n, std::string_view noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
 }
