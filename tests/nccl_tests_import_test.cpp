@@ -823,6 +823,47 @@ TEST_CASE("a --ranks-per-node picks the one multiple the ratios allow over a cut
   CHECK(only_series(imp).group_size == 128);
 }
 
+// ---- the importer's fixes of QA's mutated inputs: each case edits the real
+// 2 x 8 H100 all-reduce log of NVIDIA/nccl-tests#309 (16 ranks listed, 32 rows
+// 8 B-16 GiB; its table header is line 25 and the 1 MiB row line 44).
+
+namespace {
+
+const std::string kXe9680 =
+    std::string(PLANNER_SOURCE_DIR) + "/tests/data/nccl_logs/nccl_tests_309_xe9680_2x8_h100_all_reduce.log";
+
+std::string import_error(const std::string& text, const NcclTestsImportOptions& o = {}) {
+  return error_of([&] { import_nccl_tests_text(text, "x.log", o, *std::make_unique<NcclTestsImport>()); });
+}
+
+}  // namespace
+
+TEST_CASE("a send/recv table prints busbw = algbw: --collective send_recv over another test is refused",
+          "[nccl_tests]") {
+  NcclTestsImportOptions o;
+  o.collective = Collective::send_recv;
+  CHECK(error_of([&] { (void)import_nccl_tests_files({kXe9680}, o); }) ==
+        kXe9680 +
+            ":58: busbw/algbw 469.21/250.24 (about 1.875) fits no send_recv group (nccl-tests prints busbw = algbw for "
+            "send/recv, a ratio of 1 at every n); above 1 it is all_reduce's 2(n-1)/n, which means 16 ranks; "
+            "--collective send_recv applies to every table of the file, and the log does not name this table's test");
+  // An all-gather's (n-1)/n, below 1.
+  const std::string ag = kData + "spark_playbooks_25_all_gather.log";
+  std::string text = read_input_file(ag);
+  text.replace(text.find("all_gather_perf"), 15, "sendrecv_perf");
+  CHECK_THAT(import_error(text),
+             Catch::Contains("(about 0.500) fits no send_recv group (nccl-tests prints busbw = algbw for send/recv, "
+                             "a ratio of 1 at every n); below 1 it is the (n-1)/n of all_gather, reduce_scatter or "
+                             "all_to_all, which means 2 ranks"));
+  // A real send/recv log (busbw = algbw on every row) still imports.
+  o.ranks = 8;
+  o.ranks_per_node = 8;
+  CHECK(only_series(import_nccl_tests_files({std::string(PLANNER_SOURCE_DIR) +
+                                             "/tests/data/nccl_logs/li_plus_playground_1x8_a100_sendrecv.log"},
+                                            o))
+            .collective == Collective::send_recv);
+}
+
 TEST_CASE("importer messages read right: a subject for every verb, singular counts", "[nccl_tests]") {
   NcclTestsImportOptions o;
   o.collective = Collective::send_recv;

@@ -66,9 +66,47 @@ const char* factor_text(Collective c) { return c == Collective::all_reduce ? "2(
                                        : ""));
 }
 
+// What a ratio interval means for the tests of factor k (n-1)/n: "16 ranks",
+// "at least 200 ranks", or that no group gives it.
+std::string ranks_of_ratio(double k, const RatioObs& r) {
+  if (r.lo >= k) return fmt::format("but it reaches {:g}, which no group gives", k);
+  RankRange n;
+  n.lo = std::max<std::int64_t>(2, std::int64_t(std::ceil(k / (k - r.lo) - 1e-9)));
+  n.hi = r.hi >= k ? kNoBound : std::int64_t(std::floor(k / (k - r.hi) + 1e-9));
+  if (n.lo > n.hi) return "but of no whole rank count";
+  return fmt::format("which means {}", n.text());
+}
+
+// send/recv: nccl-tests prints busbw = algbw (src/sendrecv.cu GetBw, factor
+// 1) at every n, so a row whose ratio excludes 1 is another test's table.
+// The error names the row that says so most precisely and what its ratio
+// means for the tests that print it.
+void check_send_recv_ratios(const std::vector<RatioObs>& ratios, bool collective_from_flag) {
+  const RatioObs* worst = nullptr;
+  for (const RatioObs& r : ratios)
+    if ((r.lo > 1.0 || r.hi < 1.0) && (!worst || r.hi - r.lo < worst->hi - worst->lo)) worst = &r;
+  if (!worst) return;
+  const RatioObs& r = *worst;
+  const bool above = r.lo > 1.0;
+  const std::string n = ranks_of_ratio(above ? 2.0 : 1.0, r);
+  throw InputError(
+      r.where,
+      fmt::format("busbw/algbw {}/{} (about {:.3f}) fits no send_recv group (nccl-tests prints busbw = algbw for "
+                  "send/recv, a ratio of 1 at every n); {}{}",
+                  r.busbw, r.algbw, 0.5 * (r.lo + r.hi),
+                  above ? fmt::format("above 1 it is all_reduce's 2(n-1)/n, {}", n)
+                        : fmt::format("below 1 it is the (n-1)/n of all_gather, reduce_scatter or all_to_all, {}", n),
+                  collective_from_flag ? "; --collective send_recv applies to every table of the file, and the log "
+                                         "does not name this table's test"
+                                       : ""));
+}
+
 RankRange ranks_from_ratios(Collective c, const std::vector<RatioObs>& ratios, bool collective_from_flag) {
   RankRange out;
-  if (c == Collective::send_recv) return out;
+  if (c == Collective::send_recv) {
+    check_send_recv_ratios(ratios, collective_from_flag);
+    return out;
+  }
   const double k = c == Collective::all_reduce ? 2.0 : 1.0;  // r = k (n-1)/n -> n = k / (k - r)
   auto n_of = [&](double r) { return r >= k ? std::numeric_limits<double>::infinity() : k / (k - r); };
   std::int64_t tightest = kNoBound + 1;
