@@ -832,6 +832,19 @@ namespace {
 const std::string kXe9680 =
     std::string(PLANNER_SOURCE_DIR) + "/tests/data/nccl_logs/nccl_tests_309_xe9680_2x8_h100_all_reduce.log";
 
+// The log with `edit` applied to every line (1-based line numbers); lines it
+// returns empty for are dropped.
+std::string xe9680_edited(const std::function<std::string(const std::string&, int)>& edit) {
+  std::istringstream in(read_input_file(kXe9680));
+  std::string out;
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::string e = edit(line, ++n);
+    if (!e.empty()) out += e + "\n";
+  }
+  return out;
+}
+
 std::string import_error(const std::string& text, const NcclTestsImportOptions& o = {}) {
   return error_of([&] { import_nccl_tests_text(text, "x.log", o, *std::make_unique<NcclTestsImport>()); });
 }
@@ -862,6 +875,30 @@ TEST_CASE("a send/recv table prints busbw = algbw: --collective send_recv over a
                                              "/tests/data/nccl_logs/li_plus_playground_1x8_a100_sendrecv.log"},
                                             o))
             .collective == Collective::send_recv);
+}
+
+TEST_CASE("what a cut-short device list shows of a node bounds --ranks-per-node from below", "[nccl_tests]") {
+  NcclTestsImportOptions o;
+  o.collective = Collective::all_reduce;
+  SECTION("ranks 0-11 shown, 8 of them on one host") {
+    const std::string first12 = xe9680_edited([](const std::string& l, int n) { return n >= 18 && n <= 21 ? "" : l; });
+    o.ranks_per_node = 2;
+    CHECK(import_error(first12, o) ==
+          "x.log:21: --ranks-per-node 2 is fewer than the device list shows on one node (host bm-h100-01 lists 8 "
+          "ranks)");
+    o.ranks_per_node = 8;
+    NcclTestsImport imp;
+    import_nccl_tests_text(first12, "x.log", o, imp);
+    CHECK(only_series(imp).group_size == 16);
+    CHECK(only_series(imp).nodes == 2);
+  }
+  SECTION("only rank 15 shown, on device 7") {
+    const std::string last = xe9680_edited([](const std::string& l, int n) { return n >= 6 && n <= 20 ? "" : l; });
+    o.ranks_per_node = 4;
+    CHECK(import_error(last, o) ==
+          "x.log:10: --ranks-per-node 4 is fewer than the device list shows on one node (rank 15 on bm-h100-02 is "
+          "device 7: at least 8 ranks a node)");
+  }
 }
 
 TEST_CASE("importer messages read right: a subject for every verb, singular counts", "[nccl_tests]") {

@@ -192,6 +192,33 @@ Shape shape_without_devices(const RankRange& rr, Collective c, const NcclTestsIm
   return s;
 }
 
+// What a device list cut short still shows of a node is a lower bound on its
+// ranks: a host listing m ranks of the group ran at least m, and a rank on
+// device d at least d + 1 (nccl-tests gives each process the devices after
+// those of the local ranks before it: src/common.cu, localRank * nThreads *
+// nGpus). The device bound holds for the world, so only without
+// NCCL_TESTS_SPLIT groups. A smaller --ranks-per-node contradicts the list.
+void check_ranks_per_node_bound(const Table& t, std::int64_t k, bool split) {
+  std::map<std::pair<std::int64_t, std::string>, std::int64_t> per_host;
+  const Device* busiest = nullptr;
+  const Device* top_gpu = nullptr;
+  for (const Device& d : t.devices) {
+    const std::int64_t m = ++per_host[{d.group, d.host}];
+    if (!busiest || m > per_host[{busiest->group, busiest->host}]) busiest = &d;
+    if (!split && (!top_gpu || d.gpu > top_gpu->gpu)) top_gpu = &d;
+  }
+  if (!busiest) return;
+  const std::int64_t on_host = per_host[{busiest->group, busiest->host}];
+  const std::int64_t by_gpu = top_gpu ? top_gpu->gpu + 1 : 0;
+  if (k >= std::max(on_host, by_gpu)) return;
+  throw InputError(
+      t.origin,
+      fmt::format("--ranks-per-node {} is fewer than the device list shows on one node ({})", k,
+                  on_host >= by_gpu ? fmt::format("host {} lists {}", busiest->host, count_of(on_host, "rank"))
+                                    : fmt::format("rank {} on {} is device {}: at least {} a node", top_gpu->rank,
+                                                  top_gpu->host, top_gpu->gpu, count_of(by_gpu, "rank"))));
+}
+
 // A device list cut short ('...', or some rank lines only, as READMEs and
 // NVL72 racks show them): the rank count from --ranks (which wins, with a
 // warning), else from the highest rank shown when the list shows its end,
@@ -253,6 +280,7 @@ Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const
                                         shown, rr.known ? fmt::format(" and {} only says {}", rr.why, rr.text())
                                                         : ""));
   }
+  if (opt.ranks_per_node) check_ranks_per_node_bound(t, *opt.ranks_per_node, groups > 0);
   std::int64_t most = 0;
   for (const auto& [host, k] : per_host) most = std::max(most, k);
   std::int64_t rpn = opt.ranks_per_node ? *opt.ranks_per_node : std::max(gpus, most);
