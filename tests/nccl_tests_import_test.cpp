@@ -901,6 +901,28 @@ TEST_CASE("what a cut-short device list shows of a node bounds --ranks-per-node 
   }
 }
 
+TEST_CASE("NCCL INFO lines and MPI chatter inside the device list do not cut it", "[nccl_tests]") {
+  // nccl-tests' processes print their device lines while NCCL and OpenMPI
+  // print theirs: the list read is all 16 ranks, not the part after the last INFO line.
+  const std::string text = xe9680_edited([](const std::string& l, int n) {
+    if (n == 9) return l + "\nbm-h100-01:29262:29262 [0] NCCL INFO Bootstrap : Using eth0";
+    if (n == 13) return l + "\n[bm-h100-02:26633] MCA btl: none";
+    if (n == 17) return l + "\nbm-h100-02:26634:26634 [1] NCCL WARN NET/IB : no device found";
+    return l;
+  });
+  NcclTestsImportOptions o;
+  o.collective = Collective::all_reduce;
+  NcclTestsImport imp;
+  import_nccl_tests_text(text, "x.log", o, imp);
+  CHECK(only_series(imp).group_size == 16);
+  CHECK(only_series(imp).ranks_per_node == 8);
+  CHECK(imp.measurements.hosts == std::vector<std::string>{"bm-h100-01", "bm-h100-02"});
+  CHECK(imp.warnings.empty());  // no "device list is cut short"
+  // The complete list's checks run on it.
+  o.ranks_per_node = 4;
+  CHECK(import_error(text, o) == "x.log:28: --ranks-per-node 4 disagrees with the log's device list (8 per node)");
+}
+
 TEST_CASE("importer messages read right: a subject for every verb, singular counts", "[nccl_tests]") {
   NcclTestsImportOptions o;
   o.collective = Collective::send_recv;

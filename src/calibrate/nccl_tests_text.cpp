@@ -74,7 +74,11 @@ class TextLogParser {
     }
     command_line(tok, line_no);
     if (device_line(ct)) return;
-    in_devices_ = in_devices_ && comment && ct.empty();
+    // The list ends at a comment that says something else (the header, the
+    // next test's preamble) or at a row; not at lines the processes print
+    // between their device lines (NCCL INFO/WARN lines, OpenMPI's
+    // "[host:pid] ..." chatter), which start with neither '#' nor a size.
+    if (comment ? !ct.empty() : all_digits(tok[0])) in_devices_ = false;
     if (header(ct, where, line_no)) return;
     if (units_only_header(ct, where, line_no)) return;
     if (!table_) {
