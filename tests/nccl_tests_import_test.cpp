@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "calibrate/nccl_tests_tables.h"
 #include "planner/calibrate/nccl_tests_import.h"
@@ -921,6 +922,49 @@ TEST_CASE("NCCL INFO lines and MPI chatter inside the device list do not cut it"
   // The complete list's checks run on it.
   o.ranks_per_node = 4;
   CHECK(import_error(text, o) == "x.log:28: --ranks-per-node 4 disagrees with the log's device list (8 per node)");
+}
+
+namespace {
+
+// The error of importing constructed_json_all_reduce.json (2 ranks on 2
+// hosts, 4 rows 8-64 KiB) with `edit` applied.
+std::string json_fixture_error(const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = nlohmann::json::parse(read_input_file(kData + "constructed_json_all_reduce.json"));
+  edit(j);
+  return error_of([&] { import_nccl_tests_json(j.dump(), "j.json", {}, *std::make_unique<NcclTestsImport>()); });
+}
+
+}  // namespace
+
+TEST_CASE("nccl-tests -J JSON: config.devices is read by its rank numbers, as the text device list", "[nccl_tests]") {
+  SECTION("a rank listed twice is a log of separate one-rank jobs") {
+    CHECK(json_fixture_error([](nlohmann::json& j) {
+            j["config"]["devices"][1]["rank"] = 0;
+            j["config"]["devices"][1]["hostname"] = "spark-d708";
+          }) ==
+          "j.json: rank 0 is listed 2 times (on spark-d708 and spark-d708): every process ran a one-rank job of "
+          "its own, which measures no communication (nccl-tests built without MPI and started by mpirun or "
+          "srun); rebuild it with `make MPI=1`");
+  }
+  SECTION("ranks missing: the highest rank + 1, checked against busbw/algbw") {
+    CHECK(json_fixture_error([](nlohmann::json& j) { j["config"]["devices"][1]["rank"] = 7; }) ==
+          "j.json: the device list is cut short (2 rank lines shown, the highest rank 7), which means 8 ranks, but "
+          "busbw/algbw of 4 columns (0.233058/0.233058 on j.json: results[0] and the rest) means 2 ranks for "
+          "all_reduce (2(n-1)/n)");
+    nlohmann::json j = nlohmann::json::parse(read_input_file(kData + "constructed_json_all_reduce.json"));
+    j["config"]["devices"].erase(0);  // rank 1 alone, on device 0 of spark-dbf4
+    NcclTestsImport imp;
+    import_nccl_tests_json(j.dump(), "j.json", {}, imp);
+    CHECK(only_series(imp).group_size == 2);
+    CHECK(only_series(imp).ranks_per_node == 1);
+    REQUIRE(imp.warnings.size() == 2);
+    CHECK(imp.warnings[0] ==
+          "j.json: the device list is cut short (1 rank line shown, the highest rank 1); 2 ranks from the highest "
+          "rank, as busbw/algbw of 4 columns (0.233058/0.233058 on j.json: results[0] and the rest) says");
+    CHECK(imp.warnings[1] ==
+          "j.json: 1 rank per node from the highest device index shown (give --ranks-per-node if "
+          "the nodes ran more)");
+  }
 }
 
 TEST_CASE("importer messages read right: a subject for every verb, singular counts", "[nccl_tests]") {

@@ -70,8 +70,10 @@ std::vector<Device> json_devices(const json& j, const std::string& origin) {
         throw InputError(fmt::format("{}: config.devices[{}].hostname", origin, i), "missing (expected a string)");
       Device dev;
       dev.host = d["hostname"].get<std::string>();
-      if (d.contains("rank") && d["rank"].is_number_integer()) dev.rank = d["rank"].get<std::int64_t>();
+      // The entry's place in the list where it does not print its rank.
+      dev.rank = d.contains("rank") && d["rank"].is_number_integer() ? d["rank"].get<std::int64_t>() : std::int64_t(i);
       if (d.contains("group") && d["group"].is_number_integer()) dev.group = d["group"].get<std::int64_t>();
+      if (d.contains("device") && d["device"].is_number_integer()) dev.gpu = d["device"].get<std::int64_t>();
       if (d.contains("device_info") && d["device_info"].is_string()) dev.model = d["device_info"].get<std::string>();
       devices.push_back(dev);
     }
@@ -111,7 +113,7 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
   Table t;
   t.origin = origin;
   t.test_name = test_name;
-  t.devices = devices;
+  set_devices(t, devices, false, false);
   t.algbw_exact = true;
   const json& results = j["results"];
   for (std::size_t i = 0; i < results.size(); ++i) {

@@ -446,16 +446,62 @@ void add_series(Collective c, const Shape& shape, const std::string& dtype, cons
 
 }  // namespace
 
+namespace {
+
+// The same rank listed twice: nccl-tests built without MPI (no `make MPI=1`)
+// and started once per rank by mpirun or srun runs a job of its own in every
+// process, each printing its devices and rows (nccl-tests README, "MPI";
+// NVIDIA/nccl-tests#107 shows two such 1-rank jobs). The table keeps the
+// first job's devices; finish_table says so, or refuses one-rank jobs.
+void keep_first_job(Table& t) {
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const Device*>> seen;
+  for (const Device& d : t.devices) seen[{d.group, d.rank}].push_back(&d);
+  std::vector<Device> first;
+  for (const Device& d : t.devices) {
+    const auto& same = seen[{d.group, d.rank}];
+    if (same.front() == &d) first.push_back(d);
+    if (std::int64_t(same.size()) > t.separate_jobs) {
+      t.separate_jobs = std::int64_t(same.size());
+      std::string hosts;
+      for (std::size_t i = 0; i < same.size(); ++i)
+        hosts += (i == 0 ? "" : i + 1 == same.size() ? " and " : ", ") + same[i]->host;
+      t.repeated_rank = d.rank;
+      t.repeated_on = hosts;
+    }
+  }
+  if (t.separate_jobs > 1) t.devices = std::move(first);
+}
+
+}  // namespace
+
+void set_devices(Table& t, std::vector<Device> devices, bool dots, bool dots_at_end) {
+  t.devices = std::move(devices);
+  keep_first_job(t);
+  // Ranks 0..D-1 each once, or the list misses some (only "Rank 71" shown).
+  std::vector<std::int64_t> ranks;
+  for (const Device& d : t.devices) ranks.push_back(d.rank);
+  std::sort(ranks.begin(), ranks.end());
+  bool complete = true;
+  for (std::size_t i = 0; i < ranks.size(); ++i) complete = complete && ranks[i] == std::int64_t(i);
+  t.devices_cut = !t.devices.empty() && (dots || !complete);
+  t.devices_cut_at_end = t.devices_cut && dots_at_end;
+  t.devices_dots = t.devices_cut && dots;
+}
+
 void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& out) {
   pick_rows(t);
   if (t.skipped_other_type)
-    out.notes.push_back(fmt::format("{}: {} rows of other data types or reduction ops skipped (kept {} {})", t.origin,
-                                    t.skipped_other_type, t.dtype, t.redop));
+    out.notes.push_back(fmt::format("{}: {} of other data types or reduction ops skipped (kept {} {})", t.origin,
+                                    count_of(std::int64_t(t.skipped_other_type), "row"), t.dtype, t.redop));
   if (t.rows.empty()) {
     out.notes.push_back(t.commented_rows
-                            ? fmt::format("{}: table whose {} rows all start with '#' (commented out in the paste), "
-                                          "skipped; remove the '#' before them to import them",
-                                          t.origin, t.commented_rows)
+                            ? fmt::format("{}: table whose {} (commented out in the paste), skipped; remove the "
+                                          "'#' before {} to import {}",
+                                          t.origin,
+                                          t.commented_rows == 1
+                                              ? std::string("1 row starts with '#'")
+                                              : fmt::format("{} rows all start with '#'", t.commented_rows),
+                                          t.commented_rows == 1 ? "it" : "them", t.commented_rows == 1 ? "it" : "them")
                             : fmt::format("{}: table without rows of a non-zero size, skipped", t.origin));
     return;
   }

@@ -82,6 +82,11 @@ std::string nccl_version_from_code(std::int64_t code);
 std::optional<Device> parse_device(const std::vector<std::string>& t);
 // The ratio interval of a printed algbw/busbw pair; nullopt when algbw prints as 0.
 std::optional<RatioObs> ratio_of(const std::string& algbw, const std::string& busbw, const std::string& where);
+// A table's device list, as the text ('# Using devices' lines) and -J JSON
+// (config.devices) list it: a rank listed twice is a log of separate jobs
+// (the first kept); ranks missing from 0..n-1, or a '...' line (`dots`,
+// `dots_at_end` when nothing follows it), make it a list cut short.
+void set_devices(Table& t, std::vector<Device> devices, bool dots, bool dots_at_end);
 void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& out);
 
 // nccl_tests_rows.cpp: the median of `v` (not empty); the rows a table keeps

@@ -235,30 +235,6 @@ class TextLogParser {
     return false;
   }
 
-  // The same rank listed twice: nccl-tests built without MPI (no `make MPI=1`)
-  // and started once per rank by mpirun or srun runs a job of its own in every
-  // process, each printing its devices and rows (nccl-tests README, "MPI";
-  // NVIDIA/nccl-tests#107 shows two such 1-rank jobs). The table keeps the
-  // first job's devices; finish_table says so, or refuses one-rank jobs.
-  static void keep_first_job(Table& t) {
-    std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const Device*>> seen;
-    for (const Device& d : t.devices) seen[{d.group, d.rank}].push_back(&d);
-    std::vector<Device> first;
-    for (const Device& d : t.devices) {
-      const auto& same = seen[{d.group, d.rank}];
-      if (same.front() == &d) first.push_back(d);
-      if (std::int64_t(same.size()) > t.separate_jobs) {
-        t.separate_jobs = std::int64_t(same.size());
-        std::string hosts;
-        for (std::size_t i = 0; i < same.size(); ++i)
-          hosts += (i == 0 ? "" : i + 1 == same.size() ? " and " : ", ") + same[i]->host;
-        t.repeated_rank = d.rank;
-        t.repeated_on = hosts;
-      }
-    }
-    if (t.separate_jobs > 1) t.devices = std::move(first);
-  }
-
   // Starts a table: its devices (and whether the list was cut short) and test name.
   void open_table(const std::string& where) {
     if (table_) finish_table(*table_, opt_, out_);
@@ -272,17 +248,7 @@ class TextLogParser {
       table_->test_named_by = fmt::format("the command line on line {}", command_line_);
     }
     command_test_.clear();
-    table_->devices = devices_;
-    keep_first_job(*table_);
-    // Ranks 0..D-1 each once, or the list misses some (only "Rank 71" shown).
-    std::vector<std::int64_t> ranks;
-    for (const Device& d : table_->devices) ranks.push_back(d.rank);
-    std::sort(ranks.begin(), ranks.end());
-    bool complete = true;
-    for (std::size_t i = 0; i < ranks.size(); ++i) complete = complete && ranks[i] == std::int64_t(i);
-    table_->devices_cut = !table_->devices.empty() && (cut_ || !complete);
-    table_->devices_cut_at_end = table_->devices_cut && cut_at_end_;
-    table_->devices_dots = table_->devices_cut && cut_;
+    set_devices(*table_, devices_, cut_, cut_at_end_);
   }
 
   // A table whose column names were lost (a README that kept only the units
