@@ -846,6 +846,18 @@ std::string xe9680_edited(const std::function<std::string(const std::string&, in
   return out;
 }
 
+// The log with column `col` of the row of size `bytes` replaced by `value`.
+std::string xe9680_row_edited(const std::string& bytes, std::size_t col, const std::string& value) {
+  return xe9680_edited([&](const std::string& line, int) {
+    std::istringstream w(line);
+    std::vector<std::string> t;
+    for (std::string x; w >> x;) t.push_back(x);
+    if (t.size() != 13 || t[0] != bytes) return line;
+    t[col] = value;
+    return fmt::format("{}", fmt::join(t, "  "));
+  });
+}
+
 std::string import_error(const std::string& text, const NcclTestsImportOptions& o = {}) {
   return error_of([&] { import_nccl_tests_text(text, "x.log", o, *std::make_unique<NcclTestsImport>()); });
 }
@@ -924,6 +936,63 @@ TEST_CASE("NCCL INFO lines and MPI chatter inside the device list do not cut it"
   CHECK(import_error(text, o) == "x.log:28: --ranks-per-node 4 disagrees with the log's device list (8 per node)");
 }
 
+TEST_CASE("every row's time must give the algbw printed beside it, within their printed digits", "[nccl_tests]") {
+  // 1 MiB in 71.93 us is 14.58 GB/s, as printed: the time's digits (+-0.005 us) give 14.5767 to 14.5787 GB/s.
+  CHECK(import_error(xe9680_row_edited("1048576", 5, "719.30")) ==
+        "x.log:44: size 1048576 B / time 719.30 us = 1.458 GB/s, but the row prints algbw 14.58 GB/s (10 times that; "
+        "within their printed digits the time gives 1.45776 to 1.45778 GB/s, the algbw 14.575 to 14.585): nccl-tests "
+        "computes algbw from the time it prints");
+  CHECK_THAT(import_error(xe9680_row_edited("1048576", 5, "71930")),
+             Catch::StartsWith("x.log:44: size 1048576 B / time 71930 us = 0.01458 GB/s, but the row prints algbw "
+                               "14.58 GB/s (1e+03 times that;"));
+  CHECK_THAT(import_error(xe9680_row_edited("1048576", 5, "1e300")),
+             Catch::StartsWith("x.log:44: size 1048576 B / time 1e300 us = 1.049e-297 GB/s"));
+  // Every time x 0.8, printed with nccl-tests' digits: the median (0.8) once passed for all_reduce.
+  const std::string scaled = xe9680_edited([](const std::string& l, int) {
+    std::istringstream w(l);
+    std::vector<std::string> t;
+    for (std::string x; w >> x;) t.push_back(x);
+    if (t.size() != 13 || !std::isdigit(static_cast<unsigned char>(t[0][0]))) return l;
+    t[5] = fmt::format("{:.2f}", std::stod(t[5]) * 0.8);
+    return fmt::format("{}", fmt::join(t, "  "));
+  });
+  CHECK_THAT(import_error(scaled), Catch::Contains("but the row prints algbw") &&
+                                       Catch::Contains("nccl-tests computes algbw from the time it prints"));
+  // A row whose algbw is not a number cannot be checked.
+  CHECK(import_error(xe9680_row_edited("1048576", 6, "nan")) ==
+        "x.log:44: algbw: expected a bandwidth in GB/s, got 'nan'");
+}
+
+TEST_CASE("rows with a size or time nccl-tests never prints are refused, not dropped", "[nccl_tests]") {
+  for (const std::string size : {"-1048576", "1048576.5", "0x100000"})
+    CHECK(import_error(xe9680_row_edited("1048576", 0, size)) ==
+          "x.log:44: size: expected a byte count (a whole number of bytes), got '" + size + "'");
+  CHECK(import_error(xe9680_row_edited("1048576", 5, "0")) ==
+        "x.log:44: time: expected a time above 0 for a size of 1048576 B, got '0'");
+  CHECK(import_error(xe9680_row_edited("1048576", 5, "0.00")) ==
+        "x.log:44: time: expected a time above 0 for a size of 1048576 B, got '0.00'");
+  CHECK(import_error(xe9680_row_edited("1048576", 8, "-1")) ==
+        "x.log:44: #wrong: expected a count of wrong elements (0 or more), got '-1'");
+  CHECK(import_error(xe9680_row_edited("1048576", 8, "1")) ==
+        "x.log:44: nccl-tests counted 1 wrong element (out-of-place); a failed run is not a measurement");
+  // A size-0 row (-b 0) is skipped as before; one printing an algbw is not of size 0.
+  const std::string zero = xe9680_edited([](const std::string& l, int n) {
+    return n == 27 ? std::string(
+                         "           0             0     float     sum      -1     0.12    0.00    0.00      0 "
+                         "    0.11    0.00    0.00      0")
+                   : l;
+  });
+  NcclTestsImportOptions o;
+  o.collective = Collective::all_reduce;
+  NcclTestsImport imp;
+  import_nccl_tests_text(zero, "x.log", o, imp);
+  CHECK(only_series(imp).points.size() == 31);
+  std::string bad_zero = zero;
+  bad_zero.replace(bad_zero.find("0.12    0.00"), 12, "0.12    0.52");
+  CHECK(import_error(bad_zero, o) ==
+        "x.log:27: size 0 B, but the row prints algbw 0.52 GB/s (nccl-tests prints 0.00 for a size of 0: size / time)");
+}
+
 namespace {
 
 // The error of importing constructed_json_all_reduce.json (2 ranks on 2
@@ -935,6 +1004,20 @@ std::string json_fixture_error(const std::function<void(nlohmann::json&)>& edit)
 }
 
 }  // namespace
+
+TEST_CASE("nccl-tests -J JSON: results with a time, size or nwrong nccl-tests never prints are refused",
+          "[nccl_tests]") {
+  CHECK(json_fixture_error([](nlohmann::json& j) { j["results"][1]["out_of_place"]["time"] = 0; }) ==
+        "j.json: results[1].out_of_place.time: expected a time above 0 for a size of 16384 B, got 0");
+  CHECK(json_fixture_error([](nlohmann::json& j) { j["results"][1]["size"] = 0; }) ==
+        "j.json: results[1].out_of_place.alg_bw: size 0 B, but the row prints algbw 0.517335 GB/s (nccl-tests prints "
+        "0.00 for a size of 0: size / time)");
+  CHECK(json_fixture_error([](nlohmann::json& j) { j["results"][1]["out_of_place"]["nwrong"] = -3; }) ==
+        "j.json: results[1].out_of_place.nwrong: expected a count of wrong elements (0 or more), got -3");
+  CHECK_THAT(json_fixture_error([](nlohmann::json& j) { j["results"][1]["out_of_place"]["time"] = 316.7; }),
+             Catch::StartsWith("j.json: results[1]: size 16384 B / time 316.7 us = 0.05173 GB/s, but the row prints "
+                               "algbw 0.517335 GB/s (10 times that;"));
+}
 
 TEST_CASE("nccl-tests -J JSON: config.devices is read by its rank numbers, as the text device list", "[nccl_tests]") {
   SECTION("a rank listed twice is a log of separate one-rank jobs") {

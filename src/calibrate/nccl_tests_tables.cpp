@@ -575,7 +575,7 @@ void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& 
         shape.group_size));
   out.devices_listed = out.devices_listed || !t.devices.empty();
   if (out.measurements.device.empty() && !t.devices.empty()) out.measurements.device = t.devices.front().model;
-  check_time_column(t, out);
+  check_time_column(t, *c, shape.group_size, out);
   add_series(*c, shape, t.dtype, t.rows, t.origin, out);
 }
 

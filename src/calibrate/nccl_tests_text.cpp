@@ -2,8 +2,8 @@
 // tokens of their own header line (see nccl_tests_tables.cpp), the devices
 // listed above them, and nccl-tests' own verdicts (#wrong, out of bounds).
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
-#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -374,17 +374,30 @@ class TextLogParser {
       const auto w = parse_double(wrong);
       if (!w)
         throw InputError(where, fmt::format("{}: expected a number or N/A, got '{}'", header_[idx_wrong_[k]], wrong));
+      if (wrong_is_count_ && (*w < 0 || *w != std::floor(*w)))
+        throw InputError(where, fmt::format("{}: expected a count of wrong elements (0 or more), got '{}'",
+                                            header_[idx_wrong_[k]], wrong));
       if (wrong_is_count_ && *w > 0)
         throw InputError(
-            where, fmt::format("nccl-tests counted {} wrong elements ({}); a failed run is not a measurement", wrong,
-                               k == 0 ? "out-of-place" : "in-place"));
+            where, fmt::format("nccl-tests counted {} wrong element{} ({}); a failed run is not a measurement", wrong,
+                               *w == 1 ? "" : "s", k == 0 ? "out-of-place" : "in-place"));
     }
   }
 
   void result_row(const std::vector<std::string>& printed, const std::string& where) {
     // Without '#', nccl-tests prints only result rows; NCCL's INFO/WARN lines
-    // ("host:pid:tid [0] NCCL INFO ...") and launcher chatter do not start with a number.
-    if (!all_digits(printed[0])) return;
+    // ("host:pid:tid [0] NCCL INFO ...") and launcher chatter do not start with
+    // a number. A line of the table's width that starts with one that is not
+    // a byte count ("-1048576", "1048576.5", "0x100000") is a row gone bad.
+    if (!all_digits(printed[0])) {
+      const std::size_t w = printed.size();
+      const bool row_wide =
+          units_only_ ? (w >= 11 && w <= 13) : (w == n_columns_ || (idx_redop_ && w + 1 == n_columns_));
+      if (row_wide && parse_double(printed[0]))
+        throw InputError(where,
+                         fmt::format("size: expected a byte count (a whole number of bytes), got '{}'", printed[0]));
+      return;
+    }
     if (units_only_) columns_from_row(printed, where);
     // Older nccl-tests print a blank reduction for tests without one (all-to-all
     // under a header with "redop": NVIDIA/nccl-tests#78): one column short, a
@@ -413,12 +426,20 @@ class TextLogParser {
       if (auto r = ratio_of(tok[idx_algbw_[k]], tok[idx_busbw_[k]], where)) table_->ratios.push_back(*r);
     const std::string& dtype = tok[idx_type_];
     const std::string redop = idx_redop_ ? tok[*idx_redop_] : "none";
-    if (*bytes == 0 || *time_us == 0) {
+    const std::string algbw_text = idx_algbw_.empty() ? std::string() : tok[idx_algbw_.front()];
+    const auto algbw = parse_double(algbw_text);
+    if (!idx_algbw_.empty() && (!algbw || *algbw < 0))
+      throw InputError(where, fmt::format("algbw: expected a bandwidth in GB/s, got '{}'", algbw_text));
+    if (*bytes == 0) {  // a sweep from -b 0
+      check_zero_size_row(algbw_text, where);
       ++table_->skipped_zero;
       return;
     }
-    const auto algbw = idx_algbw_.empty() ? std::nullopt : parse_double(tok[idx_algbw_.front()]);
-    table_->rows.push_back(Row{double(*bytes), *time_us / 1e6, algbw.value_or(-1), dtype, redop});
+    if (*time_us == 0 && !table_->cputime)
+      throw InputError(where, fmt::format("{}: expected a time above 0 for a size of {} B, got '{}'",
+                                          header_[idx_time_], *bytes, tok[idx_time_]));
+    table_->rows.push_back(
+        Row{double(*bytes), *time_us / 1e6, algbw.value_or(-1), dtype, redop, tok[idx_time_], algbw_text, where});
   }
 
   const std::string& origin_;

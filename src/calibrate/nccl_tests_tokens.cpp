@@ -52,6 +52,15 @@ std::optional<double> parse_double(const std::string& s) {
   return v;
 }
 
+double half_unit(const std::string& printed) {
+  const std::size_t e = printed.find_first_of("eE");
+  const std::string mantissa = printed.substr(0, e);
+  const std::size_t dot = mantissa.find('.');
+  const int decimals = dot == std::string::npos ? 0 : int(mantissa.size() - dot - 1);
+  const int exponent = e == std::string::npos ? 0 : std::atoi(printed.c_str() + e + 1);
+  return 0.5 * std::pow(10.0, exponent - decimals);
+}
+
 namespace {
 
 // The length of a "host: " (pdsh, clush) or ISO-8601 time stamp
