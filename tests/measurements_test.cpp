@@ -95,6 +95,12 @@ TEST_CASE("bad measurement fields are one InputError naming file and field", "[m
           j["series"][0]["ranks_per_node"] = 2;
           j["series"][0]["group_size"] = 4;
         }) == "m.json: series[0].ranks_per_node: expected 1 for an inter_node group, got 2");
+  // A shape field refused as a non-integer is not then held against the others with its fallback
+  // (a group_size of 16.0 added "expected ranks_per_node * nodes = 16, got 2").
+  CHECK(with([](json& j) { j["series"][0]["nodes"] = 2.0; }) ==
+        "m.json: series[0].nodes: expected an integer from 1 to 16777216, got 2.0");
+  CHECK(with([](json& j) { j["series"][0]["group_size"] = 2.5; }) ==
+        "m.json: series[0].group_size: expected an integer from 2 to 16777216, got 2.5");
   CHECK(with([](json& j) { j["series"][0]["points"][1]["bytes"] = 8; }) ==
         "m.json: series[0].points[1].algbw_bytes_per_s: expected bytes / time_s = 3200000, got 409600000; "
         "series[0].points[1].busbw_bytes_per_s: expected algbw * 0.5 (nccl-tests factor for 2 ranks) = 1600000, got "

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "calibrate/nccl_tests_tables.h"
 #include "planner/calibrate/nccl_tests_import.h"
@@ -821,4 +822,257 @@ TEST_CASE("a --ranks-per-node picks the one multiple the ratios allow over a cut
   o.ranks_per_node = 8;
   const auto imp = import_nccl_tests_files({f}, o);
   CHECK(only_series(imp).group_size == 128);
+}
+
+// ---- the importer's fixes of QA's mutated inputs: each case edits the real
+// 2 x 8 H100 all-reduce log of NVIDIA/nccl-tests#309 (16 ranks listed, 32 rows
+// 8 B-16 GiB; its table header is line 25 and the 1 MiB row line 44).
+
+namespace {
+
+const std::string kXe9680 =
+    std::string(PLANNER_SOURCE_DIR) + "/tests/data/nccl_logs/nccl_tests_309_xe9680_2x8_h100_all_reduce.log";
+
+// The log with `edit` applied to every line (1-based line numbers); lines it
+// returns empty for are dropped.
+std::string xe9680_edited(const std::function<std::string(const std::string&, int)>& edit) {
+  std::istringstream in(read_input_file(kXe9680));
+  std::string out;
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::string e = edit(line, ++n);
+    if (!e.empty()) out += e + "\n";
+  }
+  return out;
+}
+
+// The log with column `col` of the row of size `bytes` replaced by `value`.
+std::string xe9680_row_edited(const std::string& bytes, std::size_t col, const std::string& value) {
+  return xe9680_edited([&](const std::string& line, int) {
+    std::istringstream w(line);
+    std::vector<std::string> t;
+    for (std::string x; w >> x;) t.push_back(x);
+    if (t.size() != 13 || t[0] != bytes) return line;
+    t[col] = value;
+    return fmt::format("{}", fmt::join(t, "  "));
+  });
+}
+
+std::string import_error(const std::string& text, const NcclTestsImportOptions& o = {}) {
+  return error_of([&] { import_nccl_tests_text(text, "x.log", o, *std::make_unique<NcclTestsImport>()); });
+}
+
+}  // namespace
+
+TEST_CASE("a send/recv table prints busbw = algbw: --collective send_recv over another test is refused",
+          "[nccl_tests]") {
+  NcclTestsImportOptions o;
+  o.collective = Collective::send_recv;
+  CHECK(error_of([&] { (void)import_nccl_tests_files({kXe9680}, o); }) ==
+        kXe9680 +
+            ":58: busbw/algbw 469.21/250.24 (about 1.875) fits no send_recv group (nccl-tests prints busbw = algbw for "
+            "send/recv, a ratio of 1 at every n); above 1 it is all_reduce's 2(n-1)/n, which means 16 ranks; "
+            "--collective send_recv applies to every table of the file, and the log does not name this table's test");
+  // An all-gather's (n-1)/n, below 1.
+  const std::string ag = kData + "spark_playbooks_25_all_gather.log";
+  std::string text = read_input_file(ag);
+  text.replace(text.find("all_gather_perf"), 15, "sendrecv_perf");
+  CHECK_THAT(import_error(text),
+             Catch::Contains("(about 0.500) fits no send_recv group (nccl-tests prints busbw = algbw for send/recv, "
+                             "a ratio of 1 at every n); below 1 it is the (n-1)/n of all_gather, reduce_scatter or "
+                             "all_to_all, which means 2 ranks"));
+  // A real send/recv log (busbw = algbw on every row) still imports.
+  o.ranks = 8;
+  o.ranks_per_node = 8;
+  CHECK(only_series(import_nccl_tests_files({std::string(PLANNER_SOURCE_DIR) +
+                                             "/tests/data/nccl_logs/li_plus_playground_1x8_a100_sendrecv.log"},
+                                            o))
+            .collective == Collective::send_recv);
+}
+
+TEST_CASE("what a cut-short device list shows of a node bounds --ranks-per-node from below", "[nccl_tests]") {
+  NcclTestsImportOptions o;
+  o.collective = Collective::all_reduce;
+  SECTION("ranks 0-11 shown, 8 of them on one host") {
+    const std::string first12 = xe9680_edited([](const std::string& l, int n) { return n >= 18 && n <= 21 ? "" : l; });
+    o.ranks_per_node = 2;
+    CHECK(import_error(first12, o) ==
+          "x.log:21: --ranks-per-node 2 is fewer than the device list shows on one node (host bm-h100-01 lists 8 "
+          "ranks)");
+    o.ranks_per_node = 8;
+    NcclTestsImport imp;
+    import_nccl_tests_text(first12, "x.log", o, imp);
+    CHECK(only_series(imp).group_size == 16);
+    CHECK(only_series(imp).nodes == 2);
+  }
+  SECTION("only rank 15 shown, on device 7") {
+    const std::string last = xe9680_edited([](const std::string& l, int n) { return n >= 6 && n <= 20 ? "" : l; });
+    o.ranks_per_node = 4;
+    CHECK(import_error(last, o) ==
+          "x.log:10: --ranks-per-node 4 is fewer than the device list shows on one node (rank 15 on bm-h100-02 is "
+          "device 7: at least 8 ranks a node)");
+  }
+}
+
+TEST_CASE("NCCL INFO lines and MPI chatter inside the device list do not cut it", "[nccl_tests]") {
+  // nccl-tests' processes print their device lines while NCCL and OpenMPI
+  // print theirs: the list read is all 16 ranks, not the part after the last INFO line.
+  const std::string text = xe9680_edited([](const std::string& l, int n) {
+    if (n == 9) return l + "\nbm-h100-01:29262:29262 [0] NCCL INFO Bootstrap : Using eth0";
+    if (n == 13) return l + "\n[bm-h100-02:26633] MCA btl: none";
+    if (n == 17) return l + "\nbm-h100-02:26634:26634 [1] NCCL WARN NET/IB : no device found";
+    return l;
+  });
+  NcclTestsImportOptions o;
+  o.collective = Collective::all_reduce;
+  NcclTestsImport imp;
+  import_nccl_tests_text(text, "x.log", o, imp);
+  CHECK(only_series(imp).group_size == 16);
+  CHECK(only_series(imp).ranks_per_node == 8);
+  CHECK(imp.measurements.hosts == std::vector<std::string>{"bm-h100-01", "bm-h100-02"});
+  CHECK(imp.warnings.empty());  // no "device list is cut short"
+  // The complete list's checks run on it.
+  o.ranks_per_node = 4;
+  CHECK(import_error(text, o) == "x.log:28: --ranks-per-node 4 disagrees with the log's device list (8 per node)");
+}
+
+TEST_CASE("every row's time must give the algbw printed beside it, within their printed digits", "[nccl_tests]") {
+  // 1 MiB in 71.93 us is 14.58 GB/s, as printed: the time's digits (+-0.005 us) give 14.5767 to 14.5787 GB/s.
+  CHECK(import_error(xe9680_row_edited("1048576", 5, "719.30")) ==
+        "x.log:44: size 1048576 B / time 719.30 us = 1.458 GB/s, but the row prints algbw 14.58 GB/s (10 times that; "
+        "within their printed digits the time gives 1.45776 to 1.45778 GB/s, the algbw 14.575 to 14.585): nccl-tests "
+        "computes algbw from the time it prints");
+  CHECK_THAT(import_error(xe9680_row_edited("1048576", 5, "71930")),
+             Catch::StartsWith("x.log:44: size 1048576 B / time 71930 us = 0.01458 GB/s, but the row prints algbw "
+                               "14.58 GB/s (1e+03 times that;"));
+  CHECK_THAT(import_error(xe9680_row_edited("1048576", 5, "1e300")),
+             Catch::StartsWith("x.log:44: size 1048576 B / time 1e300 us = 1.049e-297 GB/s"));
+  // Every time x 0.8, printed with nccl-tests' digits: the median (0.8) once passed for all_reduce.
+  const std::string scaled = xe9680_edited([](const std::string& l, int) {
+    std::istringstream w(l);
+    std::vector<std::string> t;
+    for (std::string x; w >> x;) t.push_back(x);
+    if (t.size() != 13 || !std::isdigit(static_cast<unsigned char>(t[0][0]))) return l;
+    t[5] = fmt::format("{:.2f}", std::stod(t[5]) * 0.8);
+    return fmt::format("{}", fmt::join(t, "  "));
+  });
+  CHECK_THAT(import_error(scaled), Catch::Contains("but the row prints algbw") &&
+                                       Catch::Contains("nccl-tests computes algbw from the time it prints"));
+  // A row whose algbw is not a number cannot be checked.
+  CHECK(import_error(xe9680_row_edited("1048576", 6, "nan")) ==
+        "x.log:44: algbw: expected a bandwidth in GB/s, got 'nan'");
+}
+
+TEST_CASE("rows with a size or time nccl-tests never prints are refused, not dropped", "[nccl_tests]") {
+  for (const std::string size : {"-1048576", "1048576.5", "0x100000"})
+    CHECK(import_error(xe9680_row_edited("1048576", 0, size)) ==
+          "x.log:44: size: expected a byte count (a whole number of bytes), got '" + size + "'");
+  CHECK(import_error(xe9680_row_edited("1048576", 5, "0")) ==
+        "x.log:44: time: expected a time above 0 for a size of 1048576 B, got '0'");
+  CHECK(import_error(xe9680_row_edited("1048576", 5, "0.00")) ==
+        "x.log:44: time: expected a time above 0 for a size of 1048576 B, got '0.00'");
+  CHECK(import_error(xe9680_row_edited("1048576", 8, "-1")) ==
+        "x.log:44: #wrong: expected a count of wrong elements (0 or more), got '-1'");
+  CHECK(import_error(xe9680_row_edited("1048576", 8, "1")) ==
+        "x.log:44: nccl-tests counted 1 wrong element (out-of-place); a failed run is not a measurement");
+  // A size-0 row (-b 0) is skipped as before; one printing an algbw is not of size 0.
+  const std::string zero = xe9680_edited([](const std::string& l, int n) {
+    return n == 27 ? std::string(
+                         "           0             0     float     sum      -1     0.12    0.00    0.00      0 "
+                         "    0.11    0.00    0.00      0")
+                   : l;
+  });
+  NcclTestsImportOptions o;
+  o.collective = Collective::all_reduce;
+  NcclTestsImport imp;
+  import_nccl_tests_text(zero, "x.log", o, imp);
+  CHECK(only_series(imp).points.size() == 31);
+  std::string bad_zero = zero;
+  bad_zero.replace(bad_zero.find("0.12    0.00"), 12, "0.12    0.52");
+  CHECK(import_error(bad_zero, o) ==
+        "x.log:27: size 0 B, but the row prints algbw 0.52 GB/s (nccl-tests prints 0.00 for a size of 0: size / time)");
+}
+
+namespace {
+
+// The error of importing constructed_json_all_reduce.json (2 ranks on 2
+// hosts, 4 rows 8-64 KiB) with `edit` applied.
+std::string json_fixture_error(const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = nlohmann::json::parse(read_input_file(kData + "constructed_json_all_reduce.json"));
+  edit(j);
+  return error_of([&] { import_nccl_tests_json(j.dump(), "j.json", {}, *std::make_unique<NcclTestsImport>()); });
+}
+
+}  // namespace
+
+TEST_CASE("nccl-tests -J JSON: results with a time, size or nwrong nccl-tests never prints are refused",
+          "[nccl_tests]") {
+  CHECK(json_fixture_error([](nlohmann::json& j) { j["results"][1]["out_of_place"]["time"] = 0; }) ==
+        "j.json: results[1].out_of_place.time: expected a time above 0 for a size of 16384 B, got 0");
+  CHECK(json_fixture_error([](nlohmann::json& j) { j["results"][1]["size"] = 0; }) ==
+        "j.json: results[1].out_of_place.alg_bw: size 0 B, but the row prints algbw 0.517335 GB/s (nccl-tests prints "
+        "0.00 for a size of 0: size / time)");
+  CHECK(json_fixture_error([](nlohmann::json& j) { j["results"][1]["out_of_place"]["nwrong"] = -3; }) ==
+        "j.json: results[1].out_of_place.nwrong: expected a count of wrong elements (0 or more), got -3");
+  CHECK_THAT(json_fixture_error([](nlohmann::json& j) { j["results"][1]["out_of_place"]["time"] = 316.7; }),
+             Catch::StartsWith("j.json: results[1]: size 16384 B / time 316.7 us = 0.05173 GB/s, but the row prints "
+                               "algbw 0.517335 GB/s (10 times that;"));
+}
+
+TEST_CASE("nccl-tests -J JSON: config.devices is read by its rank numbers, as the text device list", "[nccl_tests]") {
+  SECTION("a rank listed twice is a log of separate one-rank jobs") {
+    CHECK(json_fixture_error([](nlohmann::json& j) {
+            j["config"]["devices"][1]["rank"] = 0;
+            j["config"]["devices"][1]["hostname"] = "spark-d708";
+          }) ==
+          "j.json: rank 0 is listed 2 times (on spark-d708 and spark-d708): every process ran a one-rank job of "
+          "its own, which measures no communication (nccl-tests built without MPI and started by mpirun or "
+          "srun); rebuild it with `make MPI=1`");
+  }
+  SECTION("ranks missing: the highest rank + 1, checked against busbw/algbw") {
+    CHECK(json_fixture_error([](nlohmann::json& j) { j["config"]["devices"][1]["rank"] = 7; }) ==
+          "j.json: the device list is cut short (2 rank lines shown, the highest rank 7), which means 8 ranks, but "
+          "busbw/algbw of 4 columns (0.233058/0.233058 on j.json: results[0] and the rest) means 2 ranks for "
+          "all_reduce (2(n-1)/n)");
+    nlohmann::json j = nlohmann::json::parse(read_input_file(kData + "constructed_json_all_reduce.json"));
+    j["config"]["devices"].erase(0);  // rank 1 alone, on device 0 of spark-dbf4
+    NcclTestsImport imp;
+    import_nccl_tests_json(j.dump(), "j.json", {}, imp);
+    CHECK(only_series(imp).group_size == 2);
+    CHECK(only_series(imp).ranks_per_node == 1);
+    REQUIRE(imp.warnings.size() == 2);
+    CHECK(imp.warnings[0] ==
+          "j.json: the device list is cut short (1 rank line shown, the highest rank 1); 2 ranks from the highest "
+          "rank, as busbw/algbw of 4 columns (0.233058/0.233058 on j.json: results[0] and the rest) says");
+    CHECK(imp.warnings[1] ==
+          "j.json: 1 rank per node from the highest device index shown (give --ranks-per-node if "
+          "the nodes ran more)");
+  }
+}
+
+TEST_CASE("importer messages read right: a subject for every verb, singular counts", "[nccl_tests]") {
+  NcclTestsImportOptions o;
+  o.collective = Collective::send_recv;
+  o.ranks = 8;
+  const std::string f =
+      std::string(PLANNER_SOURCE_DIR) + "/tests/data/nccl_logs/li_plus_playground_1x8_a100_sendrecv.log";
+  CHECK(error_of([&] { (void)import_nccl_tests_files({f}, o); }) ==
+        f + ":4: the log does not list its ranks (no '# Using devices' lines); --ranks 8 gives their count but not how "
+            "they sit on nodes, give --ranks-per-node");
+  // xxrjun's 10 x 1 H100 log with only rank 9 of each device list shown: one rank a node, said so.
+  std::istringstream in(
+      read_input_file(std::string(PLANNER_SOURCE_DIR) + "/tests/data/nccl_logs/xxrjun_cluster01_10x1_h100.log"));
+  std::string last_rank_only;
+  for (std::string line; std::getline(in, line);)
+    if (line.find("#  Rank ") != 0 || line.find("#  Rank  9 ") == 0) last_rank_only += line + "\n";
+  NcclTestsImport imp;
+  import_nccl_tests_text(last_rank_only, "x.log", {}, imp);
+  CHECK(imp.measurements.series.size() == 5);
+  CHECK(any_contains(imp.warnings,
+                     "x.log:11: the device list is cut short (1 rank line shown, the highest rank 9); 10 "
+                     "ranks from the highest rank"));
+  CHECK(any_contains(imp.warnings,
+                     "x.log:11: 1 rank per node from the highest device index shown (give "
+                     "--ranks-per-node if the nodes ran more)"));
+  CHECK_FALSE(any_contains(imp.warnings, "1 ranks"));
 }

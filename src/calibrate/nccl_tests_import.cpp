@@ -70,8 +70,10 @@ std::vector<Device> json_devices(const json& j, const std::string& origin) {
         throw InputError(fmt::format("{}: config.devices[{}].hostname", origin, i), "missing (expected a string)");
       Device dev;
       dev.host = d["hostname"].get<std::string>();
-      if (d.contains("rank") && d["rank"].is_number_integer()) dev.rank = d["rank"].get<std::int64_t>();
+      // The entry's place in the list where it does not print its rank.
+      dev.rank = d.contains("rank") && d["rank"].is_number_integer() ? d["rank"].get<std::int64_t>() : std::int64_t(i);
       if (d.contains("group") && d["group"].is_number_integer()) dev.group = d["group"].get<std::int64_t>();
+      if (d.contains("device") && d["device"].is_number_integer()) dev.gpu = d["device"].get<std::int64_t>();
       if (d.contains("device_info") && d["device_info"].is_string()) dev.model = d["device_info"].get<std::string>();
       devices.push_back(dev);
     }
@@ -104,13 +106,14 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
   const std::vector<Device> devices = json_devices(j, origin);
   if (j.contains("out_of_bounds") && j["out_of_bounds"].is_object() && j["out_of_bounds"].contains("count") &&
       j["out_of_bounds"]["count"].is_number() && j["out_of_bounds"]["count"].get<double>() > 0)
-    throw InputError(origin + ": out_of_bounds.count",
-                     fmt::format("nccl-tests reported {} out-of-bounds values; a failed run is not a measurement",
-                                 j["out_of_bounds"]["count"].dump()));
+    throw InputError(
+        origin + ": out_of_bounds.count",
+        fmt::format("nccl-tests reported {} out-of-bounds value{}; a failed run is not a measurement",
+                    j["out_of_bounds"]["count"].dump(), j["out_of_bounds"]["count"].get<double>() == 1 ? "" : "s"));
   Table t;
   t.origin = origin;
   t.test_name = test_name;
-  t.devices = devices;
+  set_devices(t, devices, false, false);
   t.algbw_exact = true;
   const json& results = j["results"];
   for (std::size_t i = 0; i < results.size(); ++i) {
@@ -131,11 +134,17 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
       throw InputError(fmt::format("{}.{}.time", path, which),
                        fmt::format("expected a time in microseconds, got {}", time ? time->dump() : "nothing"));
     for (const char* part : {"out_of_place", "in_place"})
-      if (r.contains(part) && r[part].is_object() && r[part].contains("nwrong") && r[part]["nwrong"].is_number() &&
-          r[part]["nwrong"].get<double>() > 0)
-        throw InputError(fmt::format("{}.{}.nwrong", path, part),
-                         fmt::format("nccl-tests counted {} wrong elements; a failed run is not a measurement",
-                                     r[part]["nwrong"].dump()));
+      if (r.contains(part) && r[part].is_object() && r[part].contains("nwrong") && r[part]["nwrong"].is_number()) {
+        const double nwrong = r[part]["nwrong"].get<double>();
+        if (nwrong < 0 || nwrong != std::floor(nwrong))
+          throw InputError(
+              fmt::format("{}.{}.nwrong", path, part),
+              fmt::format("expected a count of wrong elements (0 or more), got {}", r[part]["nwrong"].dump()));
+        if (nwrong > 0)
+          throw InputError(fmt::format("{}.{}.nwrong", path, part),
+                           fmt::format("nccl-tests counted {} wrong elements; a failed run is not a measurement",
+                                       r[part]["nwrong"].dump()));
+      }
     const std::string dtype = r.contains("type") && r["type"].is_string() ? r["type"].get<std::string>() : "unknown";
     const std::string redop = r.contains("redop") && r["redop"].is_string() ? r["redop"].get<std::string>() : "none";
     t.cputime = t.cputime || !body->contains("time");
@@ -146,10 +155,17 @@ void import_nccl_tests_json(std::string_view text, const std::string& origin, co
         (*body)["bus_bw"].is_number())
       if (auto ratio = ratio_of((*body)["alg_bw"].dump(), (*body)["bus_bw"].dump(), path))
         t.ratios.push_back(*ratio);
-    if (bytes == 0 || us == 0) continue;
-    const double algbw =
-        body->contains("alg_bw") && (*body)["alg_bw"].is_number() ? (*body)["alg_bw"].get<double>() : -1;
-    t.rows.push_back(Row{bytes, us / 1e6, algbw, dtype, redop});
+    const bool has_algbw = body->contains("alg_bw") && (*body)["alg_bw"].is_number();
+    const std::string algbw_text = has_algbw ? (*body)["alg_bw"].dump() : std::string();
+    if (bytes == 0) {  // a sweep from -b 0
+      check_zero_size_row(algbw_text, fmt::format("{}.{}.alg_bw", path, which));
+      continue;
+    }
+    if (us == 0 && body->contains("time"))
+      throw InputError(fmt::format("{}.{}.time", path, which),
+                       fmt::format("expected a time above 0 for a size of {} B, got 0", r["size"].dump()));
+    const double algbw = has_algbw ? (*body)["alg_bw"].get<double>() : -1;
+    t.rows.push_back(Row{bytes, us / 1e6, algbw, dtype, redop, time->dump(), algbw_text, path});
   }
   finish_table(t, opt, out);
 }

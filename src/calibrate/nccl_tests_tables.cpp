@@ -66,9 +66,47 @@ const char* factor_text(Collective c) { return c == Collective::all_reduce ? "2(
                                        : ""));
 }
 
+// What a ratio interval means for the tests of factor k (n-1)/n: "16 ranks",
+// "at least 200 ranks", or that no group gives it.
+std::string ranks_of_ratio(double k, const RatioObs& r) {
+  if (r.lo >= k) return fmt::format("but it reaches {:g}, which no group gives", k);
+  RankRange n;
+  n.lo = std::max<std::int64_t>(2, std::int64_t(std::ceil(k / (k - r.lo) - 1e-9)));
+  n.hi = r.hi >= k ? kNoBound : std::int64_t(std::floor(k / (k - r.hi) + 1e-9));
+  if (n.lo > n.hi) return "but of no whole rank count";
+  return fmt::format("which means {}", n.text());
+}
+
+// send/recv: nccl-tests prints busbw = algbw (src/sendrecv.cu GetBw, factor
+// 1) at every n, so a row whose ratio excludes 1 is another test's table.
+// The error names the row that says so most precisely and what its ratio
+// means for the tests that print it.
+void check_send_recv_ratios(const std::vector<RatioObs>& ratios, bool collective_from_flag) {
+  const RatioObs* worst = nullptr;
+  for (const RatioObs& r : ratios)
+    if ((r.lo > 1.0 || r.hi < 1.0) && (!worst || r.hi - r.lo < worst->hi - worst->lo)) worst = &r;
+  if (!worst) return;
+  const RatioObs& r = *worst;
+  const bool above = r.lo > 1.0;
+  const std::string n = ranks_of_ratio(above ? 2.0 : 1.0, r);
+  throw InputError(
+      r.where,
+      fmt::format("busbw/algbw {}/{} (about {:.3f}) fits no send_recv group (nccl-tests prints busbw = algbw for "
+                  "send/recv, a ratio of 1 at every n); {}{}",
+                  r.busbw, r.algbw, 0.5 * (r.lo + r.hi),
+                  above ? fmt::format("above 1 it is all_reduce's 2(n-1)/n, {}", n)
+                        : fmt::format("below 1 it is the (n-1)/n of all_gather, reduce_scatter or all_to_all, {}", n),
+                  collective_from_flag ? "; --collective send_recv applies to every table of the file, and the log "
+                                         "does not name this table's test"
+                                       : ""));
+}
+
 RankRange ranks_from_ratios(Collective c, const std::vector<RatioObs>& ratios, bool collective_from_flag) {
   RankRange out;
-  if (c == Collective::send_recv) return out;
+  if (c == Collective::send_recv) {
+    check_send_recv_ratios(ratios, collective_from_flag);
+    return out;
+  }
   const double k = c == Collective::all_reduce ? 2.0 : 1.0;  // r = k (n-1)/n -> n = k / (k - r)
   auto n_of = [&](double r) { return r >= k ? std::numeric_limits<double>::infinity() : k / (k - r); };
   std::int64_t tightest = kNoBound + 1;
@@ -136,9 +174,13 @@ Shape shape_without_devices(const RankRange& rr, Collective c, const NcclTestsIm
   if (opt.ranks) check_ratio(rr, *opt.ranks, c, fmt::format("--ranks {}", *opt.ranks), where);
   const std::int64_t n = opt.ranks ? *opt.ranks : rr.lo;
   if (!opt.ranks_per_node)
-    throw InputError(where, fmt::format("the log does not list its ranks (no '# Using devices' lines); {} pins {} "
-                                        "ranks, give --ranks-per-node",
-                                        rr.why, n));
+    throw InputError(where, opt.ranks ? fmt::format("the log does not list its ranks (no '# Using devices' lines); "
+                                                    "--ranks {} gives their count but not how they sit on nodes, give "
+                                                    "--ranks-per-node",
+                                                    n)
+                                      : fmt::format("the log does not list its ranks (no '# Using devices' lines); "
+                                                    "{} pins {}, give --ranks-per-node",
+                                                    rr.why, count_of(n, "rank")));
   if (n < 2 || *opt.ranks_per_node < 1 || n % *opt.ranks_per_node != 0)
     throw InputError(where, fmt::format("{} {} must be at least 2 and a multiple of --ranks-per-node {}",
                                         opt.ranks ? "--ranks" : "the rank count", n, *opt.ranks_per_node) +
@@ -148,6 +190,33 @@ Shape shape_without_devices(const RankRange& rr, Collective c, const NcclTestsIm
   s.ranks_per_node = *opt.ranks_per_node;
   s.nodes = s.group_size / s.ranks_per_node;
   return s;
+}
+
+// What a device list cut short still shows of a node is a lower bound on its
+// ranks: a host listing m ranks of the group ran at least m, and a rank on
+// device d at least d + 1 (nccl-tests gives each process the devices after
+// those of the local ranks before it: src/common.cu, localRank * nThreads *
+// nGpus). The device bound holds for the world, so only without
+// NCCL_TESTS_SPLIT groups. A smaller --ranks-per-node contradicts the list.
+void check_ranks_per_node_bound(const Table& t, std::int64_t k, bool split) {
+  std::map<std::pair<std::int64_t, std::string>, std::int64_t> per_host;
+  const Device* busiest = nullptr;
+  const Device* top_gpu = nullptr;
+  for (const Device& d : t.devices) {
+    const std::int64_t m = ++per_host[{d.group, d.host}];
+    if (!busiest || m > per_host[{busiest->group, busiest->host}]) busiest = &d;
+    if (!split && (!top_gpu || d.gpu > top_gpu->gpu)) top_gpu = &d;
+  }
+  if (!busiest) return;
+  const std::int64_t on_host = per_host[{busiest->group, busiest->host}];
+  const std::int64_t by_gpu = top_gpu ? top_gpu->gpu + 1 : 0;
+  if (k >= std::max(on_host, by_gpu)) return;
+  throw InputError(
+      t.origin,
+      fmt::format("--ranks-per-node {} is fewer than the device list shows on one node ({})", k,
+                  on_host >= by_gpu ? fmt::format("host {} lists {}", busiest->host, count_of(on_host, "rank"))
+                                    : fmt::format("rank {} on {} is device {}: at least {} a node", top_gpu->rank,
+                                                  top_gpu->host, top_gpu->gpu, count_of(by_gpu, "rank"))));
 }
 
 // A device list cut short ('...', or some rank lines only, as READMEs and
@@ -173,8 +242,9 @@ Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const
                             "(ranks per group) and --ranks-per-node");
   const std::string shown = fmt::format(
       "{} rank line{} shown, the highest rank {}{}", t.devices.size(), t.devices.size() == 1 ? "" : "s", top,
-      t.devices_cut_in_host  ? fmt::format("; its host {} lists {} ranks, the others {}", t.devices.back().host,
-                                           per_host[t.devices.back().host], per_host[t.devices.front().host])
+      t.devices_cut_in_host
+          ? fmt::format("; its host {} lists {}, the others {}", t.devices.back().host,
+                        count_of(per_host[t.devices.back().host], "rank"), per_host[t.devices.front().host])
       : t.devices_cut_at_end ? ", then '...'"
       : t.devices_dots       ? ", with '...'"
                              : "");
@@ -188,9 +258,11 @@ Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const
         fmt::format("{}: --ranks {} wins over the device list, which is cut short ({})", where, n, shown));
   } else if (!t.devices_cut_at_end) {
     n = top + 1;
-    check_ratio(rr, n, c, fmt::format("the device list is cut short ({}), which means {} ranks", shown, n), where);
-    out.warnings.push_back(fmt::format("{}: the device list is cut short ({}); {} ranks from the highest rank{}",
-                                       where, shown, n, rr.known ? fmt::format(", as {} says", rr.why) : ""));
+    check_ratio(rr, n, c, fmt::format("the device list is cut short ({}), which means {}", shown, count_of(n, "rank")),
+                where);
+    out.warnings.push_back(fmt::format("{}: the device list is cut short ({}); {} from the highest rank{}", where,
+                                       shown, count_of(n, "rank"),
+                                       rr.known ? fmt::format(", as {} says", rr.why) : ""));
   } else if (rr.pins() && rr.lo > top) {
     n = rr.lo;
     out.warnings.push_back(
@@ -208,6 +280,7 @@ Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const
                                         shown, rr.known ? fmt::format(" and {} only says {}", rr.why, rr.text())
                                                         : ""));
   }
+  if (opt.ranks_per_node) check_ranks_per_node_bound(t, *opt.ranks_per_node, groups > 0);
   std::int64_t most = 0;
   for (const auto& [host, k] : per_host) most = std::max(most, k);
   std::int64_t rpn = opt.ranks_per_node ? *opt.ranks_per_node : std::max(gpus, most);
@@ -224,13 +297,13 @@ Shape shape_of_cut_list(const Table& t, const RankRange& rr, Collective c, const
   if (rpn < 1 || n % rpn != 0)
     throw InputError(where, opt.ranks_per_node
                                 ? fmt::format("--ranks {} must be a multiple of --ranks-per-node {}", n, rpn)
-                                : fmt::format("the device list is cut short; {} ranks are not a multiple of the {} "
+                                : fmt::format("the device list is cut short; {} are not a multiple of the {} "
                                               "per node it suggests (highest device index {}); give --ranks-per-node",
-                                              n, rpn, gpus - 1));
+                                              count_of(n, "rank"), rpn, gpus - 1));
   if (!opt.ranks_per_node)
     out.warnings.push_back(
-        fmt::format("{}: {} ranks per node from the {}{} (give --ranks-per-node if the nodes ran more)", where, rpn,
-                    gpus >= most ? "highest device index shown" : "ranks shown on one host",
+        fmt::format("{}: {} per node from the {}{} (give --ranks-per-node if the nodes ran more)", where,
+                    count_of(rpn, "rank"), gpus >= most ? "highest device index shown" : "ranks shown on one host",
                     rpn != shown_per_node
                         ? fmt::format(", at least {}, and the smallest such count that divides {}", shown_per_node, n)
                         : ""));
@@ -256,8 +329,8 @@ Shape shape_of(const Table& t, Collective c, const NcclTestsImportOptions& opt, 
     if (members.size() != first.size())
       throw InputError(
           where,
-          fmt::format("groups of different sizes ({} has {} ranks, {} has {}); not a supported NCCL_TESTS_SPLIT layout",
-                      groups.begin()->first, first.size(), id, members.size()));
+          fmt::format("groups of different sizes ({} has {}, {} has {}); not a supported NCCL_TESTS_SPLIT layout",
+                      groups.begin()->first, count_of(std::int64_t(first.size()), "rank"), id, members.size()));
   std::map<std::string, std::int64_t> per_host;
   for (const Device* d : first) {
     if (!per_host.count(d->host)) s.hosts.push_back(d->host);
@@ -292,7 +365,8 @@ Shape shape_of(const Table& t, Collective c, const NcclTestsImportOptions& opt, 
   if (opt.ranks && *opt.ranks != s.group_size)
     throw InputError(
         where,
-        fmt::format("--ranks {} disagrees with the log's device list ({} ranks per group{})", *opt.ranks, s.group_size,
+        fmt::format("--ranks {} disagrees with the log's device list ({} per group{})", *opt.ranks,
+                    count_of(s.group_size, "rank"),
                     t.separate_jobs > 1 ? fmt::format("; rank {} is listed {} times, on {}: {} separate jobs, one "
                                                       "per process, as nccl-tests built without MPI runs them",
                                                       t.repeated_rank, t.separate_jobs, t.repeated_on, t.separate_jobs)
@@ -363,23 +437,71 @@ void add_series(Collective c, const Shape& shape, const std::string& dtype, cons
     repeated += ts.size() - 1;
     s->points.push_back(make_point(c, shape.group_size, bytes, median(ts)));
   }
-  if (repeated) out.notes.push_back(fmt::format("{}: {} repeated sizes, median time kept", where, repeated));
+  if (repeated)
+    out.notes.push_back(
+        fmt::format("{}: {}, median time kept", where, count_of(std::int64_t(repeated), "repeated size")));
   for (const std::string& h : shape.hosts)
     if (std::find(m.hosts.begin(), m.hosts.end(), h) == m.hosts.end()) m.hosts.push_back(h);
 }
 
 }  // namespace
 
+namespace {
+
+// The same rank listed twice: nccl-tests built without MPI (no `make MPI=1`)
+// and started once per rank by mpirun or srun runs a job of its own in every
+// process, each printing its devices and rows (nccl-tests README, "MPI";
+// NVIDIA/nccl-tests#107 shows two such 1-rank jobs). The table keeps the
+// first job's devices; finish_table says so, or refuses one-rank jobs.
+void keep_first_job(Table& t) {
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const Device*>> seen;
+  for (const Device& d : t.devices) seen[{d.group, d.rank}].push_back(&d);
+  std::vector<Device> first;
+  for (const Device& d : t.devices) {
+    const auto& same = seen[{d.group, d.rank}];
+    if (same.front() == &d) first.push_back(d);
+    if (std::int64_t(same.size()) > t.separate_jobs) {
+      t.separate_jobs = std::int64_t(same.size());
+      std::string hosts;
+      for (std::size_t i = 0; i < same.size(); ++i)
+        hosts += (i == 0 ? "" : i + 1 == same.size() ? " and " : ", ") + same[i]->host;
+      t.repeated_rank = d.rank;
+      t.repeated_on = hosts;
+    }
+  }
+  if (t.separate_jobs > 1) t.devices = std::move(first);
+}
+
+}  // namespace
+
+void set_devices(Table& t, std::vector<Device> devices, bool dots, bool dots_at_end) {
+  t.devices = std::move(devices);
+  keep_first_job(t);
+  // Ranks 0..D-1 each once, or the list misses some (only "Rank 71" shown).
+  std::vector<std::int64_t> ranks;
+  for (const Device& d : t.devices) ranks.push_back(d.rank);
+  std::sort(ranks.begin(), ranks.end());
+  bool complete = true;
+  for (std::size_t i = 0; i < ranks.size(); ++i) complete = complete && ranks[i] == std::int64_t(i);
+  t.devices_cut = !t.devices.empty() && (dots || !complete);
+  t.devices_cut_at_end = t.devices_cut && dots_at_end;
+  t.devices_dots = t.devices_cut && dots;
+}
+
 void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& out) {
   pick_rows(t);
   if (t.skipped_other_type)
-    out.notes.push_back(fmt::format("{}: {} rows of other data types or reduction ops skipped (kept {} {})", t.origin,
-                                    t.skipped_other_type, t.dtype, t.redop));
+    out.notes.push_back(fmt::format("{}: {} of other data types or reduction ops skipped (kept {} {})", t.origin,
+                                    count_of(std::int64_t(t.skipped_other_type), "row"), t.dtype, t.redop));
   if (t.rows.empty()) {
     out.notes.push_back(t.commented_rows
-                            ? fmt::format("{}: table whose {} rows all start with '#' (commented out in the paste), "
-                                          "skipped; remove the '#' before them to import them",
-                                          t.origin, t.commented_rows)
+                            ? fmt::format("{}: table whose {} (commented out in the paste), skipped; remove the "
+                                          "'#' before {} to import {}",
+                                          t.origin,
+                                          t.commented_rows == 1
+                                              ? std::string("1 row starts with '#'")
+                                              : fmt::format("{} rows all start with '#'", t.commented_rows),
+                                          t.commented_rows == 1 ? "it" : "them", t.commented_rows == 1 ? "it" : "them")
                             : fmt::format("{}: table without rows of a non-zero size, skipped", t.origin));
     return;
   }
@@ -453,7 +575,7 @@ void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& 
         shape.group_size));
   out.devices_listed = out.devices_listed || !t.devices.empty();
   if (out.measurements.device.empty() && !t.devices.empty()) out.measurements.device = t.devices.front().model;
-  check_time_column(t, out);
+  check_time_column(t, *c, shape.group_size, out);
   add_series(*c, shape, t.dtype, t.rows, t.origin, out);
 }
 

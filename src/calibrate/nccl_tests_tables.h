@@ -37,6 +37,10 @@ struct Row {
   double time_s = 0;
   double algbw_gbs = -1;  // the printed out-of-place algbw; -1 when not printed
   std::string dtype, redop;
+  // As printed, for the time x algbw check of every row (check_time_column):
+  // their digits are their rounding.
+  std::string time_text, algbw_text;
+  std::string where;  // "file:line", or "file: results[i]" of a -J file
 };
 
 // What one result table measured, before it becomes a series.
@@ -69,9 +73,15 @@ struct Table {
 };
 
 std::vector<std::string> split(std::string_view s);
+// "1 rank", "8 ranks": a count and its noun, singular or plural.
+std::string count_of(std::int64_t n, std::string_view noun);
 bool all_digits(std::string_view s);
 std::optional<std::int64_t> parse_int(std::string_view s);
 std::optional<double> parse_double(const std::string& s);
+// Half a unit of the last digit a number is printed with: "22.72" -> 0.005,
+// "11812" -> 0.5, "7.193e1" -> 0.005: how far the printed value may be from
+// the one it rounds.
+double half_unit(const std::string& printed);
 std::string_view strip_prefix(std::string_view line);
 // The line without its ANSI colour / erase sequences ("\x1b[36m", "\x1b[0m").
 std::string without_ansi_escapes(std::string_view line);
@@ -80,6 +90,11 @@ std::string nccl_version_from_code(std::int64_t code);
 std::optional<Device> parse_device(const std::vector<std::string>& t);
 // The ratio interval of a printed algbw/busbw pair; nullopt when algbw prints as 0.
 std::optional<RatioObs> ratio_of(const std::string& algbw, const std::string& busbw, const std::string& where);
+// A table's device list, as the text ('# Using devices' lines) and -J JSON
+// (config.devices) list it: a rank listed twice is a log of separate jobs
+// (the first kept); ranks missing from 0..n-1, or a '...' line (`dots`,
+// `dots_at_end` when nothing follows it), make it a list cut short.
+void set_devices(Table& t, std::vector<Device> devices, bool dots, bool dots_at_end);
 void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& out);
 
 // nccl_tests_rows.cpp: the median of `v` (not empty); the rows a table keeps
@@ -87,6 +102,9 @@ void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& 
 // checked against the printed algbw (milliseconds and -C 1 cputime read right).
 double median(std::vector<double> v);
 void pick_rows(Table& t);
-void check_time_column(Table& t, NcclTestsImport& out);
+// For a table of `c` on n ranks; refuses a row whose time and algbw disagree.
+void check_time_column(Table& t, Collective c, std::int64_t n, NcclTestsImport& out);
+// A size-0 row (nccl-tests -b 0) must print algbw 0 within its digits.
+void check_zero_size_row(const std::string& algbw_text, const std::string& where);
 
 }  // namespace planner::nccl_tests_detail

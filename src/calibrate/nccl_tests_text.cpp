@@ -2,8 +2,8 @@
 // tokens of their own header line (see nccl_tests_tables.cpp), the devices
 // listed above them, and nccl-tests' own verdicts (#wrong, out of bounds).
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
-#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -74,7 +74,11 @@ class TextLogParser {
     }
     command_line(tok, line_no);
     if (device_line(ct)) return;
-    in_devices_ = in_devices_ && comment && ct.empty();
+    // The list ends at a comment that says something else (the header, the
+    // next test's preamble) or at a row; not at lines the processes print
+    // between their device lines (NCCL INFO/WARN lines, OpenMPI's
+    // "[host:pid] ..." chatter), which start with neither '#' nor a size.
+    if (comment ? !ct.empty() : all_digits(tok[0])) in_devices_ = false;
     if (header(ct, where, line_no)) return;
     if (units_only_header(ct, where, line_no)) return;
     if (!table_) {
@@ -231,30 +235,6 @@ class TextLogParser {
     return false;
   }
 
-  // The same rank listed twice: nccl-tests built without MPI (no `make MPI=1`)
-  // and started once per rank by mpirun or srun runs a job of its own in every
-  // process, each printing its devices and rows (nccl-tests README, "MPI";
-  // NVIDIA/nccl-tests#107 shows two such 1-rank jobs). The table keeps the
-  // first job's devices; finish_table says so, or refuses one-rank jobs.
-  static void keep_first_job(Table& t) {
-    std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const Device*>> seen;
-    for (const Device& d : t.devices) seen[{d.group, d.rank}].push_back(&d);
-    std::vector<Device> first;
-    for (const Device& d : t.devices) {
-      const auto& same = seen[{d.group, d.rank}];
-      if (same.front() == &d) first.push_back(d);
-      if (std::int64_t(same.size()) > t.separate_jobs) {
-        t.separate_jobs = std::int64_t(same.size());
-        std::string hosts;
-        for (std::size_t i = 0; i < same.size(); ++i)
-          hosts += (i == 0 ? "" : i + 1 == same.size() ? " and " : ", ") + same[i]->host;
-        t.repeated_rank = d.rank;
-        t.repeated_on = hosts;
-      }
-    }
-    if (t.separate_jobs > 1) t.devices = std::move(first);
-  }
-
   // Starts a table: its devices (and whether the list was cut short) and test name.
   void open_table(const std::string& where) {
     if (table_) finish_table(*table_, opt_, out_);
@@ -268,17 +248,7 @@ class TextLogParser {
       table_->test_named_by = fmt::format("the command line on line {}", command_line_);
     }
     command_test_.clear();
-    table_->devices = devices_;
-    keep_first_job(*table_);
-    // Ranks 0..D-1 each once, or the list misses some (only "Rank 71" shown).
-    std::vector<std::int64_t> ranks;
-    for (const Device& d : table_->devices) ranks.push_back(d.rank);
-    std::sort(ranks.begin(), ranks.end());
-    bool complete = true;
-    for (std::size_t i = 0; i < ranks.size(); ++i) complete = complete && ranks[i] == std::int64_t(i);
-    table_->devices_cut = !table_->devices.empty() && (cut_ || !complete);
-    table_->devices_cut_at_end = table_->devices_cut && cut_at_end_;
-    table_->devices_dots = table_->devices_cut && cut_;
+    set_devices(*table_, devices_, cut_, cut_at_end_);
   }
 
   // A table whose column names were lost (a README that kept only the units
@@ -387,8 +357,8 @@ class TextLogParser {
       if (ct.size() >= 7 && ct[6] == "FAILED")
         throw InputError(
             where,
-            fmt::format("nccl-tests reported {} out-of-bounds values (FAILED); a failed run is not a measurement",
-                        n ? std::to_string(*n) : ct[5]));
+            fmt::format("nccl-tests reported {} out-of-bounds value{} (FAILED); a failed run is not a measurement",
+                        n ? std::to_string(*n) : ct[5], n && *n == 1 ? "" : "s"));
     }
     if (!table_->rows.empty() || table_->skipped_zero || table_->skipped_other_type) {
       finish_table(*table_, opt_, out_);
@@ -404,17 +374,30 @@ class TextLogParser {
       const auto w = parse_double(wrong);
       if (!w)
         throw InputError(where, fmt::format("{}: expected a number or N/A, got '{}'", header_[idx_wrong_[k]], wrong));
+      if (wrong_is_count_ && (*w < 0 || *w != std::floor(*w)))
+        throw InputError(where, fmt::format("{}: expected a count of wrong elements (0 or more), got '{}'",
+                                            header_[idx_wrong_[k]], wrong));
       if (wrong_is_count_ && *w > 0)
         throw InputError(
-            where, fmt::format("nccl-tests counted {} wrong elements ({}); a failed run is not a measurement", wrong,
-                               k == 0 ? "out-of-place" : "in-place"));
+            where, fmt::format("nccl-tests counted {} wrong element{} ({}); a failed run is not a measurement", wrong,
+                               *w == 1 ? "" : "s", k == 0 ? "out-of-place" : "in-place"));
     }
   }
 
   void result_row(const std::vector<std::string>& printed, const std::string& where) {
     // Without '#', nccl-tests prints only result rows; NCCL's INFO/WARN lines
-    // ("host:pid:tid [0] NCCL INFO ...") and launcher chatter do not start with a number.
-    if (!all_digits(printed[0])) return;
+    // ("host:pid:tid [0] NCCL INFO ...") and launcher chatter do not start with
+    // a number. A line of the table's width that starts with one that is not
+    // a byte count ("-1048576", "1048576.5", "0x100000") is a row gone bad.
+    if (!all_digits(printed[0])) {
+      const std::size_t w = printed.size();
+      const bool row_wide =
+          units_only_ ? (w >= 11 && w <= 13) : (w == n_columns_ || (idx_redop_ && w + 1 == n_columns_));
+      if (row_wide && parse_double(printed[0]))
+        throw InputError(where,
+                         fmt::format("size: expected a byte count (a whole number of bytes), got '{}'", printed[0]));
+      return;
+    }
     if (units_only_) columns_from_row(printed, where);
     // Older nccl-tests print a blank reduction for tests without one (all-to-all
     // under a header with "redop": NVIDIA/nccl-tests#78): one column short, a
@@ -443,12 +426,20 @@ class TextLogParser {
       if (auto r = ratio_of(tok[idx_algbw_[k]], tok[idx_busbw_[k]], where)) table_->ratios.push_back(*r);
     const std::string& dtype = tok[idx_type_];
     const std::string redop = idx_redop_ ? tok[*idx_redop_] : "none";
-    if (*bytes == 0 || *time_us == 0) {
+    const std::string algbw_text = idx_algbw_.empty() ? std::string() : tok[idx_algbw_.front()];
+    const auto algbw = parse_double(algbw_text);
+    if (!idx_algbw_.empty() && (!algbw || *algbw < 0))
+      throw InputError(where, fmt::format("algbw: expected a bandwidth in GB/s, got '{}'", algbw_text));
+    if (*bytes == 0) {  // a sweep from -b 0
+      check_zero_size_row(algbw_text, where);
       ++table_->skipped_zero;
       return;
     }
-    const auto algbw = idx_algbw_.empty() ? std::nullopt : parse_double(tok[idx_algbw_.front()]);
-    table_->rows.push_back(Row{double(*bytes), *time_us / 1e6, algbw.value_or(-1), dtype, redop});
+    if (*time_us == 0 && !table_->cputime)
+      throw InputError(where, fmt::format("{}: expected a time above 0 for a size of {} B, got '{}'",
+                                          header_[idx_time_], *bytes, tok[idx_time_]));
+    table_->rows.push_back(
+        Row{double(*bytes), *time_us / 1e6, algbw.value_or(-1), dtype, redop, tok[idx_time_], algbw_text, where});
   }
 
   const std::string& origin_;

@@ -29,6 +29,10 @@ std::vector<std::string> split(std::string_view s) {
   return out;
 }
 
+std::string count_of(std::int64_t n, std::string_view noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
 }
@@ -46,6 +50,15 @@ std::optional<double> parse_double(const std::string& s) {
   const double v = std::strtod(s.c_str(), &end);
   if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
   return v;
+}
+
+double half_unit(const std::string& printed) {
+  const std::size_t e = printed.find_first_of("eE");
+  const std::string mantissa = printed.substr(0, e);
+  const std::size_t dot = mantissa.find('.');
+  const int decimals = dot == std::string::npos ? 0 : int(mantissa.size() - dot - 1);
+  const int exponent = e == std::string::npos ? 0 : std::atoi(printed.c_str() + e + 1);
+  return 0.5 * std::pow(10.0, exponent - decimals);
 }
 
 namespace {
