@@ -94,6 +94,13 @@ std::vector<calibrate_detail::Term> forced_terms(std::size_t tier, Collective c,
 
 SeriesCheck check_series(const HardwareProfile& hw, const std::string& origin, const MeasuredSeries& s,
                          std::optional<Algorithm> algo = std::nullopt) {
+  // A measured node with more ranks than the profile's node has GPUs ran on
+  // other hardware: placed, it would overfill the profile's NVLink domains.
+  // (A fit grows the node instead, from a single-node run: fit_profile.)
+  if (hw.tiers.size() >= 2 && hw.tiers[1].gpus_per_node > 0 && s.ranks_per_node > hw.tiers[1].gpus_per_node)
+    throw InputError(origin, fmt::format("{}: {} ranks a node were measured, but a node of the profile {} has {} GPUs "
+                                         "(check against the profile of the machine that ran it)",
+                                         describe(s), s.ranks_per_node, hw.name, hw.tiers[1].gpus_per_node));
   SeriesCheck out;
   out.origin = origin;
   out.label = describe(s);

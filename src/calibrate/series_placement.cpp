@@ -15,12 +15,6 @@ std::int64_t hosts_per_domain(const HardwareProfile& hw) {
 }
 
 std::int64_t hosts_per_domain(const HardwareProfile& hw, const MeasuredSeries& s) {
-  // A measured node with more ranks than the profile's node has GPUs ran on
-  // other hardware: placing it would overfill the profile's NVLink domains.
-  if (hw.tiers.size() >= 2 && hw.tiers[1].gpus_per_node > 0 && s.ranks_per_node > hw.tiers[1].gpus_per_node)
-    throw InputError("ranks_per_node", fmt::format("{} ranks a node were measured, but a node of the profile {} has {} "
-                                                   "GPUs (check against the profile of the machine that ran it)",
-                                                   s.ranks_per_node, hw.name, hw.tiers[1].gpus_per_node));
   if (s.nodes_per_nvlink_domain <= 0) return hosts_per_domain(hw);
   const std::int64_t domain = hw.tiers.empty() ? 1 : hw.tiers[0].size;
   if (s.nodes_per_nvlink_domain > 1 && s.nodes_per_nvlink_domain * s.ranks_per_node > domain)
