@@ -4,6 +4,7 @@
 // Turn measurements (planner-bench, or nccl-tests logs) into a fitted hardware
 // profile and check a profile against them (docs/calibration.md). Logic in
 // src/calibrate/nccl_tests_import.cpp and src/calibrate/calibration.cpp.
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <iostream>
@@ -141,6 +142,14 @@ int run_fit(const CalibrateFlags& f) {
   const nlohmann::json base_sources = base_profile_sources(f.base, base);
   FitOptions opt;
   opt.name = f.name.empty() ? std::filesystem::path(f.out).stem().string() : f.name;
+  // The name is typed on the command line (--hardware NAME) and names the file:
+  // no spaces or path characters.
+  if (opt.name.empty() || std::any_of(opt.name.begin(), opt.name.end(), [](unsigned char ch) {
+        return !(std::isalnum(ch) || ch == '.' || ch == '-' || ch == '_');
+      }))
+    throw InputError("--name", fmt::format("expected letters, digits, '.', '-' or '_' (the profile's name, as "
+                                           "--hardware takes it), got '{}'{}",
+                                           opt.name, f.name.empty() ? " from the -o file's name; give --name" : ""));
   opt.command = "planner calibrate fit --measurements";
   for (const auto& m : f.measurements) opt.command += " " + m;
   opt.command += fmt::format(" --base {} -o {}", f.base, f.out);
@@ -172,7 +181,20 @@ int run_check(const CalibrateFlags& f) {
   if (f.max_error && !(*f.max_error >= 0))
     throw InputError("--max-error", fmt::format("expected a non-negative fraction, got {}", *f.max_error));
   const HardwareProfile hw = find_hardware(f.profile, data_dir(), "--profile");
-  CheckReport r = check_profile(hw, load_all(f.measurements), algo_flag(f, false));
+  const std::optional<Algorithm> algo = algo_flag(f, false);
+  CheckReport r = check_profile(hw, load_all(f.measurements), algo);
+  if (algo) {
+    // A forced algorithm that prices none of the points would be a flag with
+    // no effect (all-to-all and send/recv have no NCCL algorithm).
+    bool applied = false;
+    for (const SeriesCheck& s : r.series)
+      if (s.collective != Collective::all_to_all && s.collective != Collective::send_recv)
+        for (const CheckPoint& p : s.points) applied = applied || !p.not_forced;
+    if (!applied)
+      throw InputError("--algo", fmt::format("{} prices none of the measured points: all-to-all and send/recv have no "
+                                             "NCCL algorithm, and {} runs none of the other series on these groups",
+                                             to_string(*algo), to_string(*algo)));
+  }
   if (f.fitted_only) {
     bool any_fit = false;
     for (const InterconnectTier& t : hw.tiers)
