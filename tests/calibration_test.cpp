@@ -562,8 +562,30 @@ TEST_CASE("the same measurements give the same fit however they are split into f
   CHECK(error_of([&] {
           (void)fit_profile(base, {{"1x8.json", a}, {"16x1.json", b}, {"part.json", subset}});
         }) ==
-        "part.json: series[0]: a second series for all_reduce intra_node 4 ranks (4 per node x 1 node) (one series "
-        "per collective and group shape), after series[1] of 1x8.json");
+        "part.json: series[0]: 8 bytes of all_reduce intra_node 4 ranks (4 per node x 1 node) are also "
+        "measured in series[1] of 1x8.json (the size would count twice in the fit)");
+  // One series' sizes split over two files (disjoint sizes): merged, the same fit as from one file.
+  MeasurementSet even = a, odd = a;
+  for (std::size_t i = 0; i < a.series.size(); ++i) {
+    even.series[i].points.clear(), odd.series[i].points.clear();
+    for (std::size_t k = 0; k < a.series[i].points.size(); ++k)
+      (k % 2 ? odd : even).series[i].points.push_back(a.series[i].points[k]);
+  }
+  const FitResult halves = fit_profile(base, {{"odd.json", odd}, {"even.json", even}, {"16x1.json", b}});
+  REQUIRE(halves.failures.empty());
+  CHECK(std::count_if(halves.notes.begin(), halves.notes.end(), [](const std::string& n) {
+          return n.find("merged into") != std::string::npos;
+        }) == std::ptrdiff_t(a.series.size()));
+  for (std::size_t t = 0; t < 2; ++t)
+    for (Collective c : kAllCollectives) {
+      const CollectiveFit& x = split.profile.tiers[t].collective_fits[std::size_t(c)];
+      const CollectiveFit& y = halves.profile.tiers[t].collective_fits[std::size_t(c)];
+      INFO("halves: tier " << t << " " << collective_key(c));
+      CHECK(x.fitted == y.fitted);
+      CHECK(y.base_latency_s == Approx(x.base_latency_s).epsilon(1e-9));
+      CHECK(y.latency_per_step_s == Approx(x.latency_per_step_s).epsilon(1e-9).margin(1e-15));
+      CHECK(y.bandwidth_bytes_per_s == Approx(x.bandwidth_bytes_per_s).epsilon(1e-9));
+    }
 }
 
 TEST_CASE("node size: a single-node run is a lower bound, contradictions are refused", "[calibration]") {

@@ -51,7 +51,6 @@ using calibrate_detail::adopt_node_size;
 using calibrate_detail::algorithm_runs;
 using calibrate_detail::candidate_terms;
 using calibrate_detail::check_device;
-using calibrate_detail::check_distinct_series;
 using calibrate_detail::check_domains;
 using calibrate_detail::check_forced_algorithm;
 using calibrate_detail::choose_nccl_tuner_or_alpha_beta;
@@ -61,6 +60,7 @@ using calibrate_detail::fit_compute;
 using calibrate_detail::fit_engine;
 using calibrate_detail::gate;
 using calibrate_detail::median_of;
+using calibrate_detail::merge_split_series;
 using calibrate_detail::Obs;
 using calibrate_detail::Params;
 using nlohmann::json;
@@ -404,12 +404,13 @@ CheckReport check_profile(const HardwareProfile& hw, const std::vector<NamedMeas
   return r;
 }
 
-FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, const FitOptions& opt) {
+FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasurements>& inputs,
+                      const FitOptions& opt) {
   if (base.tiers.empty() || base.tiers[0].topology != Topology::switched)
     throw InputError(base.name,
                      "calibrate fit works on profiles whose tier 0 is a switch (NVLink/NVSwitch), not a torus");
-  if (ms.empty()) throw InputError("--measurements", "expected at least one measurement file");
-  check_domains(base, ms);
+  if (inputs.empty()) throw InputError("--measurements", "expected at least one measurement file");
+  check_domains(base, inputs);
   FitResult out;
   HardwareProfile& hw = out.profile;
   hw = base;
@@ -417,8 +418,9 @@ FitResult fit_profile(const HardwareProfile& base, const std::vector<NamedMeasur
   hw.aliases.clear();
   hw.display_name = base.display_name + ", fitted to measurements";
 
-  adopt_node_size(ms, out);
-  check_distinct_series(ms);  // after the node sizes: files of two clusters are that error, not this one
+  adopt_node_size(inputs, out);
+  // After the node sizes: files of two clusters are that error, not this one.
+  const std::vector<NamedMeasurements> ms = merge_split_series(inputs, out.notes);
   check_device(base, ms, out);
 
   std::string files;

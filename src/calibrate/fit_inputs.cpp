@@ -166,29 +166,57 @@ void check_domains(const HardwareProfile& hw, const std::vector<NamedMeasurement
       }
 }
 
-// One series per collective and group shape across the files, as inside one
-// (measurements.cpp reads a second one as an error): the same series in two
-// files (a file given twice, or one holding a subset of another's points)
-// would weigh its points twice in the fit.
-void check_distinct_series(const std::vector<NamedMeasurements>& ms) {
+// One series per collective and group shape, however the points were split
+// into files (issue 14: the same measurements give the same fit): a series
+// of a later file whose shape and settings match an earlier file's, with
+// none of its sizes, is merged into it, points in ascending size, with a
+// note. A size measured in both would weigh twice in the fit, as would a
+// file given twice: both are errors naming the files.
+std::vector<NamedMeasurements> merge_split_series(const std::vector<NamedMeasurements>& ms,
+                                                  std::vector<std::string>& notes) {
   for (std::size_t a = 0; a < ms.size(); ++a)
     for (std::size_t b = 0; b < a; ++b)
       if (ms[a].origin == ms[b].origin)
         throw InputError("--measurements", fmt::format("{} is given twice (its measurements would count twice in the "
                                                        "fit)",
                                                        ms[a].origin));
-  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, std::pair<std::string, std::size_t>> seen;
-  for (const auto& m : ms)
-    for (std::size_t i = 0; i < m.set.series.size(); ++i) {
-      const MeasuredSeries& s = m.set.series[i];
-      const auto [it, fresh] =
-          seen.try_emplace({int(s.collective), s.group_size, s.ranks_per_node, s.nodes}, m.origin, i);
-      if (!fresh)
-        throw InputError(fmt::format("{}: series[{}]", m.origin, i),
-                         fmt::format("a second series for {} (one series per collective and group shape), after "
-                                     "series[{}] of {}",
-                                     describe(s), it->second.second, it->second.first));
+  std::vector<NamedMeasurements> out = ms;
+  using Key = std::tuple<int, std::int64_t, std::int64_t, std::int64_t>;
+  std::map<Key, std::pair<std::size_t, std::size_t>> first;  // shape -> (file, series) it is kept in
+  for (std::size_t f = 0; f < out.size(); ++f) {
+    std::vector<MeasuredSeries>& list = out[f].set.series;
+    for (std::size_t i = 0, at = 0; i < list.size(); ++at) {  // at: the series' index in its file
+      const MeasuredSeries& s = list[i];
+      const auto [it, fresh] = first.try_emplace({int(s.collective), s.group_size, s.ranks_per_node, s.nodes}, f, i);
+      if (fresh) {
+        ++i;
+        continue;
+      }
+      const auto [kf, ki] = it->second;
+      MeasuredSeries& kept = out[kf].set.series[ki];
+      const std::string where = fmt::format("{}: series[{}]", out[f].origin, at);
+      const std::string after = fmt::format("series[{}] of {}", ki, out[kf].origin);
+      if (kept.group != s.group || kept.concurrent_groups != s.concurrent_groups ||
+          kept.nodes_per_nvlink_domain != s.nodes_per_nvlink_domain || kept.dtype != s.dtype ||
+          kept.time_statistic != s.time_statistic)
+        throw InputError(where, fmt::format("a second series for {} measured otherwise (group, concurrent groups, "
+                                            "NVLink domains, element type or time statistic) than {}",
+                                            describe(s), after));
+      for (const MeasuredPoint& p : s.points)
+        for (const MeasuredPoint& q : kept.points)
+          if (p.bytes == q.bytes)
+            throw InputError(where, fmt::format("{} bytes of {} are also measured in {} (the size would count twice "
+                                                "in the fit)",
+                                                p.bytes, describe(s), after));
+      notes.push_back(fmt::format("{} merged into {}: {} sizes of {} split over two files", where, after,
+                                  s.points.size() + kept.points.size(), describe(s)));
+      kept.points.insert(kept.points.end(), s.points.begin(), s.points.end());
+      std::sort(kept.points.begin(), kept.points.end(),
+                [](const MeasuredPoint& x, const MeasuredPoint& y) { return x.bytes < y.bytes; });
+      list.erase(list.begin() + std::ptrdiff_t(i));
     }
+  }
+  return out;
 }
 
 }  // namespace planner::calibrate_detail

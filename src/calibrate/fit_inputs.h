@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "planner/calibrate/calibration.h"
@@ -14,8 +15,11 @@ namespace planner::calibrate_detail {
 // Each series' NVLink domain against the profile's, naming the file and series.
 void check_domains(const HardwareProfile& hw, const std::vector<NamedMeasurements>& ms);
 
-// One series per collective and group shape across the files, as inside one.
-void check_distinct_series(const std::vector<NamedMeasurements>& ms);
+// One series per collective and group shape across the files: a series split
+// over files (disjoint sizes) merged into the first, with a note; a size in
+// two files, or a file given twice, is an InputError.
+[[nodiscard]] std::vector<NamedMeasurements> merge_split_series(const std::vector<NamedMeasurements>& ms,
+                                                                std::vector<std::string>& notes);
 
 // A log's device against the base profile's chip: a warning naming both.
 void check_device(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, FitResult& out);
