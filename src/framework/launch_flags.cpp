@@ -422,42 +422,6 @@ std::string megatron_layout_string(const PricedPlan& plan) {
   return out;
 }
 
-// The precision the launch flags say: the framework's defaults
-// (FrameworkDefaults; TrainingSpec's own where a framework has none), and
-// one departure each framework can write: Megatron-LM / Megatron-Bridge
-// gradients kept and reduced in bf16 (--grad-reduce-in-bf16,
-// ddp.grad_reduce_in_fp32=false: Megatron-Core's main_grad buffer takes the
-// reduce dtype, distributed/param_and_grad_buffer.py), DeepSpeed's reduction
-// in fp32 (communication_data_type). Any other --grad-bytes,
-// --grad-reduce-bytes, --weight-bytes or --optimizer-bytes would be priced
-// but not launched: an InputError naming the flag.
-void check_precision_exportable(const FrameworkInfo& info, const TrainingSpec& ts) {
-  const TrainingSpec plain;
-  const double w0 = info.defaults.weight_bytes > 0 ? info.defaults.weight_bytes : plain.weight_bytes_per_param;
-  const double g0 = info.defaults.grad_bytes > 0 ? info.defaults.grad_bytes : plain.grad_bytes_per_param;
-  const double o0 = info.defaults.optimizer_bytes > 0 ? info.defaults.optimizer_bytes : plain.optimizer_bytes_per_param;
-  const double g = ts.grad_bytes_per_param, r = reduce_bytes_per_param(ts);
-  const bool megatron = info.framework == Framework::megatron || info.framework == Framework::nemo;
-  const bool bf16_grads = megatron && g == 2 && r == 2;
-  const bool fp32_reduce = info.framework == Framework::deepspeed && g == g0 && r == 4;
-  auto refuse = [&](const char* flag, double v, double dflt, const char* why, const char* alt) {
-    throw InputError(flag, fmt::format("{} bytes cannot be written for {} {}: its launch flags give {} ({}){}", v,
-                                       info.display_name, info.release, dflt, why, alt));
-  };
-  const char* grads_why = *info.defaults.why ? info.defaults.why : "bf16 gradients";
-  const char* alt = megatron ? "; bf16 gradients reduced in bf16 are --grad-bytes 2 --grad-reduce-bytes 2"
-                    : info.framework == Framework::deepspeed ? "; an fp32 reduction is --grad-reduce-bytes 4"
-                                                             : "";
-  if (ts.weight_bytes_per_param != w0)
-    refuse("--weight-bytes", ts.weight_bytes_per_param, w0, w0 == 2 ? "bf16 weights" : "fp32 weights", "");
-  if (ts.optimizer_bytes_per_param != o0)
-    refuse("--optimizer-bytes", ts.optimizer_bytes_per_param, o0,
-           o0 == 12 ? "fp32 master weights and Adam moments" : "fp32 Adam moments", "");
-  if (bf16_grads || fp32_reduce) return;
-  if (g != g0) refuse("--grad-bytes", g, g0, grads_why, alt);
-  if (r != g0) refuse("--grad-reduce-bytes", r, g0, grads_why, alt);
-}
-
 std::string moe_export_problem(Framework f, const ModelSpec& model) {
   if (!model.is_moe() || f == Framework::megatron || f == Framework::nemo || f == Framework::torchtitan) return "";
   return fmt::format("{}: expert parallelism is exported for megatron, nemo and torchtitan only; {} is a MoE model",

@@ -118,6 +118,12 @@ struct PrecisionGiven {
   bool selective_policy = false;  // --selective-ac given: the framework's default does not apply
 };
 
+// What the launch flags can say of precision: the framework's defaults and
+// one departure each (framework.cpp); any other --grad-bytes,
+// --grad-reduce-bytes, --weight-bytes or --optimizer-bytes is an InputError
+// naming the flag (launch_flags refuses what it would not launch).
+void check_precision_exportable(const FrameworkInfo& info, const TrainingSpec& ts);
+
 // The framework's pipeline split, precision and selective-recompute defaults, on `ts`.
 void apply_framework_defaults(const FrameworkInfo& info, TrainingSpec& ts, PrecisionGiven given);
 
