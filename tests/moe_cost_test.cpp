@@ -200,6 +200,32 @@ TEST_CASE("tokens per expert scale with the imbalance, a capacity factor pads to
   CHECK(cap.load == 1.25);
 }
 
+TEST_CASE("expert gradients reduce over EDP = TP x CP x DP / (EP x ETP), even where DP x CP is 1", "[moe]") {
+  ModelSpec dense = mixtral();
+  dense.moe = MoeSpec{};
+  struct Row {
+    std::int64_t tp, dp, ep, etp, edp;
+    bool moe_reduces, dense_reduces;
+  };
+  for (const Row& r : {Row{8, 1, 1, 1, 8, true, false},    // TP 8, EP 1: the experts replicated over the 8 TP ranks
+                       Row{8, 1, 2, 1, 4, true, false},    // EP below TP
+                       Row{8, 1, 2, 4, 1, false, false},   // EP x ETP = TP: each expert shard on one rank
+                       Row{8, 1, 8, 1, 1, false, false},   // EP = TP
+                       Row{1, 16, 8, 1, 2, true, true},    // DP 16, EP 8: both
+                       Row{1, 8, 8, 1, 1, true, true}}) {  // DP 8 reduces the dense weights alone
+    INFO("tp " << r.tp << " dp " << r.dp << " ep " << r.ep << " etp " << r.etp);
+    const ParallelConfig pc = layout(r.tp, 1, r.dp, r.ep, r.etp);
+    CHECK(expert_dp_size(pc) == r.edp);
+    CHECK(reduces_gradients(mixtral(), pc) == r.moe_reduces);
+    ParallelConfig dense_pc = pc;
+    dense_pc.ep = dense_pc.etp = 1;
+    CHECK(reduces_gradients(dense, dense_pc) == r.dense_reduces);
+  }
+  ParallelConfig cp2 = layout(1, 1, 1, 1);
+  cp2.cp = 2;
+  CHECK(reduces_gradients(dense, cp2));
+}
+
 TEST_CASE("expert parameters shard over EP x ETP and their optimizer state over EDP", "[moe]") {
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);
   const ModelSpec m = mixtral();

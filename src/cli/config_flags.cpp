@@ -401,9 +401,6 @@ ParallelConfig config_from(const ConfigFlags& c, const TrainingSpec& ts, const c
                      "Megatron-Core overlaps pipeline send/recv only in the interleaved schedule (megatron/core/"
                      "pipeline_parallel/schedules.py: \"Non-interleaved pipeline parallelism does not support "
                      "overlapping p2p communication\"); give --vpp > 1 or leave --overlap-p2p out");
-  if (!ts.overlap_grad_reduce && pc.dp * pc.cp == 1)
-    throw InputError("--no-overlap-grad-reduce",
-                     "times the gradient reduction, but the layout has DP 1 and CP 1: nothing is reduced");
   // An interleaved layout runs interleaved 1F1B whatever --schedule says: say
   // so rather than ignore the flag.
   if (!c.schedule.empty() && pc.virtual_stages > 1)

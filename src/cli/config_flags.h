@@ -126,8 +126,9 @@ void check_selective_ac(const CommonFlags& f, const TrainingSpec& ts, const Sear
 void apply_recompute_modules(const ConfigFlags& c, const ModelSpec& model, TrainingSpec& ts);
 // --overlap-a2a with a recomputation Megatron refuses it with: InputError.
 void check_recompute_overlap(const ParallelConfig& pc, const TrainingSpec& ts);
-// --zero and --grad-reduce-bytes on a dense layout with DP 1 and CP 1 (nothing
-// to shard or reduce) are InputErrors.
+// --zero, --grad-reduce-bytes and --no-overlap-grad-reduce on a layout that
+// reduces no gradient over more than one rank (DP 1 and CP 1, and for a MoE
+// model expert DP 1: nothing to shard or reduce) are InputErrors.
 void check_data_parallel_flags(const CommonFlags& f, const ConfigFlags& c, const ModelSpec& model,
                                const ParallelConfig& pc);
 // --zero3-recompute-regather with a pinned ZeRO stage other than 3 or a

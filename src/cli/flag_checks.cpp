@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "planner/model/evaluate.h"
+#include "planner/model/moe_cost.h"
 #include "planner/model/recompute_modules.h"
 #include "planner/model/selective_policy.h"
 #include "planner/spec/input_error.h"
@@ -117,14 +118,27 @@ void check_recompute_overlap(const ParallelConfig& pc, const TrainingSpec& ts) {
 void check_data_parallel_flags(const CommonFlags& f, const ConfigFlags& c, const ModelSpec& model,
                                const ParallelConfig& pc) {
   // A dense model's states shard and its gradients reduce over DP x CP only;
-  // a MoE model's experts also over EDP, which TP can make larger than one.
-  if (pc.dp * pc.cp > 1 || model.is_moe()) return;
+  // a MoE model's routed experts over EDP (moe_cost.h reduces_gradients),
+  // which TP can make larger than one.
+  if (reduces_gradients(model, pc)) return;
+  // An expert grid that does not fold (EP x ETP not dividing TP x CP x DP)
+  // is no layout; evaluate() says so, naming the reason.
+  if (model.is_moe() && pc.tp % (pc.ep * pc.etp) != 0) return;
+  const std::string groups = model.is_moe()
+                                 ? fmt::format("DP 1, CP 1 and expert DP 1 (TP x CP x DP = EP x ETP = {})", pc.tp)
+                                 : std::string("DP 1 and CP 1");
   if (c.zero && pc.zero_stage > 0)
-    throw InputError("--zero", fmt::format("shards over DP x CP, but the layout has DP 1 and CP 1: nothing to shard "
-                                           "(leave --zero out or give --dp)"));
+    throw InputError("--zero", fmt::format("shards over DP x CP{}, but the layout has {}: nothing to shard (leave "
+                                           "--zero out or give --dp{})",
+                                           model.is_moe() ? " (the experts over expert DP)" : "", groups,
+                                           model.is_moe() ? ", or EP x ETP below TP" : ""));
   if (f.grad_reduce_bytes)
-    throw InputError("--grad-reduce-bytes",
-                     "sets the gradient reduction's dtype, but the layout has DP 1 and CP 1: nothing is reduced");
+    throw InputError(
+        "--grad-reduce-bytes",
+        fmt::format("sets the gradient reduction's dtype, but the layout has {}: nothing is reduced", groups));
+  if (f.no_overlap_grad_reduce)
+    throw InputError("--no-overlap-grad-reduce",
+                     fmt::format("times the gradient reduction, but the layout has {}: nothing is reduced", groups));
 }
 
 void check_zero3_regather(const TrainingSpec& ts, const SearchPins& pins) {

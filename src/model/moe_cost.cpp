@@ -40,10 +40,18 @@ ModelSpec dense_layer_model(const ModelSpec& model) {
 
 }  // namespace
 
+std::int64_t expert_dp_size(const ParallelConfig& pc) {
+  const std::int64_t fold = pc.tp * pc.cp * pc.dp;
+  return std::max<std::int64_t>(1, fold / std::max<std::int64_t>(1, pc.ep * pc.etp));
+}
+
+bool reduces_gradients(const ModelSpec& model, const ParallelConfig& pc) {
+  return pc.dp * pc.cp > 1 || (model.is_moe() && expert_dp_size(pc) > 1);
+}
+
 ExpertGroups expert_groups(const HardwareProfile& hw, const ParallelConfig& pc) {
   ExpertGroups g;
-  const std::int64_t fold = pc.tp * pc.cp * pc.dp;
-  g.edp = std::max<std::int64_t>(1, fold / std::max<std::int64_t>(1, pc.ep * pc.etp));
+  g.edp = expert_dp_size(pc);
   g.etp = placement(hw, pc.etp, 1);
   g.ep = placement(hw, pc.ep, pc.etp);
   g.edp_group = placement(hw, g.edp, pc.etp * pc.ep);

@@ -28,6 +28,15 @@ struct ExpertGroups {
   GroupPlacement edp_group;  // expert gradients reduce here, not over DP x CP
 };
 [[nodiscard]] ExpertGroups expert_groups(const HardwareProfile& hw, const ParallelConfig& pc);
+// ExpertGroups::edp without the placement: TP*CP*DP / (EP*ETP), at least 1.
+[[nodiscard]] std::int64_t expert_dp_size(const ParallelConfig& pc);
+
+// Whether the step reduces any gradient over more than one rank: the dense
+// weights' over DP x CP, a MoE model's routed experts' over EDP (Megatron-Core
+// DDP keeps them in buffers of their own, reduced over the expert data-
+// parallel group), which TP can make larger than one where DP x CP is one
+// (TP 8, EP 1, ETP 1: EDP 8).
+[[nodiscard]] bool reduces_gradients(const ModelSpec& model, const ParallelConfig& pc);
 
 // Dense and MoE layers of the model (ParamCounts' when it counts them; else
 // from MoeSpec: after first_dense_layers, one MoE layer in layer_freq).
