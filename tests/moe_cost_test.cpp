@@ -308,6 +308,53 @@ TEST_CASE("the simulated step of MoE layouts agrees with the closed form", "[moe
   }
 }
 
+TEST_CASE("with DP x CP 1 and EP below TP the experts' gradients are reduced and gathered over EDP",
+          "[moe][simulate]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = mixtral();
+  TrainingSpec ts = training_run(32, 128, 4096);
+  // TP 8, PP 4, DP 1: EP 1 leaves every expert on all 8 TP ranks (EDP 8);
+  // EP 8 gives each rank its own expert (EDP 1): nothing to reduce.
+  ParallelConfig edp8 = layout(8, 4, 1, 1), edp1 = layout(8, 4, 1, 8);
+  for (ParallelConfig* pc : {&edp8, &edp1}) {
+    pc->zero_stage = 1;
+    pc->recompute = Recompute::full;
+  }
+  const Evaluation a = evaluate(m, hw, edp8, ts), b = evaluate(m, hw, edp1, ts);
+  REQUIRE((a.reasons & ~(1u << unsigned(Reason::out_of_memory))) == 0);
+  REQUIRE((b.reasons & ~(1u << unsigned(Reason::out_of_memory))) == 0);
+  REQUIRE(a.plan.expert_dp_group.size == 8);
+  CHECK(a.plan.weight_group.size == 1);
+  CHECK(a.plan.grads_reduced);
+  CHECK(a.plan.params_gathered);
+  CHECK(!b.plan.grads_reduced);
+  CHECK(b.time.dp_comm_total_s == 0);
+  // ZeRO-1 over EDP: the tail stage's expert gradients reduce-scattered, its
+  // updated expert weights all-gathered; the rest, on a group of
+  // one, costs nothing.
+  const std::int64_t r = a.time.dp_tail_stage;
+  const double expert_local = a.plan.stage_expert_params(r) / double(a.plan.expert_shards);
+  CHECK(expert_local == Approx(8.0 * 8 * 3 * 4096 * 14336).epsilon(1e-12));  // 8 layers a stage, EP 1, ETP 1
+  const double expected =
+      collective_cost(hw, a.plan.expert_dp_group, Collective::reduce_scatter, expert_local * ts.grad_bytes_per_param)
+          .total_s() +
+      collective_cost(hw, a.plan.expert_dp_group, Collective::all_gather, expert_local * ts.weight_bytes_per_param)
+          .total_s();
+  CHECK(a.time.dp_comm_total_s == Approx(expected).epsilon(1e-12));
+  // --no-overlap-grad-reduce exposes all of it; the simulation agrees either way.
+  TrainingSpec after = ts;
+  after.overlap_grad_reduce = false;
+  const Evaluation c = evaluate(m, hw, edp8, after);
+  CHECK(c.time.dp_comm_s == Approx(c.time.dp_comm_total_s).epsilon(1e-12));
+  CHECK(c.time.dp_comm_s > a.time.dp_comm_s);
+  CHECK(c.time.step_s > a.time.step_s);
+  for (const auto& [ev, spec] : {std::pair{&a, &ts}, {&c, &after}}) {
+    const PipelineProblem pr = pipeline_problem(m, hw, edp8, *spec, *ev, default_sim_schedule(ev->config));
+    const SimComparison cmp = compare_with_closed_form(*ev, pr, simulate(pr));
+    CHECK(std::abs(cmp.relative_difference()) < 0.02);
+  }
+}
+
 TEST_CASE("the search enumerates EP over the expert count's divisors that fold, and ETP 1 or TP", "[moe][search]") {
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);
   const ModelSpec m = mixtral();

@@ -144,7 +144,7 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
                                 const TrainingSpec& ts, const LayerTime& lt, const GroupPlacement& weight_group,
                                 const ParamCounts& counts, const GroupPlacement& replicas) {
   Zero3LayerComm z;
-  if (pc.zero_stage < 2 || weight_group.size <= 1) return z;
+  if (pc.zero_stage < 2) return z;
   // ZeRO-3 / FSDP: all-gather each layer's weights before its forward (and
   // before its backward when they were resharded after the forward),
   // reduce-scatter its gradients after the backward; prefetching the next
@@ -158,8 +158,11 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
   // MoE: the routed experts' shard (over EP x ETP) is gathered and reduced
   // over the EDP group, the rest over DP x CP (moe_cost.h).
   const double expert = routed_params_per_layer(model, counts);
-  const double layer_params = (double(counts.per_layer) - expert) / double(pc.tp);
   const GroupPlacement edp = expert > 0 ? expert_groups(hw, pc).edp_group : GroupPlacement{};
+  // A group of one rank shards nothing: with DP x CP = 1 only a MoE model's
+  // experts, over EDP > 1, are gathered and reduce-scattered.
+  if (weight_group.size <= 1 && edp.size <= 1) return z;
+  const double layer_params = (double(counts.per_layer) - expert) / double(pc.tp);
   const double expert_local = expert / double(pc.ep * pc.etp);
   const double w = ts.weight_bytes_per_param, r = reduce_bytes_per_param(ts);
   CollectiveCost ag{}, rag{};
@@ -198,7 +201,7 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
   z.exposed_fwd_s = std::max(0.0, z.all_gather_s - lt.fwd_s());
   const double bwd_comm = z.bwd_comm_s();
   z.exposed_bwd_s = std::max(0.0, bwd_comm - lt.bwd_s());
-  stage_copies(hw, pc, ts, layer_params + expert_local, z);
+  stage_copies(hw, pc, ts, (weight_group.size > 1 ? layer_params : 0.0) + expert_local, z);
   // What is hidden runs beside the layer's kernels and slows them
   // (contention.h); the backward's hidden part is split between its gathers
   // and its reduce-scatter in proportion to their times.
@@ -236,7 +239,18 @@ PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const 
   plan.head = head;
   plan.weight_group = weight_sharing_group(hw, pc);
   plan.replica_group = replica_group(hw, pc);
-  const bool sharded = plan.weight_group.size > 1;
+  if (model.is_moe()) {
+    plan.expert_params_per_layer = routed_params_per_layer(model, plan.params);
+    plan.expert_shards = pc.ep * pc.etp;
+    plan.expert_dp_group = expert_groups(hw, pc).edp_group;
+    // MTP modules repeat the model's last layer (MoE when it is: Megatron-LM
+    // training.py counts them as MoE layers then).
+    plan.mtp_expert_params = double(model.mtp_layers) * double(plan.params.routed_experts_per_moe_layer);
+  }
+  // Gradients reduce over DP x CP, a MoE model's routed experts' over EDP,
+  // which is more than one where DP x CP is one when EP x ETP < TP
+  // (reduces_gradients): TP 8, EP 1 reduces the experts over 8 ranks.
+  const bool sharded = plan.weight_group.size > 1 || plan.expert_dp_group.size > 1;
   plan.grads_reduced = sharded && pc.zero_stage <= 1;
   plan.zero3_gathers = sharded && pc.zero_stage >= 3;
   plan.per_layer_sharding = sharded && pc.zero_stage >= 2;
@@ -255,30 +269,26 @@ PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const 
   plan.virtual_stages = pc.virtual_stages;
   plan.tied_embeddings = model.tied_embeddings;
   plan.heads_in_split = ts.pipeline_split == PipelineSplit::balanced;
-  if (model.is_moe()) {
-    plan.expert_params_per_layer = routed_params_per_layer(model, plan.params);
-    plan.expert_shards = pc.ep * pc.etp;
-    plan.expert_dp_group = expert_groups(hw, pc).edp_group;
-    // MTP modules repeat the model's last layer (MoE when it is: Megatron-LM
-    // training.py counts them as MoE layers then).
-    plan.mtp_expert_params = double(model.mtp_layers) * double(plan.params.routed_experts_per_moe_layer);
-  }
   if (plan.zero3_gathers) {
     // What one ZeRO-3 gather holds per GPU (Zero3Gather): a layer (its
     // non-expert weights over TP, its routed experts over EP x ETP), or the
     // largest weight tensor; a TPU runs XLA, which gathers tensors.
+    // With DP x CP = 1 the non-expert weights are whole on every rank: only
+    // the experts, sharded over EDP, are gathered.
+    const double dense = plan.weight_group.size > 1 ? 1.0 : 0.0;
     plan.zero3_gather =
         ts.zero3_gather == Zero3Gather::layer && detail::is_torus(hw) ? Zero3Gather::tensor : ts.zero3_gather;
     if (plan.zero3_gather == Zero3Gather::layer) {
-      plan.zero3_gather_unit_params = (double(plan.params.per_layer) - plan.expert_params_per_layer) / double(pc.tp) +
-                                      plan.expert_params_per_layer / double(plan.expert_shards);
+      plan.zero3_gather_unit_params =
+          dense * (double(plan.params.per_layer) - plan.expert_params_per_layer) / double(pc.tp) +
+          plan.expert_params_per_layer / double(plan.expert_shards);
     } else {
       // XLA: all of a rank's experts are one tensor; DeepSpeed: each expert
       // is a module of its own.
       const LargestWeight w = largest_weight_tensor(model);
       const double experts = plan.zero3_gather == Zero3Gather::tensor ? double(w.experts) / double(plan.expert_shards)
                                                                       : double(w.one_expert) / double(pc.etp);
-      plan.zero3_gather_unit_params = std::max(double(w.dense) / double(pc.tp), experts);
+      plan.zero3_gather_unit_params = std::max(dense * double(w.dense) / double(pc.tp), experts);
     }
     plan.zero3_prefetch_params = plan.zero3_gather == Zero3Gather::submodule
                                      ? std::min(plan.zero3_gather_unit_params, kDeepSpeedPrefetchBucketParams)

@@ -100,8 +100,8 @@ struct PricedPlan {
   HeadTime head;
   GroupPlacement weight_group;     // DP x CP (the ranks holding the same weights), or the hybrid shard group
   GroupPlacement replica_group;    // hybrid sharding: the replicas of a shard (size 1 without)
-  bool grads_reduced = false;      // DP x CP > 1, ZeRO 0-1: each stage reduces its gradients after its last backward
-  bool zero3_gathers = false;      // DP x CP > 1, ZeRO-3: each layer's weights gathered, its gradients reduce-scattered
+  bool grads_reduced = false;      // DP x CP or EDP > 1, ZeRO 0-1: each stage reduces its grads after its last backward
+  bool zero3_gathers = false;      // DP x CP or EDP > 1, ZeRO-3: each layer's weights gathered, grads reduce-scattered
   // ZeRO-3 with gathers (Zero3Gather): the parameters one gather unit holds
   // per GPU after TP / EP x ETP sharding (a layer, or the largest weight
   // tensor), and those prefetched beside it; memory_model.cpp counts both
@@ -109,8 +109,8 @@ struct PricedPlan {
   Zero3Gather zero3_gather = Zero3Gather::layer;
   double zero3_gather_unit_params = 0;
   double zero3_prefetch_params = 0;
-  bool per_layer_sharding = false;  // DP x CP > 1, ZeRO 2-3: the per-layer, per-micro-batch traffic of `zero3`
-  bool params_gathered = false;     // DP x CP > 1, ZeRO 1-2: updated weight shards all-gathered once per step
+  bool per_layer_sharding = false;  // DP x CP or EDP > 1, ZeRO 2-3: the per-layer, per-micro-batch traffic of `zero3`
+  bool params_gathered = false;     // DP x CP or EDP > 1, ZeRO 1-2: updated weight shards all-gathered once per step
   Zero3LayerComm zero3;            // per layer and micro-batch; zero unless per_layer_sharding
   double layer_step_s = 0;         // layer.total_s() + zero3 exposed + staging + contention
   double layer_unit_s = 0;         // layer_step_s, at least kTinyTime_s: what a layer-equivalent is worth
