@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "planner/model/moe_cost.h"
 #include "planner/model/priced_plan.h"
 #include "planner/spec/input_error.h"
 
@@ -188,12 +189,14 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
             const TrainingSpec& ts, RuleContext ctx) {
   const bool keep = pc.zero_stage == 3 && !pc.reshard_after_forward;
   switch (k) {
+    // A stage that shards nothing runs as none; a MoE model's experts shard
+    // over EDP, which can exceed one where DP x CP is one (reduces_gradients).
     case RuleKind::no_zero1:
-      return pc.zero_stage == 1 && pc.dp * pc.cp > 1;
+      return pc.zero_stage == 1 && reduces_gradients(model, pc);
     case RuleKind::no_zero2:
-      return pc.zero_stage == 2 && pc.dp * pc.cp > 1;
+      return pc.zero_stage == 2 && reduces_gradients(model, pc);
     case RuleKind::no_zero3:
-      return pc.zero_stage == 3 && pc.dp * pc.cp > 1;
+      return pc.zero_stage == 3 && reduces_gradients(model, pc);
     case RuleKind::no_zero3_keep: return keep;
     case RuleKind::no_zero3_keep_with_pp: return keep && pc.pp > 1;
     case RuleKind::no_zero23_with_pp: return pc.zero_stage >= 2 && pc.pp > 1;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/model/labels.h"
+#include "planner/model/moe_cost.h"
 #include "planner/model/recompute_modules.h"
 #include "planner/spec/input_error.h"
 
@@ -184,7 +185,10 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
       }
     }
   }
-  if (pc.dp > 1 || pc.cp > 1) {
+  // The DDP and distributed-optimizer flags wherever a gradient is reduced:
+  // over DP x CP, or a MoE model's experts over EDP (reduces_gradients), which
+  // Megatron-Core's distributed optimizer shards them over.
+  if (reduces_gradients(model, pc)) {
     if (pc.zero_stage == 1) {
       flag("--use-distributed-optimizer", "ddp.use_distributed_optimizer");
       if (bridge) out.push_back("optimizer.use_distributed_optimizer=true");
@@ -211,7 +215,7 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
       if (pc.zero_stage == 1) flag("--overlap-param-gather", "ddp.overlap_param_gather");
     }
   }
-  if (ts.grad_bytes_per_param == 2 && reduce_bytes_per_param(ts) == 2 && (pc.dp > 1 || pc.cp > 1))
+  if (ts.grad_bytes_per_param == 2 && reduce_bytes_per_param(ts) == 2 && reduces_gradients(model, pc))
     arg("--grad-reduce-in-bf16", "ddp.grad_reduce_in_fp32", bridge ? "false" : "");
   if (ts.tp_comm_overlap) flag("--tp-comm-overlap", "model.tp_comm_overlap");
   // Pipeline p2p overlap, as priced (overlaps_p2p). Megatron-LM overlaps it by
@@ -446,8 +450,8 @@ LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProf
     case Framework::megatron:
     case Framework::nemo: {
       // validate_args asserts CUDA_DEVICE_MAX_CONNECTIONS != 1 under Megatron-FSDP.
-      const bool megatron_fsdp = (pc.dp > 1 || pc.cp > 1) && pc.zero_stage >= 2 &&
-                                 !(pc.zero_stage == 3 && !pc.reshard_after_forward);
+      const bool megatron_fsdp =
+          reduces_gradients(model, pc) && pc.zero_stage >= 2 && !(pc.zero_stage == 3 && !pc.reshard_after_forward);
       return {header(info, model, hw, ts, pc, "#") + continued(megatron_lines(model, ts, ev, b, f == Framework::nemo)),
               megatron_fsdp ? "Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or > 1 "
                               "(megatron/training/arguments.py validate_args)"
