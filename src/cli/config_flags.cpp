@@ -1,6 +1,7 @@
 #include "config_flags.h"
 
 #include "commands.h"
+#include "parse_errors.h"
 #include "pin_parse.h"
 
 #include <algorithm>
@@ -43,14 +44,24 @@ void set_command_line(int argc, const char* const* argv) {
 
 const std::string& command_line() { return command_line_storage(); }
 
+std::string batch_tokens_range() {
+  return fmt::format("a positive multiple of the sequence length, at most {} sequences", kMaxGlobalBatchSequences);
+}
+
 void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
   app->add_option("--model,-m", f.model, "model name, alias or path to a model JSON (planner list models)")->required();
   app->add_option("--hardware", f.hardware, "hardware profile name, alias or JSON path (default dgx-h100)");
-  auto* g = app->add_option("--gpus,-n", f.gpus, "number of GPUs");
+  auto* g =
+      integer_range(app->add_option("--gpus,-n", f.gpus, "number of GPUs"), fmt::format("1 to {} GPUs", kMaxGpus));
   if (gpus_required) g->required();
-  app->add_option("--seq-len", f.seq_len, "sequence length (default: the model's)");
-  app->add_option("--global-batch", f.global_batch, "global batch in sequences");
-  app->add_option("--global-batch-tokens", f.global_batch_tokens, "global batch in tokens (default: the model's)");
+  // The bounds training_from checks.
+  integer_range(app->add_option("--seq-len", f.seq_len, "sequence length (default: the model's)"),
+                fmt::format("1 to {}", kMaxSeqLen));
+  integer_range(app->add_option("--global-batch", f.global_batch, "global batch in sequences"),
+                fmt::format("1 to {} sequences", kMaxGlobalBatchSequences));
+  integer_range(
+      app->add_option("--global-batch-tokens", f.global_batch_tokens, "global batch in tokens (default: the model's)"),
+      batch_tokens_range());
   app->add_option("--dtype", f.dtype, "bf16 or fp8")->check(CLI::IsMember(name_list<DType>()));
   app->add_option("--attention", f.attention,
                   "flash (the chip's fastest fused kernel), flash2 (FlashAttention-2: PyTorch SDPA's default before "

@@ -65,6 +65,9 @@ struct ConfigFlags {
 };
 
 void add_common(CLI::App* app, CommonFlags& f, bool gpus_required);
+// What --global-batch-tokens takes, in integer_range's words (parse_errors.h):
+// whole sequences, at most kMaxGlobalBatchSequences of them.
+[[nodiscard]] std::string batch_tokens_range();
 // lists: the flags take lists and ranges (search), else one value each.
 void add_config(CLI::App* app, ConfigFlags& c, bool lists);
 void add_framework_flag(CLI::App* app, LaunchOptions& o, bool required);

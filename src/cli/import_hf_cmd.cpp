@@ -10,11 +10,14 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "config_flags.h"
+#include "parse_errors.h"
 #include "planner/io/atomic_write.h"
 #include "planner/io/hf_import.h"
 #include "planner/io/json_io.h"
 #include "planner/model/model_math.h"
 #include "planner/spec/input_error.h"
+#include "planner/spec/limits.h"
 
 namespace planner::cli {
 
@@ -66,16 +69,20 @@ Runner add_import_hf_command(CLI::App& cmd) {
   cmd.add_option(
       "--name", f->options.name,
       "the model's name (default: from _name_or_path, else the file's name, or its folder's for config.json)");
-  cmd.add_option_function<std::int64_t>(
-      "--seq-len",
-      [f](std::int64_t v) {
-        f->options.seq_len = v;
-        f->seq_len_given = true;
-      },
-      "default sequence length (default: rope_scaling.original_max_position_embeddings, else "
-      "max_position_embeddings, at most 8192)");
-  cmd.add_option("--global-batch-tokens", f->options.global_batch_tokens,
-                 "default global batch in tokens (default 4194304)");
+  // The bounds of the model file's default_seq_len and
+  // default_global_batch_tokens (limits.h), which the import checks.
+  integer_range(cmd.add_option_function<std::int64_t>(
+                    "--seq-len",
+                    [f](std::int64_t v) {
+                      f->options.seq_len = v;
+                      f->seq_len_given = true;
+                    },
+                    "default sequence length (default: rope_scaling.original_max_position_embeddings, else "
+                    "max_position_embeddings, at most 8192)"),
+                fmt::format("1 to {}", kMaxSeqLen));
+  integer_range(cmd.add_option("--global-batch-tokens", f->options.global_batch_tokens,
+                               "default global batch in tokens (default 4194304)"),
+                batch_tokens_range());
   return [f] { return run(*f); };
 }
 

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -126,8 +125,9 @@ std::string joined(const std::vector<std::string>& values) {
 
 // A decimal integer in 64 bits: "" when `v` is one (rewritten without '+'
 // or leading zeros, so that CLI11's strtoll, base 0, reads it as decimal),
-// else what is wrong with it.
-std::string integer_problem(std::string& v) {
+// else what is wrong with it. `range`: the words integer_range gave the
+// option, for a value beyond 64 bits; "" when it has none.
+std::string integer_problem(std::string& v, const std::string& range) {
   std::string digits = v;
   bool negative = false;
   if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) {
@@ -140,10 +140,10 @@ std::string integer_problem(std::string& v) {
   const std::string normal = (negative && digits != "0" ? "-" : "") + digits;
   std::int64_t x = 0;
   const auto [end, ec] = std::from_chars(normal.data(), normal.data() + normal.size(), x);
-  if (ec == std::errc::result_out_of_range || end != normal.data() + normal.size())
-    return negative
-               ? fmt::format("expected an integer of at least {}, got {}", std::numeric_limits<std::int64_t>::min(), v)
-               : fmt::format("expected an integer of at most {}, got {}", std::numeric_limits<std::int64_t>::max(), v);
+  if (ec == std::errc::result_out_of_range || end != normal.data() + normal.size()) {
+    if (!range.empty()) return fmt::format("expected {}, got {}", range, v);
+    return fmt::format("expected a {} integer, got {}", negative ? "larger" : "smaller", v);
+  }
   v = normal;
   return "";
 }
@@ -158,14 +158,15 @@ std::string number_problem(const std::string& v) {
 }
 
 // What is wrong with the value `v` of an option of type `type` ("" when
-// nothing); an integer is rewritten in plain decimal.
-std::string value_problem(const std::string& type, std::string& v) {
+// nothing); an integer is rewritten in plain decimal. `range`: as
+// integer_problem.
+std::string value_problem(const std::string& type, std::string& v, const std::string& range = "") {
   if (v.empty())
     return type == "FILE"
                ? "expected a file name, got an empty path"
                : fmt::format("expected {}, got ''", type == "TEXT" ? "a non-empty value" : expected_value(type));
   if (type == "INT" || type == "UINT") {
-    if (std::string why = integer_problem(v); !why.empty()) return why;
+    if (std::string why = integer_problem(v, range); !why.empty()) return why;
     if (type == "UINT" && v[0] == '-') return fmt::format("expected a non-negative integer, got {}", v);
   }
   if (type == "FLOAT") return number_problem(v);
@@ -222,11 +223,30 @@ bool is_a(const CLI::ParseError& e) {
   return dynamic_cast<const Kind*>(&e) != nullptr;
 }
 
+// The name of the value check integer_range adds, which add_value_checks
+// then leaves as it is.
+constexpr const char* kRangedValueCheck = "value check with range";
+
+bool has_validator(CLI::Option& o, const std::string& name) {
+  try {
+    return o.get_validator(name) != nullptr;
+  } catch (const CLI::OptionNotFound&) {
+    return false;
+  }
+}
+
 }  // namespace
+
+CLI::Option* integer_range(CLI::Option* o, const std::string& expected) {
+  // transform: before the option's own checks, as add_value_checks'.
+  return o->transform(CLI::Validator(
+      [o, expected](std::string& v) { return value_problem(base_type(*o), v, expected); }, "", kRangedValueCheck));
+}
 
 void add_value_checks(CLI::App& app) {
   for (CLI::Option* o : app.get_options()) {
     if (o->get_expected_min() == 0) continue;  // a flag
+    if (has_validator(*o, kRangedValueCheck)) continue;  // integer_range's
     const std::string type = base_type(*o);
     // transform: before the option's own checks (IsMember), so that an empty
     // value is called empty.

@@ -16,6 +16,13 @@ namespace planner::cli {
 // must be finite. Flags (no value) are left alone.
 void add_value_checks(CLI::App& app);
 
+// The values integer option `o` takes, as the words after "expected" ("1 to
+// 16777216 GPUs"): what a value beyond 64 bits is told ("--gpus: expected 1
+// to 16777216 GPUs, got 99999999999999999999"), as CLI11 cannot read it for
+// the option's own checks, which see every value within 64 bits. Other
+// integer options are told "expected a smaller integer". Returns `o`.
+CLI::Option* integer_range(CLI::Option* o, const std::string& expected);
+
 // The one-line message (without "planner: error: ") for a parse error of
 // `app` on argv: an unknown flag of the subcommand argv names (did you
 // mean), a flag given twice, a value of the wrong type, a required flag or

@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "config_flags.h"
+#include "parse_errors.h"
 #include "planner/framework/launch_flags.h"
 #include "planner/io/catalog.h"
 #include "planner/model/labels.h"
@@ -32,6 +33,8 @@ struct SearchFlags {
   std::int64_t top = 10;  // signed, so that -1 is read as -1 and refused
   std::int64_t simulate_top = 0;
 };
+
+constexpr std::int64_t kMaxTop = 10000;  // --top and --simulate-top
 
 int run(const SearchFlags& f) {
   const ModelSpec model = find_model(f.common.model);
@@ -84,9 +87,9 @@ int run(const SearchFlags& f) {
   check_zero3_regather(spec.training, spec.pins);
   check_html_path(f.common);
   spec.collect_points = f.common.html.has_value();
-  if (f.top < 1 || f.top > 10000) throw InputError("--top", fmt::format("expected 1 to 10000, got {}", f.top));
-  if (f.simulate_top < 0 || f.simulate_top > 10000)
-    throw InputError("--simulate-top", fmt::format("expected 0 to 10000, got {}", f.simulate_top));
+  if (f.top < 1 || f.top > kMaxTop) throw InputError("--top", fmt::format("expected 1 to {}, got {}", kMaxTop, f.top));
+  if (f.simulate_top < 0 || f.simulate_top > kMaxTop)
+    throw InputError("--simulate-top", fmt::format("expected 0 to {}, got {}", kMaxTop, f.simulate_top));
   ProgressLine progress(std::cerr, ProgressLine::stderr_is_terminal(), "searched");
   spec.progress = [&progress](const SearchProgress& p) {
     progress.update(p.considered, p.total);
@@ -130,9 +133,11 @@ Runner add_search_command(CLI::App& cmd) {
   auto f = std::make_shared<SearchFlags>();
   add_common(&cmd, f->common, true);
   add_config(&cmd, f->config, true);
-  cmd.add_option("--top,-k", f->top, "how many results to print (default 10)");
-  cmd.add_option("--simulate-top", f->simulate_top,
-                 "re-rank the first K results by simulated step time (planner simulate) and show both");
+  integer_range(cmd.add_option("--top,-k", f->top, "how many results to print (default 10)"),
+                fmt::format("1 to {}", kMaxTop));
+  integer_range(cmd.add_option("--simulate-top", f->simulate_top,
+                               "re-rank the first K results by simulated step time (planner simulate) and show both"),
+                fmt::format("0 to {}", kMaxTop));
   add_framework_flag(&cmd, f->launch, false);
   add_budget_flags(&cmd, f->launch);
   cmd.add_option("--export", f->export_to,
