@@ -6,30 +6,21 @@
 # Usage: tests/cli_outputs.sh PLANNER_BIN (from any directory)
 set -uo pipefail
 planner=$(realpath "$1")
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-export PLANNER_DATA_DIR="$root"
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-cd "$dir" || exit 2
-failed=0
-fail() {
-  echo "cli_outputs: FAIL: $*" >&2
-  failed=1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_env.sh" cli_outputs
 
 # `expect_error FLAG ARGS...`: planner ARGS fails with one line on stderr
 # naming FLAG, and writes nothing in the directory.
 expect_error() {
   local flag=$1
   shift
-  rm -rf "$dir/w" && mkdir "$dir/w"
+  rm -rf "$tmp/w" && mkdir "$tmp/w"
   local code=0
-  (cd "$dir/w" && "$planner" "$@" >"$dir/out.txt" 2>"$dir/err.txt") || code=$?
+  (cd "$tmp/w" && "$planner" "$@" >"$tmp/out.txt" 2>"$tmp/err.txt") || code=$?
   local what="planner $*"
   [[ $code -ne 0 ]] || fail "$what: exit 0"
-  [[ $(wc -l <"$dir/err.txt") -eq 1 ]] || fail "$what: expected a one-line error, got: $(cat "$dir/err.txt")"
-  grep -q -- "^planner: error: $flag" "$dir/err.txt" || fail "$what: the error does not start with $flag: $(cat "$dir/err.txt")"
-  [[ -z $(ls -A "$dir/w") ]] || fail "$what: left $(ls -A "$dir/w")"
+  [[ $(wc -l <"$tmp/err.txt") -eq 1 ]] || fail "$what: expected a one-line error, got: $(cat "$tmp/err.txt")"
+  grep -q -- "^planner: error: $flag" "$tmp/err.txt" || fail "$what: the error does not start with $flag: $(cat "$tmp/err.txt")"
+  [[ -z $(ls -A "$tmp/w") ]] || fail "$what: left $(ls -A "$tmp/w")"
 }
 
 sim=(simulate --model llama8b --gpus 32 --tp 2 --pp 4 --dp 4 --global-batch 32)
@@ -58,31 +49,31 @@ expect_error "--output: expected a non-empty value, got ''" calibrate fit --meas
 # A command that fails leaves no page, and one already there unchanged.
 expect_error "no layout of 8 GPUs fits" search --model llama405b --gpus 8 --top 2 --html ns.html
 expect_error "the layout does not fit" evaluate --model llama405b --gpus 8 --html e.html
-echo "an older page" >"$dir/old.html"
-"$planner" search --model llama405b --gpus 8 --html "$dir/old.html" >/dev/null 2>&1 && fail "search of what does not fit: exit 0"
-[[ $(cat "$dir/old.html") == "an older page" ]] || fail "a failing search rewrote old.html"
-"$planner" evaluate --model llama405b --gpus 8 --html "$dir/old.html" >/dev/null 2>&1 && fail "evaluate of what does not fit: exit 0"
-[[ $(cat "$dir/old.html") == "an older page" ]] || fail "a failing evaluate rewrote old.html"
+echo "an older page" >"$tmp/old.html"
+"$planner" search --model llama405b --gpus 8 --html "$tmp/old.html" >/dev/null 2>&1 && fail "search of what does not fit: exit 0"
+[[ $(cat "$tmp/old.html") == "an older page" ]] || fail "a failing search rewrote old.html"
+"$planner" evaluate --model llama405b --gpus 8 --html "$tmp/old.html" >/dev/null 2>&1 && fail "evaluate of what does not fit: exit 0"
+[[ $(cat "$tmp/old.html") == "an older page" ]] || fail "a failing evaluate rewrote old.html"
 # ... and a command that succeeds writes it.
-"$planner" evaluate --model llama8b --gpus 64 --tp 2 --zero 1 --html "$dir/ok.html" >/dev/null 2>&1 ||
+"$planner" evaluate --model llama8b --gpus 64 --tp 2 --zero 1 --html "$tmp/ok.html" >/dev/null 2>&1 ||
   fail "evaluate of a layout that fits failed"
-[[ -s "$dir/ok.html" ]] || fail "evaluate --html of a layout that fits wrote no page"
+[[ -s "$tmp/ok.html" ]] || fail "evaluate --html of a layout that fits wrote no page"
 
 # --ascii with json or csv: refused, stdout empty (it was the document with the timeline after it).
 expect_error "--ascii" "${sim[@]}" --ascii --format json
-[[ ! -s "$dir/out.txt" ]] || fail "simulate --ascii --format json printed: $(head -c 200 "$dir/out.txt")"
-"${planner}" "${sim[@]}" --format json >"$dir/sim.json" 2>/dev/null || fail "simulate --format json failed"
-python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$dir/sim.json" 2>/dev/null ||
+[[ ! -s "$tmp/out.txt" ]] || fail "simulate --ascii --format json printed: $(head -c 200 "$tmp/out.txt")"
+"${planner}" "${sim[@]}" --format json >"$tmp/sim.json" 2>/dev/null || fail "simulate --format json failed"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/sim.json" 2>/dev/null ||
   fail "simulate --format json is not one JSON document"
 
 # search --simulate-top --format csv: one table (every row as many fields as the header, no blank line).
-"$planner" search --model llama70b --gpus 1024 --pp 4 --top 3 --simulate-top 5 --format csv >"$dir/s.csv" 2>/dev/null ||
+"$planner" search --model llama70b --gpus 1024 --pp 4 --top 3 --simulate-top 5 --format csv >"$tmp/s.csv" 2>/dev/null ||
   fail "search --simulate-top --format csv failed"
-awk -F, 'NR == 1 { n = NF } NF != n || $0 == "" { bad = 1 } END { exit bad }' "$dir/s.csv" ||
-  fail "search --simulate-top --format csv is not one table: $(cat "$dir/s.csv")"
-[[ $(wc -l <"$dir/s.csv") -eq 6 ]] || fail "expected a header and 5 rows (3 of --top, 2 more simulated): $(cat "$dir/s.csv")"
-"$planner" search --model llama70b --gpus 1024 --pp 4 --top 3 --simulate-top 5 --format json >"$dir/s.json" 2>/dev/null &&
-  python3 -c 'import json,sys; j = json.load(open(sys.argv[1])); assert len(j["simulated_ranking"]) == 5' "$dir/s.json" ||
+awk -F, 'NR == 1 { n = NF } NF != n || $0 == "" { bad = 1 } END { exit bad }' "$tmp/s.csv" ||
+  fail "search --simulate-top --format csv is not one table: $(cat "$tmp/s.csv")"
+[[ $(wc -l <"$tmp/s.csv") -eq 6 ]] || fail "expected a header and 5 rows (3 of --top, 2 more simulated): $(cat "$tmp/s.csv")"
+"$planner" search --model llama70b --gpus 1024 --pp 4 --top 3 --simulate-top 5 --format json >"$tmp/s.json" 2>/dev/null &&
+  python3 -c 'import json,sys; j = json.load(open(sys.argv[1])); assert len(j["simulated_ranking"]) == 5' "$tmp/s.json" ||
   fail "search --simulate-top --format json: not one document with 5 simulated rows"
 
 # An integer is decimal: 016 GPUs are 16 (strtoll, base 0, read 14).

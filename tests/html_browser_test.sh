@@ -18,14 +18,7 @@ if [[ -z "$browser" ]]; then
   echo "SKIP: chromium not found (Debian: apt-get install chromium; scripts/setup.sh installs it)"
   exit 77
 fi
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-export PLANNER_DATA_DIR="$root"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 2
-
-failed=0
-fail() { echo "FAIL: $*"; failed=1; }
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_env.sh" html_pages
 
 # name | planner arguments | element ids the page must have
 cases=(
@@ -97,7 +90,7 @@ for c in "${cases[@]}"; do
   grep -q 'id="js-error"' "$name.dom" && fail "$name: script error: $(grep -o 'script error:[^<]*' "$name.dom")"
   if grep -q 'CONSOLE' "$name.log"; then
     fail "$name: console messages:"
-    grep 'CONSOLE' "$name.log"
+    grep 'CONSOLE' "$name.log" >&2
   fi
   for id in $ids; do
     grep -q "id=\"$id\"" "$name.dom" || fail "$name: no element with id \"$id\""

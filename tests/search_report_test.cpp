@@ -20,26 +20,54 @@ using namespace planner;
 using planner::testing::kSourceDir;
 using planner::testing::training_run;
 
-TEST_CASE("the search report renders as the spliced reports did", "[views]") {
-  const ModelSpec m = find_model("llama70b", kSourceDir);
+namespace {
+
+// The search these tests render: llama70b on 1024 H100s (global batch 512)
+// with PP 4.
+struct Llama70bSearch {
+  const ModelSpec model = find_model("llama70b", kSourceDir);
   const HardwareProfile hw = find_hardware("dgx-h100", kSourceDir);
-  SearchSpec spec;
-  spec.training = training_run(1024, 512);
-  spec.pins.pp = 4;
-  const RunContext ctx{m, hw, spec.training};
-  for (auto [top, k] : {std::pair<std::size_t, std::size_t>{5, 5}, {3, 6}, {6, 2}}) {
-    const SearchReport rep = search_and_simulate(m, hw, spec, top, k);
-    REQUIRE(rep.simulated);
-    INFO("top " << top << ", simulate " << k);
-    nlohmann::json spliced = nlohmann::json::parse(render_search(rep.search, ctx, Format::json));
-    spliced["simulated_ranking"] = nlohmann::json::parse(render_simulated_ranking(*rep.simulated, Format::json));
-    CHECK(render_search_report(rep, ctx, Format::json) == spliced.dump(2) + "\n");
-    CHECK(render_search_report(rep, ctx, Format::table) ==
-          render_search(rep.search, ctx, Format::table) + render_simulated_ranking(*rep.simulated, Format::table));
+  const SearchSpec spec = [] {
+    SearchSpec s;
+    s.training = training_run(1024, 512);
+    s.pins.pp = 4;
+    return s;
+  }();
+  const RunContext ctx{model, hw, spec.training};
+
+  Llama70bSearch() = default;
+  Llama70bSearch(const Llama70bSearch&) = delete;  // ctx refers to the members
+  Llama70bSearch& operator=(const Llama70bSearch&) = delete;
+
+  // The search simulated at --top `top` and --simulate-top `k`, as many
+  // simulated as shown, more and fewer: check(report, top, k) for each, the
+  // report holding k simulated rows.
+  template <typename Check>
+  void each_simulated(Check check) const {
+    for (auto [top, k] : {std::pair<std::size_t, std::size_t>{5, 5}, {3, 6}, {6, 2}}) {
+      INFO("top " << top << ", simulate " << k);
+      const SearchReport rep = search_and_simulate(model, hw, spec, top, k);
+      REQUIRE(rep.simulated);
+      REQUIRE(rep.simulated->size() == k);
+      check(rep, top, k);
+    }
   }
-  const SearchReport plain = search_and_simulate(m, hw, spec, 4, 0);
+};
+
+}  // namespace
+
+TEST_CASE("the search report renders as the spliced reports did", "[views]") {
+  const Llama70bSearch s;
+  s.each_simulated([&s](const SearchReport& rep, std::size_t, std::size_t) {
+    nlohmann::json spliced = nlohmann::json::parse(render_search(rep.search, s.ctx, Format::json));
+    spliced["simulated_ranking"] = nlohmann::json::parse(render_simulated_ranking(*rep.simulated, Format::json));
+    CHECK(render_search_report(rep, s.ctx, Format::json) == spliced.dump(2) + "\n");
+    CHECK(render_search_report(rep, s.ctx, Format::table) ==
+          render_search(rep.search, s.ctx, Format::table) + render_simulated_ranking(*rep.simulated, Format::table));
+  });
+  const SearchReport plain = search_and_simulate(s.model, s.hw, s.spec, 4, 0);
   for (Format f : {Format::table, Format::json, Format::csv})
-    CHECK(render_search_report(plain, ctx, f) == render_search(plain.search, ctx, f));
+    CHECK(render_search_report(plain, s.ctx, f) == render_search(plain.search, s.ctx, f));
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -52,19 +80,10 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 TEST_CASE("search --simulate-top as CSV is one table: the search's rows with the simulation's columns", "[views]") {
-  const ModelSpec m = find_model("llama70b", kSourceDir);
-  const HardwareProfile hw = find_hardware("dgx-h100", kSourceDir);
-  SearchSpec spec;
-  spec.training = training_run(1024, 512);
-  spec.pins.pp = 4;
-  const RunContext ctx{m, hw, spec.training};
-  for (auto [top, k] : {std::pair<std::size_t, std::size_t>{5, 5}, {3, 6}, {6, 2}}) {
-    INFO("top " << top << ", simulate " << k);
-    const SearchReport rep = search_and_simulate(m, hw, spec, top, k);
-    REQUIRE(rep.simulated);
-    REQUIRE(rep.simulated->size() == k);
-    const std::vector<std::string> lines = lines_of(render_search_report(rep, ctx, Format::csv));
-    const std::vector<std::string> search = lines_of(render_search(rep.search, ctx, Format::csv));
+  const Llama70bSearch s;
+  s.each_simulated([&s](const SearchReport& rep, std::size_t top, std::size_t k) {
+    const std::vector<std::string> lines = lines_of(render_search_report(rep, s.ctx, Format::csv));
+    const std::vector<std::string> search = lines_of(render_search(rep.search, s.ctx, Format::csv));
     // A header, then a row per search result and per simulated result past --top.
     REQUIRE(lines.size() == 1 + std::max(top, k));
     CHECK(lines[0] == search[0] + ",simulated_rank,simulated_step_s,simulated_bubble_fraction,not_simulated");
@@ -96,7 +115,7 @@ TEST_CASE("search --simulate-top as CSV is one table: the search's rows with the
     std::sort(simulated_ranks.begin(), simulated_ranks.end());
     CHECK(simulated_ranks.size() == k);
     CHECK(std::adjacent_find(simulated_ranks.begin(), simulated_ranks.end()) == simulated_ranks.end());
-  }
+  });
 }
 
 TEST_CASE("the simulated ranking's JSON has one row per simulated result", "[views]") {
