@@ -380,6 +380,26 @@ TEST_CASE("the search enumerates EP over the expert count's divisors that fold, 
   CHECK(search(dense, hw, spec).considered == 1);
 }
 
+TEST_CASE("the search tries every ZeRO stage where DP x CP is 1 but EDP is not", "[moe][search]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = mixtral();
+  SearchSpec spec;
+  spec.training = training_run(32, 128, 4096);
+  spec.pins.tp = 8, spec.pins.cp = 1, spec.pins.pp = 4, spec.pins.micro_batch_size = 1, spec.pins.virtual_stages = 1;
+  spec.pins.recompute = Recompute::full, spec.pins.etp = 1;
+  spec.top_k = 100;
+  // EP 1: EDP 8, so ZeRO 0, 1, 2 and 3 (reshard or not) are 5 configurations
+  // that differ; EP 8: EDP 1, all equal ZeRO 0, priced once.
+  spec.pins.ep = 1;
+  const SearchResult edp8 = search(m, hw, spec);
+  CHECK(edp8.considered == 5);
+  bool zero1 = false;
+  for (const Evaluation& ev : edp8.top) zero1 = zero1 || ev.config.zero_stage == 1;
+  CHECK(zero1);
+  spec.pins.ep = 8;
+  CHECK(search(m, hw, spec).considered == 1);
+}
+
 TEST_CASE("without shared experts a MoE layer runs only the attention's TP collectives", "[moe]") {
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);
   const ModelSpec m = mixtral();

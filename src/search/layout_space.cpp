@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "planner/model/moe_cost.h"
+
 namespace planner::layout_space {
 
 std::vector<std::int64_t> divisors_up_to(std::int64_t n, std::int64_t limit) {
@@ -46,8 +48,9 @@ Axes search_axes(const HardwareProfile& hw, const SearchSpec& spec) {
   return ax;
 }
 
-std::vector<Sharding> distinct_shardings(std::vector<Sharding> shardings, std::int64_t dp, std::int64_t cp) {
-  if (dp * cp == 1) {
+std::vector<Sharding> distinct_shardings(std::vector<Sharding> shardings, std::int64_t dp, std::int64_t cp,
+                                         std::int64_t edp) {
+  if (dp * cp == 1 && edp == 1) {
     // Every stage equals ZeRO 0 here; a hybrid group cannot form, so a list
     // pin's values are left out (and the layout with them, when the pin holds
     // no 0), a single value tried as given.
@@ -134,8 +137,14 @@ Enumeration enumerate_layouts(const ModelSpec& model, const SearchSpec& spec, co
         if (o.vpps.empty() || o.sps.empty() || o.experts.empty()) continue;  // a list pin with no valid value here
         // MoE models: one configuration per layout, its recomputation and
         // all-to-all overlap chosen inside (price_moe_group).
+        std::size_t shardings = 0;  // over the expert layouts, whose EDP differ
+        for (const auto& [ep, etp] : o.experts) {
+          ParallelConfig folded;
+          folded.tp = tp, folded.cp = cp, folded.dp = dp, folded.ep = ep, folded.etp = etp;
+          shardings += distinct_shardings(ax.shardings, dp, cp, model.is_moe() ? expert_dp_size(folded) : 1).size();
+        }
         en.total += std::int64_t(ax.mbss.size() * o.sps.size() * (model.is_moe() ? 1 : ax.recs.size()) * o.vpps.size() *
-                                 distinct_shardings(ax.shardings, dp, cp).size() * o.experts.size());
+                                 shardings);
         en.outers.push_back(std::move(o));
       }
     }

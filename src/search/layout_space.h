@@ -52,15 +52,16 @@ struct Axes {
 
 [[nodiscard]] Axes search_axes(const HardwareProfile& hw, const SearchSpec& spec);
 
-// ZeRO shards over the DP x CP ranks holding the same weights; with one such
-// rank every stage shards nothing (ZeRO-3 gathers from itself) and all equal
-// ZeRO 0 in memory and time, so the lowest stage given stands for all and an
-// identical configuration is priced (and listed) once. Hybrid shard groups
-// (--zero-shard) this (dp, cp) cannot form are left out, unless the pin held
-// one value (Sharding::shard_as_given: rejected with its reason); one
-// spanning all of DP x CP is plain ZeRO.
+// ZeRO shards over the DP x CP ranks holding the same weights, and a MoE
+// model's routed experts over the EDP ranks (`edp`: expert_dp_size, 1 for a
+// dense model); with one rank of each every stage shards nothing (ZeRO-3
+// gathers from itself) and all equal ZeRO 0 in memory and time, so the
+// lowest stage given stands for all and an identical configuration is priced
+// (and listed) once. Hybrid shard groups (--zero-shard) this (dp, cp) cannot
+// form are left out, unless the pin held one value (Sharding::shard_as_given:
+// rejected with its reason); one spanning all of DP x CP is plain ZeRO.
 [[nodiscard]] std::vector<Sharding> distinct_shardings(std::vector<Sharding> shardings, std::int64_t dp,
-                                                       std::int64_t cp);
+                                                       std::int64_t cp, std::int64_t edp);
 
 // One (tp, cp, pp, dp) with tp*cp*pp*dp = N, and the virtual-stage and SP
 // choices it allows.

@@ -9,6 +9,7 @@
 #include "moe_choices.h"
 #include "planner/model/layer_cost.h"
 #include "planner/model/memory_model.h"
+#include "planner/model/moe_cost.h"
 #include "planner/model/priced_plan.h"
 #include "planner/spec/input_error.h"
 #include "planner/spec/limits.h"
@@ -156,7 +157,7 @@ void price_group(const ModelSpec& model, const HardwareProfile& hw, const Traini
                  const std::vector<std::int64_t>& vpps, const std::vector<Sharding>& shardings,
                  const FrameworkFilter& fw, Tally& tally, TopK& top) {
   SearchResult& res = tally.res();
-  const std::vector<Sharding> distinct = distinct_shardings(shardings, base.dp, base.cp);
+  const std::vector<Sharding> distinct = distinct_shardings(shardings, base.dp, base.cp, 1);
   const std::uint32_t shape_reasons = structural_reasons(model, hw, base, ts);
   const std::int64_t variants = std::int64_t(vpps.size() * distinct.size());
   if (shape_reasons) {
@@ -210,7 +211,7 @@ void price_moe_group(const ModelSpec& model, const HardwareProfile& hw, const Tr
                      const std::vector<std::int64_t>& vpps, const std::vector<Sharding>& shardings,
                      const FrameworkFilter& fw, Tally& tally, TopK& top) {
   SearchResult& res = tally.res();
-  const std::vector<Sharding> distinct = distinct_shardings(shardings, base.dp, base.cp);
+  const std::vector<Sharding> distinct = distinct_shardings(shardings, base.dp, base.cp, expert_dp_size(base));
   const std::uint32_t shape_reasons = structural_reasons(model, hw, base, ts);
   const std::int64_t variants = std::int64_t(vpps.size() * distinct.size());
   if (shape_reasons || choices.empty()) {
