@@ -341,6 +341,15 @@ TEST_CASE("with DP x CP 1 and EP below TP the experts' gradients are reduced and
       collective_cost(hw, a.plan.expert_dp_group, Collective::all_gather, expert_local * ts.weight_bytes_per_param)
           .total_s();
   CHECK(a.time.dp_comm_total_s == Approx(expected).epsilon(1e-12));
+  // The experts reduce in the reduce dtype (Megatron-Core grad_reduce_in_fp32
+  // sets every buffer's, the experts' too): --grad-reduce-bytes 4.
+  TrainingSpec fp32_reduce = ts;
+  fp32_reduce.grad_reduce_bytes_per_param = 4;
+  const double expected_fp32 =
+      collective_cost(hw, a.plan.expert_dp_group, Collective::reduce_scatter, expert_local * 4).total_s() +
+      collective_cost(hw, a.plan.expert_dp_group, Collective::all_gather, expert_local * ts.weight_bytes_per_param)
+          .total_s();
+  CHECK(evaluate(m, hw, edp8, fp32_reduce).time.dp_comm_total_s == Approx(expected_fp32).epsilon(1e-12));
   // --no-overlap-grad-reduce exposes all of it; the simulation agrees either way.
   TrainingSpec after = ts;
   after.overlap_grad_reduce = false;

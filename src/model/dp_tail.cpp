@@ -41,7 +41,8 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
   const double layers_r = double(plan.layout.layers_on(r));
   // MoE: the routed experts' gradients reduce over the EDP group, after the
   // rest's over DP x CP (Megatron-Core DDP keeps expert parameters in their
-  // own buckets, reduced over the expert data-parallel group).
+  // own buckets, reduced over the expert data-parallel group, in the same
+  // reduce dtype: grad_reduce_in_fp32 sets every buffer's grad_dtype).
   const double expert_local = plan.stage_expert_params(r) / double(plan.expert_shards);
   const double params_local = (plan.stage_params(r) - plan.stage_expert_params(r)) / double(pc.tp);
   const double bwd_window = ts.overlap_grad_reduce ? layers_r * lt.bwd_s() : 0.0;
@@ -54,7 +55,8 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
     tl.replica_s = replica.total_s();
     tl.reduce_s = reduce.total_s() + tl.replica_s;
     if (expert_local > 0)
-      tl.reduce_s += collective_cost(hw, plan.expert_dp_group, red, expert_local * ts.grad_bytes_per_param).total_s();
+      tl.reduce_s +=
+          collective_cost(hw, plan.expert_dp_group, red, expert_local * reduce_bytes_per_param(ts)).total_s();
     tl.reduce_cost = reduce;
     const double embedding_local = r == 0 ? double(plan.params.embedding) / double(pc.tp) : 0.0;
     const double bucket = last_grad_bucket_params(params_local, embedding_local, wg.size) * reduce_bytes_per_param(ts);

@@ -165,12 +165,12 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
         if (last > 0) dense.push_back(reduce_s(last));
         // MoE: the routed experts' buffer, in buckets of the same size
         // (Megatron-Core DDP sizes every buffer's buckets alike), reduced over
-        // EDP as the closed form's tail prices it (ts.grad_bytes_per_param).
+        // EDP as the closed form's tail prices it (reduce_bytes_per_param).
         std::vector<double> experts;
         const double expert_bucket = std::max(bucket, expert / 4096.0);
         for (double e = expert; e > 0; e -= expert_bucket)
           experts.push_back(
-              collective_cost(hw, plan.expert_dp_group, red, std::min(e, expert_bucket) * ts.grad_bytes_per_param)
+              collective_cost(hw, plan.expert_dp_group, red, std::min(e, expert_bucket) * reduce_bytes_per_param(ts))
                   .total_s());
         // Each list comes out of the backward uniformly; merged by readiness,
         // an expert bucket first on a tie (the input embedding stays last).
