@@ -44,7 +44,9 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
   // own buckets, reduced over the expert data-parallel group).
   const double expert_local = plan.stage_expert_params(r) / double(plan.expert_shards);
   const double params_local = (plan.stage_params(r) - plan.stage_expert_params(r)) / double(pc.tp);
-  const double bwd_window = ts.overlap_grad_reduce ? layers_r * lt.bwd_s() : 0.0;
+  // The last backward, a cool-down pass: with --overlap-a2a its all-to-alls
+  // are exposed whole (LayerTime::ep_unpaired_bwd_s), as the first forward's.
+  const double bwd_window = ts.overlap_grad_reduce ? layers_r * (lt.bwd_s() + lt.ep_unpaired_bwd_s()) : 0.0;
   if (plan.grads_reduced) {
     const double grad_bytes = params_local * reduce_bytes_per_param(ts);  // on the wire
     const Collective red = curves.red;
@@ -79,7 +81,7 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
           collective_cost(hw, plan.expert_dp_group, Collective::all_gather, expert_local * ts.weight_bytes_per_param)
               .total_s();
     tl.gather_cost = gather;
-    const double fwd_window = ts.overlap_grad_reduce ? layers_r * lt.fwd_s() : 0.0;
+    const double fwd_window = ts.overlap_grad_reduce ? layers_r * (lt.fwd_s() + lt.ep_unpaired_fwd_s()) : 0.0;
     const double gather_exposed = std::max(tl.gather_s - fwd_window, 0.0);
     tl.dp_exposed_s += gather_exposed;
     tl.contention_s += contention_s(hw, wg, Collective::all_gather, gather, tl.gather_s - gather_exposed, lt.fwd_s(),
@@ -97,7 +99,8 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
 // stage's tail exactly.
 double stage_lead_s(const PricedPlan& plan, std::int64_t r) {
   if (r == 0) return 0.0;
-  return (double(plan.layout.layers_before(r)) * plan.layer.bwd_s() + plan.head.embedding_bwd_s) /
+  return (double(plan.layout.layers_before(r)) * (plan.layer.bwd_s() + plan.layer.ep_unpaired_bwd_s()) +
+          plan.head.embedding_bwd_s) /
          double(plan.virtual_stages);
 }
 
