@@ -936,6 +936,43 @@ TEST_CASE("NCCL INFO lines and MPI chatter inside the device list do not cut it"
   CHECK(import_error(text, o) == "x.log:28: --ranks-per-node 4 disagrees with the log's device list (8 per node)");
 }
 
+TEST_CASE("NCCL INFO and WARN lines inside a table's header lines leave the table as it is", "[nccl_tests]") {
+  // NCCL prints while nccl-tests prints its header (lines 24-26: out-of-place,
+  // the column names, the units): a line between the column names and the
+  // units line does not end the header, so the units line opens no second,
+  // units-only table (nor is the first skipped as a table without rows).
+  // `cut_row`: the 1 MiB row (line 44) loses its last column.
+  auto with_info = [](bool cut_row) {
+    return xe9680_edited([cut_row](const std::string& l, int n) {
+      if (n == 24) return l + "\nbm-h100-01:29262:29262 [0] NCCL INFO comm 0x55 rank 0 nranks 16 - Init COMPLETE";
+      if (n == 25)
+        return l + "\nbm-h100-01:29262:29262 [0] NCCL INFO comm 0x55 rank 0 nranks 16 - Init COMPLETE" +
+               "\nbm-h100-02:26634:26634 [1] NCCL WARN NET/IB : no device found";
+      if (cut_row && n == 44) return l.substr(0, l.size() - 1);
+      return l;
+    });
+  };
+  NcclTestsImportOptions o;
+  o.collective = Collective::all_reduce;
+  NcclTestsImport plain, imp;
+  import_nccl_tests_text(read_input_file(kXe9680), "x.log", o, plain);
+  import_nccl_tests_text(with_info(false), "x.log", o, imp);
+  CHECK(imp.notes == plain.notes);
+  CHECK(imp.warnings == plain.warnings);
+  const MeasuredSeries& s = only_series(imp);
+  const MeasuredSeries& p = only_series(plain);
+  CHECK(s.group_size == 16);
+  REQUIRE(s.points.size() == p.points.size());
+  for (std::size_t i = 0; i < s.points.size(); ++i) {
+    CHECK(s.points[i].bytes == p.points[i].bytes);
+    CHECK(s.points[i].time_s == p.points[i].time_s);
+  }
+  // The table's header is still the column names' line (25 + 1 inserted above it).
+  CHECK(import_error(with_info(true), o) ==
+        "x.log:47: expected 13 columns as in the header on line 26 (size count type redop root time algbw busbw "
+        "#wrong time algbw busbw #wrong), got 12");
+}
+
 TEST_CASE("every row's time must give the algbw printed beside it, within their printed digits", "[nccl_tests]") {
   // 1 MiB in 71.93 us is 14.58 GB/s, as printed: the time's digits (+-0.005 us) give 14.5767 to 14.5787 GB/s.
   CHECK(import_error(xe9680_row_edited("1048576", 5, "719.30")) ==
