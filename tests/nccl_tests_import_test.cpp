@@ -890,25 +890,36 @@ TEST_CASE("a send/recv table prints busbw = algbw: --collective send_recv over a
             .collective == Collective::send_recv);
 }
 
-TEST_CASE("what a cut-short device list shows of a node bounds --ranks-per-node from below", "[nccl_tests]") {
+namespace {
+
+// The log without its lines first..last (of the device list, lines 6-21: a list cut short).
+std::string xe9680_without_lines(int first, int last) {
+  return xe9680_edited([=](const std::string& l, int n) { return n >= first && n <= last ? "" : l; });
+}
+
+// Imported as all_reduce with --ranks-per-node k (and no --ranks).
+NcclTestsImportOptions all_reduce_per_node(std::int64_t k) {
   NcclTestsImportOptions o;
   o.collective = Collective::all_reduce;
+  o.ranks_per_node = k;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("what a cut-short device list shows of a node bounds --ranks-per-node from below", "[nccl_tests]") {
   SECTION("ranks 0-11 shown, 8 of them on one host") {
-    const std::string first12 = xe9680_edited([](const std::string& l, int n) { return n >= 18 && n <= 21 ? "" : l; });
-    o.ranks_per_node = 2;
-    CHECK(import_error(first12, o) ==
+    const std::string first12 = xe9680_without_lines(18, 21);
+    CHECK(import_error(first12, all_reduce_per_node(2)) ==
           "x.log:21: --ranks-per-node 2 is fewer than the device list shows on one node (host bm-h100-01 lists 8 "
           "ranks)");
-    o.ranks_per_node = 8;
     NcclTestsImport imp;
-    import_nccl_tests_text(first12, "x.log", o, imp);
+    import_nccl_tests_text(first12, "x.log", all_reduce_per_node(8), imp);
     CHECK(only_series(imp).group_size == 16);
     CHECK(only_series(imp).nodes == 2);
   }
   SECTION("only rank 15 shown, on device 7") {
-    const std::string last = xe9680_edited([](const std::string& l, int n) { return n >= 6 && n <= 20 ? "" : l; });
-    o.ranks_per_node = 4;
-    CHECK(import_error(last, o) ==
+    CHECK(import_error(xe9680_without_lines(6, 20), all_reduce_per_node(4)) ==
           "x.log:10: --ranks-per-node 4 is fewer than the device list shows on one node (rank 15 on bm-h100-02 is "
           "device 7: at least 8 ranks a node)");
   }
