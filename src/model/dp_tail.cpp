@@ -60,7 +60,15 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
     tl.reduce_cost = reduce;
     const double embedding_local = r == 0 ? double(plan.params.embedding) / double(pc.tp) : 0.0;
     const double bucket = last_grad_bucket_params(params_local, embedding_local, wg.size) * reduce_bytes_per_param(ts);
-    const double t_bucket = curves.reduce.at(bucket).total_s() + replica_all_reduce(hw, plan, bucket).total_s();
+    double t_bucket = curves.reduce.at(bucket).total_s() + replica_all_reduce(hw, plan, bucket).total_s();
+    // MoE: the routed experts' buffer has buckets of the same size (Megatron-Core
+    // DDP sizes every buffer's buckets alike), its last also ready only as the
+    // backward ends; reduced over EDP after the dense one, as the simulator's
+    // single DP stream orders them (sharing the NICs either way).
+    if (expert_local > 0)
+      t_bucket += collective_cost(hw, plan.expert_dp_group, red,
+                                  std::min(expert_local, grad_bucket_params(wg.size)) * ts.grad_bytes_per_param)
+                      .total_s();
     tl.dp_exposed_s = ts.overlap_grad_reduce ? std::max(tl.reduce_s - bwd_window, t_bucket) : tl.reduce_s;
     // The hidden part, split between the shard's reduction and the replicas'
     // all-reduce in proportion to their times.
