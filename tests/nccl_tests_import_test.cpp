@@ -890,25 +890,36 @@ TEST_CASE("a send/recv table prints busbw = algbw: --collective send_recv over a
             .collective == Collective::send_recv);
 }
 
-TEST_CASE("what a cut-short device list shows of a node bounds --ranks-per-node from below", "[nccl_tests]") {
+namespace {
+
+// The log without its lines first..last (of the device list, lines 6-21: a list cut short).
+std::string xe9680_without_lines(int first, int last) {
+  return xe9680_edited([=](const std::string& l, int n) { return n >= first && n <= last ? "" : l; });
+}
+
+// Imported as all_reduce with --ranks-per-node k (and no --ranks).
+NcclTestsImportOptions all_reduce_per_node(std::int64_t k) {
   NcclTestsImportOptions o;
   o.collective = Collective::all_reduce;
+  o.ranks_per_node = k;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("what a cut-short device list shows of a node bounds --ranks-per-node from below", "[nccl_tests]") {
   SECTION("ranks 0-11 shown, 8 of them on one host") {
-    const std::string first12 = xe9680_edited([](const std::string& l, int n) { return n >= 18 && n <= 21 ? "" : l; });
-    o.ranks_per_node = 2;
-    CHECK(import_error(first12, o) ==
+    const std::string first12 = xe9680_without_lines(18, 21);
+    CHECK(import_error(first12, all_reduce_per_node(2)) ==
           "x.log:21: --ranks-per-node 2 is fewer than the device list shows on one node (host bm-h100-01 lists 8 "
           "ranks)");
-    o.ranks_per_node = 8;
     NcclTestsImport imp;
-    import_nccl_tests_text(first12, "x.log", o, imp);
+    import_nccl_tests_text(first12, "x.log", all_reduce_per_node(8), imp);
     CHECK(only_series(imp).group_size == 16);
     CHECK(only_series(imp).nodes == 2);
   }
   SECTION("only rank 15 shown, on device 7") {
-    const std::string last = xe9680_edited([](const std::string& l, int n) { return n >= 6 && n <= 20 ? "" : l; });
-    o.ranks_per_node = 4;
-    CHECK(import_error(last, o) ==
+    CHECK(import_error(xe9680_without_lines(6, 20), all_reduce_per_node(4)) ==
           "x.log:10: --ranks-per-node 4 is fewer than the device list shows on one node (rank 15 on bm-h100-02 is "
           "device 7: at least 8 ranks a node)");
   }
@@ -934,6 +945,43 @@ TEST_CASE("NCCL INFO lines and MPI chatter inside the device list do not cut it"
   // The complete list's checks run on it.
   o.ranks_per_node = 4;
   CHECK(import_error(text, o) == "x.log:28: --ranks-per-node 4 disagrees with the log's device list (8 per node)");
+}
+
+TEST_CASE("NCCL INFO and WARN lines inside a table's header lines leave the table as it is", "[nccl_tests]") {
+  // NCCL prints while nccl-tests prints its header (lines 24-26: out-of-place,
+  // the column names, the units): a line between the column names and the
+  // units line does not end the header, so the units line opens no second,
+  // units-only table (nor is the first skipped as a table without rows).
+  // `cut_row`: the 1 MiB row (line 44) loses its last column.
+  auto with_info = [](bool cut_row) {
+    return xe9680_edited([cut_row](const std::string& l, int n) {
+      if (n == 24) return l + "\nbm-h100-01:29262:29262 [0] NCCL INFO comm 0x55 rank 0 nranks 16 - Init COMPLETE";
+      if (n == 25)
+        return l + "\nbm-h100-01:29262:29262 [0] NCCL INFO comm 0x55 rank 0 nranks 16 - Init COMPLETE" +
+               "\nbm-h100-02:26634:26634 [1] NCCL WARN NET/IB : no device found";
+      if (cut_row && n == 44) return l.substr(0, l.size() - 1);
+      return l;
+    });
+  };
+  NcclTestsImportOptions o;
+  o.collective = Collective::all_reduce;
+  NcclTestsImport plain, imp;
+  import_nccl_tests_text(read_input_file(kXe9680), "x.log", o, plain);
+  import_nccl_tests_text(with_info(false), "x.log", o, imp);
+  CHECK(imp.notes == plain.notes);
+  CHECK(imp.warnings == plain.warnings);
+  const MeasuredSeries& s = only_series(imp);
+  const MeasuredSeries& p = only_series(plain);
+  CHECK(s.group_size == 16);
+  REQUIRE(s.points.size() == p.points.size());
+  for (std::size_t i = 0; i < s.points.size(); ++i) {
+    CHECK(s.points[i].bytes == p.points[i].bytes);
+    CHECK(s.points[i].time_s == p.points[i].time_s);
+  }
+  // The table's header is still the column names' line (25 + 1 inserted above it).
+  CHECK(import_error(with_info(true), o) ==
+        "x.log:47: expected 13 columns as in the header on line 26 (size count type redop root time algbw busbw "
+        "#wrong time algbw busbw #wrong), got 12");
 }
 
 TEST_CASE("every row's time must give the algbw printed beside it, within their printed digits", "[nccl_tests]") {

@@ -15,6 +15,7 @@
 #include "planner/model/evaluate.h"
 #include "planner/model/labels.h"
 #include "planner/model/moe_cost.h"
+#include "planner/model/pipeline.h"
 #include "planner/model/recompute_modules.h"
 #include "planner/model/straggler.h"
 #include "planner/search/search.h"
@@ -215,7 +216,11 @@ TEST_CASE("the search picks modules and overlap per MoE layout, and DeepSeek's o
   // 6.0% (25.07 s against 23.64 s): the layout pays a 1F1B bubble over 16
   // stages (2.69 s against the top pick's 0.29 s), where DeepSeek ran
   // DualPipe, whose bidirectional schedule the planner does not price
-  // (docs/cost_model.md Known gaps). Without the bubbles it is as fast.
+  // (docs/cost_model.md Known gaps). Since stop 38 the overlapped all-to-alls
+  // of stage 0's 16 warm-up forwards and cool-down backwards (of 120) are
+  // exposed, as Megatron's 1F1B pairing leaves them (unpaired_chunk_passes),
+  // where DualPipe overlaps them too: 9.3% (24.92 s against 22.79 s). Without
+  // the bubbles and those passes it is within 2%.
   spec.pins.tp = 1, spec.pins.pp = 16, spec.pins.ep = 64, spec.pins.zero_stage = 1;
   const SearchResult own = search(m, hw, spec);
   REQUIRE_FALSE(own.top.empty());
@@ -223,8 +228,13 @@ TEST_CASE("the search picks modules and overlap per MoE layout, and DeepSeek's o
   CHECK(own.top.front().memory.fits());
   const StepTimeBreakdown& o = own.top.front().time;
   const StepTimeBreakdown& t = r.top.front().time;
-  CHECK(o.step_s <= 1.07 * t.step_s);
-  CHECK(o.step_s - o.pp_bubble_s <= t.step_s - t.pp_bubble_s);
+  CHECK(o.step_s <= 1.12 * t.step_s);
+  const Evaluation& oe = own.top.front();
+  const double unpaired = double(unpaired_chunk_passes(Schedule::one_f_one_b, 16, 1, oe.plan.micro_batches, 0)) *
+                          double(oe.plan.layout.layers_on(oe.plan.slowest_stage())) *
+                          (oe.plan.layer.ep_unpaired_fwd_s() + oe.plan.layer.ep_unpaired_bwd_s());
+  CHECK(unpaired > 0);
+  CHECK(o.step_s - o.pp_bubble_s - unpaired <= 1.02 * (t.step_s - t.pp_bubble_s));  // 1.3% at stop 38
   // Pinned: the modules and the overlap as given.
   spec.pins.recompute_modules = true;
   spec.pins.recompute = Recompute::selective;

@@ -815,13 +815,18 @@ TEST_CASE("GB200 rows: within 20% with B200's training-shape efficiencies (the s
   CHECK(ratio < 1.25);
 }
 
-TEST_CASE("SimuMax's B200 BF16 rows: within 12% with B200's training-shape GEMM and HBM efficiency",
+TEST_CASE("SimuMax's B200 BF16 rows: within 20% with B200's training-shape GEMM and HBM efficiency",
           "[validate][moe]") {
   // dgx-b200's gemm_max.bf16 (0.488) and hbm_efficiency (0.666) are SimuMax's
   // kernel measurements on B200 (MooreThreads/SimuMax configs/system/
   // b200_bf16_ceperm.json at e691807), not fitted to these step times. With
   // MAMF's best-shape 0.776 and the 0.88 carried from H100 these 12 rows
-  // were predicted 22-34% fast.
+  // were predicted 22-34% fast. They were within 12% while the expert GEMMs
+  // were priced one at a time (3-4x below SimuMax's own grouped-GEMM table
+  // at 128 rows per expert); priced as Transformer Engine runs them (four at
+  // a time, grouped_gemm_time_s) the expert GEMMs are within ~15% of that
+  // table and the rows 7-19% fast: the rest of the gap is outside the
+  // experts (docs/cost_model.md Known gaps).
   const std::string path = std::string(PLANNER_SOURCE_DIR) + "/tests/validation/moe_runs.json";
   const ValidationReport rep = validate_runs(read_published_runs(read_json_file(path), path));
   int simumax = 0;
@@ -829,7 +834,7 @@ TEST_CASE("SimuMax's B200 BF16 rows: within 12% with B200's training-shape GEMM 
     if (r.source.rfind("MooreThreads/SimuMax", 0) != 0 || !r.evaluated()) continue;
     INFO(r.id);
     CHECK(r.hardware == "dgx-b200");
-    CHECK(std::abs(r.step_error) < 0.12);
+    CHECK(std::abs(r.step_error) < 0.20);
     ++simumax;
   }
   CHECK(simumax == 12);

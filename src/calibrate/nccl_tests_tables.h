@@ -1,6 +1,7 @@
 // What the nccl-tests importer's text and JSON readers share: a result table
 // as read, the token helpers (nccl_tests_tokens.cpp), and turning a finished
-// table into a series (nccl_tests_tables.cpp). Private to calibrate/.
+// table into a series (nccl_tests_tables.cpp, with nccl_tests_rows.cpp and
+// nccl_tests_ratios.cpp). Private to calibrate/.
 #pragma once
 
 #include <cstddef>
@@ -96,6 +97,30 @@ std::optional<RatioObs> ratio_of(const std::string& algbw, const std::string& bu
 // `dots_at_end` when nothing follows it), make it a list cut short.
 void set_devices(Table& t, std::vector<Device> devices, bool dots, bool dots_at_end);
 void finish_table(Table& t, const NcclTestsImportOptions& opt, NcclTestsImport& out);
+
+// nccl_tests_ratios.cpp: the rank counts the busbw/algbw ratios of a table
+// allow, every row's interval intersected. all-reduce r = 2(n-1)/n -> n =
+// 2/(2-r); all-gather, reduce-scatter, all-to-all r = (n-1)/n -> n = 1/(1-r)
+// (nccl-tests doc/PERFORMANCE.md, GetBw in src/*.cu). send/recv's ratio is 1
+// whatever n.
+inline constexpr std::int64_t kNoBound = std::int64_t(1) << 40;  // RankRange::hi when no row bounds n from above
+struct RankRange {
+  bool known = false;  // some row constrained n
+  std::int64_t lo = 2, hi = kNoBound;
+  std::string why;                  // "busbw/algbw 42.61/22.72 on file:line"
+  [[nodiscard]] bool pins() const;  // one rank count
+  [[nodiscard]] bool allows(std::int64_t n) const;
+  [[nodiscard]] std::string text() const;  // "8 ranks", "4 to 8 ranks", "at least 2 ranks"
+};
+// "2(n-1)/n" for all_reduce, else "(n-1)/n".
+const char* factor_text(Collective c);
+// The rank counts a table of `c` allows; refuses a row whose ratio no group
+// gives, or rows that contradict each other (`collective_from_flag`: the
+// error adds that --collective, not the log, named the test).
+RankRange ranks_from_ratios(Collective c, const std::vector<RatioObs>& ratios, bool collective_from_flag);
+// A rank count from a flag or the device list (`source` says which), checked against the ratios.
+void check_ratio(const RankRange& rr, std::int64_t n, Collective c, const std::string& source,
+                 const std::string& where);
 
 // nccl_tests_rows.cpp: the median of `v` (not empty); the rows a table keeps
 // (bfloat16, else half, else float; sum where present); its time column

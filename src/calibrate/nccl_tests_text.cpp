@@ -94,7 +94,10 @@ class TextLogParser {
       comment_in_table(ct, where);
       return;
     }
-    units_pending_ = false;
+    // Only a row ends the wait for the units line: an NCCL INFO/WARN line
+    // printed between the column names and the units line is not one (nor
+    // part of the table; result_row skips it).
+    if (all_digits(tok[0])) units_pending_ = false;
     result_row(tok, where);
   }
 

@@ -137,6 +137,12 @@ int run_import(const CalibrateFlags& f) {
 }
 
 int run_fit(const CalibrateFlags& f) {
+  // Standard output carries the fit report, so the profile goes to a file (as
+  // --svg, --trace and --html refuse "-"); "-" would name the file and the profile.
+  if (f.out == "-")
+    throw InputError("-o",
+                     "expected a file name; the fitted profile is not written to stdout, which carries the fit "
+                     "report");
   refuse_output_over_input(f.out, f.measurements, "--measurements");
   const HardwareProfile base = find_hardware(f.base, data_dir(), "--base");
   const nlohmann::json base_sources = base_profile_sources(f.base, base);

@@ -42,6 +42,12 @@ void refuse_non_finite(const RegressResults& now, const std::string& suite_path)
 int run_regress(const RegressFlags& f) {
   if (f.rtol && !(std::isfinite(*f.rtol) && *f.rtol >= 0))
     throw InputError("--rtol", fmt::format("expected a non-negative number, got {}", *f.rtol));
+  // Standard output carries the report, and the golden file is read before
+  // --update rewrites it: "-" is no file name here (as for --svg and --trace).
+  if (f.golden == "-")
+    throw InputError("--golden", f.update ? "expected a file name; --update does not write the golden file to stdout, "
+                                            "which carries the report"
+                                          : "expected a file name; the golden file is not read from stdin");
   // The project's golden file blesses the project's suite: rewriting it from
   // another suite would silently replace every case with its own.
   if (f.update && !f.suite.empty() && f.golden.empty())

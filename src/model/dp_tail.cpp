@@ -45,7 +45,9 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
   // reduce dtype: grad_reduce_in_fp32 sets every buffer's grad_dtype).
   const double expert_local = plan.stage_expert_params(r) / double(plan.expert_shards);
   const double params_local = (plan.stage_params(r) - plan.stage_expert_params(r)) / double(pc.tp);
-  const double bwd_window = ts.overlap_grad_reduce ? layers_r * lt.bwd_s() : 0.0;
+  // The last backward, a cool-down pass: with --overlap-a2a its all-to-alls
+  // are exposed whole (LayerTime::ep_unpaired_bwd_s), as the first forward's.
+  const double bwd_window = ts.overlap_grad_reduce ? layers_r * (lt.bwd_s() + lt.ep_unpaired_bwd_s()) : 0.0;
   if (plan.grads_reduced) {
     const double grad_bytes = params_local * reduce_bytes_per_param(ts);  // on the wire
     const Collective red = curves.red;
@@ -60,7 +62,15 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
     tl.reduce_cost = reduce;
     const double embedding_local = r == 0 ? double(plan.params.embedding) / double(pc.tp) : 0.0;
     const double bucket = last_grad_bucket_params(params_local, embedding_local, wg.size) * reduce_bytes_per_param(ts);
-    const double t_bucket = curves.reduce.at(bucket).total_s() + replica_all_reduce(hw, plan, bucket).total_s();
+    double t_bucket = curves.reduce.at(bucket).total_s() + replica_all_reduce(hw, plan, bucket).total_s();
+    // MoE: the routed experts' buffer has buckets of the same size (Megatron-Core
+    // DDP sizes every buffer's buckets alike), its last also ready only as the
+    // backward ends; reduced over EDP after the dense one, as the simulator's
+    // single DP stream orders them (sharing the NICs either way).
+    if (expert_local > 0)
+      t_bucket += collective_cost(hw, plan.expert_dp_group, red,
+                                  std::min(expert_local, grad_bucket_params(wg.size)) * reduce_bytes_per_param(ts))
+                      .total_s();
     tl.dp_exposed_s = ts.overlap_grad_reduce ? std::max(tl.reduce_s - bwd_window, t_bucket) : tl.reduce_s;
     // The hidden part, split between the shard's reduction and the replicas'
     // all-reduce in proportion to their times.
@@ -81,7 +91,7 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
           collective_cost(hw, plan.expert_dp_group, Collective::all_gather, expert_local * ts.weight_bytes_per_param)
               .total_s();
     tl.gather_cost = gather;
-    const double fwd_window = ts.overlap_grad_reduce ? layers_r * lt.fwd_s() : 0.0;
+    const double fwd_window = ts.overlap_grad_reduce ? layers_r * (lt.fwd_s() + lt.ep_unpaired_fwd_s()) : 0.0;
     const double gather_exposed = std::max(tl.gather_s - fwd_window, 0.0);
     tl.dp_exposed_s += gather_exposed;
     tl.contention_s += contention_s(hw, wg, Collective::all_gather, gather, tl.gather_s - gather_exposed, lt.fwd_s(),
@@ -99,7 +109,8 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
 // stage's tail exactly.
 double stage_lead_s(const PricedPlan& plan, std::int64_t r) {
   if (r == 0) return 0.0;
-  return (double(plan.layout.layers_before(r)) * plan.layer.bwd_s() + plan.head.embedding_bwd_s) /
+  return (double(plan.layout.layers_before(r)) * (plan.layer.bwd_s() + plan.layer.ep_unpaired_bwd_s()) +
+          plan.head.embedding_bwd_s) /
          double(plan.virtual_stages);
 }
 

@@ -120,6 +120,38 @@ double gemm_time_s(const HardwareProfile& hw, DType dt, double M, double N, doub
   return std::max((2.0 * K * wave_capacity(hw, M, N) + hw.efficiency.gemm_half_flops) / eff_peak, bytes / hbm_bw(hw));
 }
 
+double grouped_gemm_time_s(const HardwareProfile& hw, DType dt, double groups, double M, double N, double K) {
+  if (!(groups > 0) || !(M > 0)) return 0.0;
+  // Transformer Engine's GroupedLinear (Megatron-Core TEGroupedMLP) issues one
+  // cuBLAS GEMM per expert, round-robin on 4 compute streams
+  // (transformer_engine/common/gemm/cublaslt_gemm.cu multi_stream_cublas_gemm,
+  // common/util/multi_stream.h num_compute_streams = 4): up to 4 run at once,
+  // their tiles sharing the waves and their fixed per-kernel overhead
+  // (gemm_half_flops) overlapping. Priced per round of 4 concurrent GEMMs:
+  // (2K * capacity of the round's tiles + F_half) / (peak * gemm_max), at
+  // least the round's operand bytes over HBM. Approximation (docs/cost_model.md
+  // Known gaps): equal rows per expert; TE's CUTLASS grouped GEMM (one kernel
+  // over every expert) is faster at small M.
+  constexpr double kStreams = 4.0;
+  const auto& e = hw.efficiency;
+  const double eff_peak = sustained_peak(hw, dt) * e.gemm_max[std::size_t(dt)];
+  const double operand = dt == DType::fp8 ? 1.0 : 2.0;
+  const double bytes = operand * (M * K + K * N) + kAct * M * N;
+  auto round = [&](double g) {
+    double capacity = g * M * N;
+    if (e.compute_units > 0 && e.gemm_tile_m > 0 && e.gemm_tile_n > 0) {
+      const double units = double(e.compute_units), tm = double(e.gemm_tile_m), tn = double(e.gemm_tile_n);
+      auto cap = [&](double a, double b) {
+        return std::ceil(g * std::ceil(M / a) * std::ceil(N / b) / units) * units * a * b;
+      };
+      capacity = std::min(cap(tm, tn), cap(tn, tm));
+    }
+    return std::max((2.0 * K * capacity + e.gemm_half_flops) / eff_peak, g * bytes / hbm_bw(hw));
+  };
+  const double full = std::floor(groups / kStreams), rest = groups - full * kStreams;
+  return full * round(kStreams) + (rest > 0 ? round(rest) : 0.0);
+}
+
 namespace {
 
 // Output widths of the layer's column-parallel GEMMs per TP rank: Q, K+V and

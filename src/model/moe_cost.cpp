@@ -209,6 +209,9 @@ LayerTime blend(const LayerTime& a, const LayerTime& b, double w) {
   o.ep_comm_fwd_s = mix(a.ep_comm_fwd_s, b.ep_comm_fwd_s);
   o.ep_comm_bwd_s = mix(a.ep_comm_bwd_s, b.ep_comm_bwd_s);
   o.ep_comm_total_s = mix(a.ep_comm_total_s, b.ep_comm_total_s);
+  o.ep_comm_fwd_total_s = mix(a.ep_comm_fwd_total_s, b.ep_comm_fwd_total_s);
+  o.ep_contention_fwd_s = mix(a.ep_contention_fwd_s, b.ep_contention_fwd_s);
+  o.ep_contention_bwd_s = mix(a.ep_contention_bwd_s, b.ep_contention_bwd_s);
   o.straggler_s = mix(a.straggler_s, b.straggler_s);
   o.gemm_flops_fwd = mix(a.gemm_flops_fwd, b.gemm_flops_fwd);
   o.attention_flops_fwd = mix(a.attention_flops_fwd, b.attention_flops_fwd);
@@ -246,17 +249,17 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
   // with --moe-router-dtype fp32); bwd: dgrad + wgrad.
   double gemm_fwd = gemm_time_s(hw, DType::bf16, tk.local, E, h);
   double gemm_bwd = gemm_time_s(hw, DType::bf16, tk.local, h, E) + gemm_time_s(hw, DType::bf16, h, E, tk.local);
-  // Grouped expert GEMMs, priced one expert at a time with its own M (the
-  // rows it receives): at a few hundred rows per expert each GEMM runs at a
-  // fraction of peak (wave quantisation and the per-kernel overhead of
-  // gemm_time_s), what drives fine-grained MoE to low MFU (moe.md §3.6,
+  // Grouped expert GEMMs (grouped_gemm_time_s): the local experts' GEMMs with
+  // M rows each (the rows an expert receives), four at a time as Transformer
+  // Engine's grouped linear issues them; at a few hundred rows per expert each
+  // runs at a fraction of peak (its weights read for few rows, the partly
+  // filled waves), what drives fine-grained MoE to low MFU (moe.md §3.6,
   // SimuMax B200 grouped-GEMM table). FC1 h -> f_in, FC2 f -> h per ETP rank.
   if (M > 0) {
-    const double per_expert_fwd = gemm_time_s(hw, dt, M, f_in, h) + gemm_time_s(hw, dt, M, h, f);
-    const double per_expert_bwd = gemm_time_s(hw, dt, M, h, f_in) + gemm_time_s(hw, dt, h, f_in, M) +
-                                  gemm_time_s(hw, dt, M, f, h) + gemm_time_s(hw, dt, f, h, M);
-    gemm_fwd += tk.local_experts * per_expert_fwd;
-    gemm_bwd += tk.local_experts * per_expert_bwd;
+    const double x = tk.local_experts;
+    gemm_fwd += grouped_gemm_time_s(hw, dt, x, M, f_in, h) + grouped_gemm_time_s(hw, dt, x, M, h, f);
+    gemm_bwd += grouped_gemm_time_s(hw, dt, x, M, h, f_in) + grouped_gemm_time_s(hw, dt, x, h, f_in, M) +
+                grouped_gemm_time_s(hw, dt, x, M, f, h) + grouped_gemm_time_s(hw, dt, x, f, h, M);
   }
   const double expert_flops = 2.0 * tk.local_experts * M * h * (f_in + f);
   // Permute (read + write the k copies), unpermute and weighted combine (read
@@ -290,9 +293,11 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
   if (ex)
     note_step(ex, "MoE router + expert GEMMs (fwd, per MoE layer)",
               "router (b*s/(cp*tp) x h x E) + E/ep experts x [FC1 (M x f_in x h) + FC2 (M x h x f)], M = "
-              "local*k*etp*load/(E/ep), each GEMM (2MNK/q + F_half)/(peak*clock*gemm_max); bwd = dgrad + wgrad",
-              "Megatron-Core moe/experts.py (GroupedMLP), router.py; grouped-GEMM efficiency by tokens per expert: "
-              "moe.md §3.6 (SimuMax)",
+              "local*k*etp*load/(E/ep); the experts' GEMMs in rounds of 4 concurrent (TE's 4 streams), each round "
+              "(2K*tiles capacity + F_half)/(peak*clock*gemm_max), at least its bytes/HBM; bwd = dgrad + wgrad",
+              "Megatron-Core moe/experts.py (TEGroupedMLP), router.py; Transformer Engine common/gemm/cublaslt_gemm.cu "
+              "(multi_stream_cublas_gemm, 4 compute streams); grouped-GEMM efficiency by tokens per expert: moe.md "
+              "§3.6 (SimuMax)",
               {{"tokens_local", tk.local},
                {"rows_per_expert", M},
                {"local_experts", tk.local_experts},
@@ -307,18 +312,24 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
   // behind another's computation, forward behind backward and backward
   // behind forward (Megatron-Core 1F1B EP A2A overlap,
   // --overlap-moe-expert-parallel-comm; DeepSeek-V3 DualPipe §3.2.1), slowing
-  // it as any overlapped collective (contention.h).
+  // it as any overlapped collective (contention.h). Here the steady state's
+  // paired passes; a stage's warm-up forwards and cool-down backwards have no
+  // partner and expose theirs (unpaired_chunk_passes, step_time.cpp and the
+  // simulator).
   const MoeA2a a = moe_a2a(model, hw, pc, ts);
   lt.ep_comm_total_s = a.fwd_s() + a.bwd_s();
+  lt.ep_comm_fwd_total_s = a.fwd_s();
   if (ts.overlap_a2a) {
     const ExpertGroups g = expert_groups(hw, pc);
     const double window_bwd = lt.compute_bwd_s(), window_fwd = lt.compute_fwd_s();
     lt.ep_comm_fwd_s = std::max(0.0, a.fwd_s() - window_bwd);
     lt.ep_comm_bwd_s = std::max(0.0, a.bwd_s() - window_fwd);
-    lt.contention_bwd_s += contention_s(hw, g.ep, Collective::all_to_all, a.dispatch, a.fwd_s() - lt.ep_comm_fwd_s,
-                                        window_bwd, lt.memory_bound_bwd_s());
-    lt.contention_fwd_s += contention_s(hw, g.ep, Collective::all_to_all, a.dispatch, a.bwd_s() - lt.ep_comm_bwd_s,
-                                        window_fwd, lt.memory_bound_fwd_s());
+    lt.ep_contention_bwd_s = contention_s(hw, g.ep, Collective::all_to_all, a.dispatch, a.fwd_s() - lt.ep_comm_fwd_s,
+                                          window_bwd, lt.memory_bound_bwd_s());
+    lt.ep_contention_fwd_s = contention_s(hw, g.ep, Collective::all_to_all, a.dispatch, a.bwd_s() - lt.ep_comm_bwd_s,
+                                          window_fwd, lt.memory_bound_fwd_s());
+    lt.contention_bwd_s += lt.ep_contention_bwd_s;
+    lt.contention_fwd_s += lt.ep_contention_fwd_s;
   } else {
     lt.ep_comm_fwd_s = a.fwd_s();
     lt.ep_comm_bwd_s = a.bwd_s();

@@ -228,6 +228,23 @@ double micro_batches_in_flight(Schedule s, std::int64_t p, std::int64_t v, std::
   return md;
 }
 
+std::int64_t unpaired_chunk_passes(Schedule s, std::int64_t p, std::int64_t v, std::int64_t m, std::int64_t stage) {
+  const std::int64_t total = s == Schedule::interleaved ? m * v : m;
+  std::int64_t warm = total;
+  switch (s) {
+    case Schedule::gpipe:
+      break;
+    case Schedule::one_f_one_b:
+    case Schedule::zb_h1:
+      warm = std::min(p - stage - 1, m);
+      break;
+    case Schedule::interleaved:
+      warm = m == p ? total : std::min(total, 2 * (p - stage - 1) + (v - 1) * std::min(p, m));
+      break;
+  }
+  return std::min(total, warm + 1);
+}
+
 double ideal_bubble_fraction(std::int64_t p, std::int64_t v, std::int64_t micro_batches) {
   const double bubble = double(p - 1) / double(std::max<std::int64_t>(v, 1));
   return bubble / (double(micro_batches) + bubble);

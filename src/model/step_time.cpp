@@ -6,6 +6,7 @@
 #include "model/dp_tail.h"
 #include "planner/model/collectives.h"
 #include "planner/model/contention.h"
+#include "planner/model/evaluate.h"
 #include "planner/model/model_math.h"
 
 namespace planner {
@@ -87,9 +88,18 @@ double tp_term_s(const PricedPlan& plan, std::int64_t heavy) {
 
 // Exposed expert all-to-alls (MoE dispatch and combine, forward and
 // backward, and their ETP gathers; moe_cost.h), as layer_cost.cpp overlaps them.
-double ep_term_s(const PricedPlan& plan, std::int64_t heavy) {
+// With --overlap-a2a the stage's unpaired passes (warm-up forwards,
+// cool-down backwards: unpaired_chunk_passes) expose their whole all-to-alls,
+// each over the stage's layers / v.
+double ep_term_s(const ParallelConfig& pc, const PricedPlan& plan, std::int64_t heavy) {
   const LayerTime& lt = plan.layer;
-  return double(plan.micro_batches) * double(plan.layout.layers_on(heavy)) * (lt.ep_comm_fwd_s + lt.ep_comm_bwd_s);
+  const double layers = double(plan.layout.layers_on(heavy));
+  const std::int64_t v = plan.virtual_stages;
+  const Schedule schedule = normalized(pc).schedule;
+  const double unpaired =
+      double(unpaired_chunk_passes(schedule, plan.layout.stages, v, plan.micro_batches, heavy)) / double(v);
+  return double(plan.micro_batches) * layers * (lt.ep_comm_fwd_s + lt.ep_comm_bwd_s) +
+         unpaired * layers * (lt.ep_unpaired_fwd_s() + lt.ep_unpaired_bwd_s());
 }
 
 // Exposed part of the CP ring exchange of K/V (Liu et al. 2023, Ring
@@ -262,7 +272,7 @@ StepTimeBreakdown step_time(const ModelSpec& model, const HardwareProfile& hw, c
   st.contention_s = contention_term_s(plan, heavy, ex);
   st.tp_comm_s = tp_term_s(plan, heavy);
   st.cp_comm_s = cp_term_s(plan, heavy);
-  st.ep_comm_s = ep_term_s(plan, heavy);
+  st.ep_comm_s = ep_term_s(pc, plan, heavy);
   st.ep_comm_total_s =
       double(plan.micro_batches) * double(plan.layout.layers_on(heavy)) * plan.layer.ep_comm_total_s;
   if (pc.pp > 1) {

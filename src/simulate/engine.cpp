@@ -84,7 +84,8 @@ void check_problem(const PipelineProblem& pr) {
   for (const ChunkCost& c : pr.chunks) {
     for (double x : {c.forward_s, c.recompute_s, c.backward_s, c.weight_grad_s, c.forward_tp_cp_s, c.backward_tp_cp_s,
                      c.recompute_tp_s, c.forward_zero3_s, c.backward_zero3_s, c.zero3_forward_total_s,
-                     c.zero3_backward_total_s, c.param_gather_s, c.forward_ep_s, c.backward_ep_s, c.recompute_ep_s})
+                     c.zero3_backward_total_s, c.param_gather_s, c.forward_ep_s, c.backward_ep_s, c.recompute_ep_s,
+                     c.forward_ep_unpaired_s, c.backward_ep_unpaired_s})
       if (!ok(x)) bad("chunk costs: expected finite non-negative durations");
     for (double x : c.grad_buckets_s)
       if (!ok(x)) bad("gradient buckets: expected finite non-negative durations");
@@ -133,6 +134,21 @@ Engine::Engine(const PipelineProblem& pr)
       if (op.kind == OpKind::forward && st.first_forward_op[std::size_t(op.chunk)] < 0)
         st.first_forward_op[std::size_t(op.chunk)] = std::int64_t(k);
     }
+    // Unpaired passes (unpaired_chunk_passes, pipeline.h): the forwards
+    // before the first backward (the warm-up and the first steady-state
+    // forward, which has no backward to pair with yet), and as many of the
+    // last backwards.
+    st.unpaired.assign(ops.size(), false);
+    std::int64_t unpaired = 0;
+    for (const StageOp& op : ops) {
+      if (op.kind == OpKind::backward) break;
+      if (op.kind == OpKind::forward) ++unpaired;
+    }
+    std::int64_t f = 0, b = 0;
+    for (std::size_t k = 0; k < ops.size(); ++k)
+      if (ops[k].kind == OpKind::forward && f++ < unpaired) st.unpaired[k] = true;
+    for (std::size_t k = ops.size(); k-- > 0;)
+      if (ops[k].kind == OpKind::backward && b++ < unpaired) st.unpaired[k] = true;
     // ZeRO-1/2: the updated weights are gathered chunk by chunk at the start
     // of the step, in forward order, on the DP stream (Megatron-LM
     // --overlap-param-gather); without overlap, after the optimizer step.

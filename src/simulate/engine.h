@@ -54,6 +54,10 @@ class Engine {
     double grads_done = 0;            // last gradient bucket reduced
     double op_start = 0, op_end = 0;  // the op in progress
     std::vector<std::int64_t> last_grad_op, first_forward_op;
+    // Per op of the order: a forward before any backward's partner or a
+    // backward after the last forward's (--overlap-a2a exposes its whole
+    // all-to-alls: ChunkCost::forward_ep_unpaired_s).
+    std::vector<bool> unpaired;
     std::vector<double> gather_end;
   };
 
@@ -71,7 +75,9 @@ class Engine {
   }
 
   // engine_ops.cpp
-  [[nodiscard]] double op_duration(const ChunkCost& c, OpKind k) const;
+  [[nodiscard]] double op_duration(const ChunkCost& c, OpKind k, bool unpaired) const;
+  // The op's exposed all-to-alls (MoE), unpaired or not.
+  [[nodiscard]] static double op_ep_s(const ChunkCost& c, OpKind k, bool unpaired);
   // Time the input of `op` on `stage` arrived, or kNotYet.
   [[nodiscard]] double input_ready(std::int64_t stage, const StageOp& op) const;
   void try_start(std::int64_t s, double now);

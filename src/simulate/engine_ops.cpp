@@ -13,18 +13,32 @@
 
 namespace planner::engine {
 
-double Engine::op_duration(const ChunkCost& c, OpKind k) const {
+double Engine::op_duration(const ChunkCost& c, OpKind k, bool unpaired) const {
   switch (k) {
     case OpKind::forward:
-      return c.forward_s;
+      return c.forward_s + (unpaired ? c.forward_ep_unpaired_s : 0.0);
     case OpKind::recompute:
       return c.recompute_s;
     case OpKind::backward:
-      return split_ ? c.backward_s - c.weight_grad_s : c.backward_s;
+      return (split_ ? c.backward_s - c.weight_grad_s : c.backward_s) + (unpaired ? c.backward_ep_unpaired_s : 0.0);
     case OpKind::weight_grad:
       return c.weight_grad_s;
   }
   return 0;
+}
+
+double Engine::op_ep_s(const ChunkCost& c, OpKind k, bool unpaired) {
+  switch (k) {
+    case OpKind::forward:
+      return c.forward_ep_s + (unpaired ? c.forward_ep_unpaired_s : 0.0);
+    case OpKind::recompute:
+      return c.recompute_ep_s;
+    case OpKind::backward:
+      return c.backward_ep_s + (unpaired ? c.backward_ep_unpaired_s : 0.0);
+    case OpKind::weight_grad:
+      return 0.0;
+  }
+  return 0.0;
 }
 
 // Time the input of `op` on `stage` arrived, or kNotYet.
@@ -62,7 +76,7 @@ void Engine::try_start(std::int64_t s, double now) {
   const StageOp& op = ops[st.next];
   if (input_ready(s, op) == kNotYet) return;
   const ChunkCost& c = pr_.cost(s, op.chunk);
-  const double d = op_duration(c, op.kind);
+  const double d = op_duration(c, op.kind, st.unpaired[st.next]);
   double start = now;
   ss.pipeline_wait_s += now - st.free_at;
   if (op.kind == OpKind::forward && std::int64_t(st.next) == st.first_forward_op[std::size_t(op.chunk)]) {
@@ -140,19 +154,18 @@ void Engine::op_done(std::int64_t s, double now) {
   const std::size_t index = st.next++;
   const ChunkCost& c = pr_.cost(s, op.chunk);
   const double start = st.op_start;
-  const double d = op_duration(c, op.kind);
-  double tp_cp = 0, zero3 = 0, zero3_total = 0, ep = 0;
+  const double d = op_duration(c, op.kind, st.unpaired[index]);
+  const double ep = op_ep_s(c, op.kind, st.unpaired[index]);
+  double tp_cp = 0, zero3 = 0, zero3_total = 0;
   switch (op.kind) {
     case OpKind::forward:
       tp_cp = c.forward_tp_cp_s, zero3 = c.forward_zero3_s, zero3_total = c.zero3_forward_total_s;
-      ep = c.forward_ep_s;
       break;
     case OpKind::recompute:
-      tp_cp = c.recompute_tp_s, ep = c.recompute_ep_s;
+      tp_cp = c.recompute_tp_s;
       break;
     case OpKind::backward:
       tp_cp = c.backward_tp_cp_s, zero3 = c.backward_zero3_s, zero3_total = c.zero3_backward_total_s;
-      ep = c.backward_ep_s;
       break;
     case OpKind::weight_grad:
       break;

@@ -118,6 +118,8 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
         // lt.recompute_s).
         cc.forward_ep_s = nd * lt.ep_comm_fwd_s;
         cc.backward_ep_s = nd * lt.ep_comm_bwd_s;
+        cc.forward_ep_unpaired_s = nd * lt.ep_unpaired_fwd_s();
+        cc.backward_ep_unpaired_s = nd * lt.ep_unpaired_bwd_s();
         cc.recompute_ep_s =
             std::max(full_recompute_share(model, pc, ts), recomputed_a2a_share(pc, ts)) * nd * lt.ep_comm_fwd_s;
         cc.forward_s += cc.forward_ep_s;

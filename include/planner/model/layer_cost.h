@@ -31,6 +31,18 @@ struct LayerTime {
   // gather / scatter of the routed tokens), exposed, and before overlap; zero
   // for dense models. Per layer, the mean over the model's dense and MoE layers.
   double ep_comm_fwd_s = 0, ep_comm_bwd_s = 0, ep_comm_total_s = 0;
+  double ep_comm_fwd_total_s = 0;  // of ep_comm_total_s: the forward's (dispatch, combine, ETP), before overlap
+  // Of contention_fwd_s / contention_bwd_s: what the other micro-batch's
+  // all-to-alls hidden beside the forward / backward cost it (--overlap-a2a).
+  double ep_contention_fwd_s = 0, ep_contention_bwd_s = 0;
+  // What a forward / backward with no other micro-batch's pass beside it
+  // (--overlap-a2a: the warm-up forwards and cool-down backwards,
+  // unpaired_chunk_passes) adds: its own all-to-alls exposed whole, less the
+  // contention of the other's hidden ones, which do not run beside it.
+  [[nodiscard]] double ep_unpaired_fwd_s() const { return ep_comm_fwd_total_s - ep_comm_fwd_s - ep_contention_fwd_s; }
+  [[nodiscard]] double ep_unpaired_bwd_s() const {
+    return ep_comm_total_s - ep_comm_fwd_total_s - ep_comm_bwd_s - ep_contention_bwd_s;
+  }
   double straggler_s = 0;  // of the kernel times above: waiting for the slowest chip (straggler.h)
   double gemm_flops_fwd = 0;                                             // executed, per GPU
   double attention_flops_fwd = 0;                                        // executed, per GPU
@@ -116,6 +128,12 @@ struct LossKernelBytes {
 // (2MNK / q + F_half)/(peak * gemm_max), q the wave-quantisation efficiency of
 // the M x N output, and its operand bytes / (HBM bw * efficiency).
 [[nodiscard]] double gemm_time_s(const HardwareProfile& hw, DType dt, double M, double N, double K);
+
+// `groups` GEMMs of (M x K) * (K x N), one per local expert, as Transformer
+// Engine's grouped linear runs them: on 4 streams, rounds of 4 concurrent
+// GEMMs sharing the waves of tiles and one per-kernel overhead (layer_cost.cpp).
+[[nodiscard]] double grouped_gemm_time_s(const HardwareProfile& hw, DType dt, double groups, double M, double N,
+                                         double K);
 
 // Fraction of compute-unit capacity doing useful work over all waves of an
 // M x N output tiled gemm_tile_m x gemm_tile_n (either orientation, the better

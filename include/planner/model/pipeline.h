@@ -111,6 +111,20 @@ struct StageLayout {
 [[nodiscard]] double micro_batches_in_flight(Schedule s, std::int64_t p, std::int64_t v, std::int64_t micro_batches,
                                              std::int64_t stage);
 
+// Chunk passes (forwards, and as many backwards) of `stage` that run with no
+// pass of another micro-batch beside them when MoE all-to-alls overlap
+// another micro-batch's compute (--overlap-a2a): the warm-up forwards, one
+// more, and as many cool-down backwards. Megatron-Core pairs forward i+1 with
+// backward i and schedules one extra warm-up forward to do so
+// (pipeline_parallel/schedules.py get_pp_rank_microbatches: "When enabling
+// overlap_moe_expert_parallel_comm, we schedule one extra micro-batch forward
+// step"; combined_1f1b.py: "The forward step for the first microbatch is
+// executed alone"). Warm-up as the simulator's order (simulate.h
+// stage_op_order): GPipe all m, 1F1B and ZB-H1 min(p-stage-1, m), interleaved
+// 2(p-stage-1) + (v-1)min(p, m) chunk passes (all m*v when m == p).
+[[nodiscard]] std::int64_t unpaired_chunk_passes(Schedule s, std::int64_t p, std::int64_t v, std::int64_t micro_batches,
+                                                 std::int64_t stage);
+
 // Idle fraction of an ideal pipeline with uniform stages: (p-1)/(v*m + p-1),
 // m = micro_batches (GPipe, 1F1B: v = 1; interleaved: Narayanan et al. 2021
 // §2.2.2, bubble time (p-1)/v micro-batch times against m of work). Not the

@@ -59,6 +59,9 @@ struct ChunkCost {
   double weight_grad_s = 0;  // of backward_s: the weight-gradient part (W when split)
   double forward_tp_cp_s = 0, backward_tp_cp_s = 0, recompute_tp_s = 0;  // exposed, inside the ops
   double forward_ep_s = 0, backward_ep_s = 0, recompute_ep_s = 0;  // exposed MoE all-to-alls, inside the ops
+  // --overlap-a2a: what a forward / backward with no other micro-batch's pass
+  // beside it (warm-up, cool-down: unpaired_chunk_passes) exposes on top.
+  double forward_ep_unpaired_s = 0, backward_ep_unpaired_s = 0;
   double forward_zero3_s = 0, backward_zero3_s = 0;                      // exposed ZeRO-3 gathers inside the ops
   double zero3_forward_total_s = 0, zero3_backward_total_s = 0;          // before overlap (DP stream)
   std::int64_t layers = 0;             // transformer layers in the chunk (>= 1 for gather progress)

@@ -1,0 +1,1 @@
+regress --update --golden -
