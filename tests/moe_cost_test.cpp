@@ -203,6 +203,18 @@ TEST_CASE("tokens per expert scale with the imbalance, a capacity factor pads to
   CHECK(cap.load == 1.25);
 }
 
+TEST_CASE("expert imbalance has no effect without expert parallelism", "[moe]") {
+  // The busiest EP rank's rows over the mean: with EP 1 each GPU runs every
+  // expert on its own local*k rows whatever their spread (MoE QA: --moe-imbalance 3
+  // at EP 1 priced 7.71 s against 4.16 s).
+  const ModelSpec m = mixtral();
+  TrainingSpec ts = training_run(64, 256, 4096);
+  ts.moe_imbalance = 3.0;
+  const MoeTokens one = moe_tokens(m, layout(2, 1, 32, 1), ts);
+  CHECK(one.load == 1.0);
+  CHECK(moe_tokens(m, layout(2, 1, 32, 8), ts).load == 3.0);
+}
+
 TEST_CASE("expert parameters shard over EP x ETP and their optimizer state over EDP", "[moe]") {
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);
   const ModelSpec m = mixtral();

@@ -99,7 +99,9 @@ MoeTokens moe_tokens(const ModelSpec& model, const ParallelConfig& pc, const Tra
   // expert and, padding to capacity (--moe-pad-expert-input-to-capacity),
   // every expert processes exactly that many rows (moe_utils.get_capacity;
   // num_out_tokens = capacity * num_experts): load = cf for every rank.
-  t.load = ts.capacity_factor > 0 ? ts.capacity_factor : std::max(1.0, ts.moe_imbalance);
+  // With EP 1 every GPU runs all experts on its own local*k rows: how they
+  // spread over the experts leaves the total (and the all-to-all, none) as is.
+  t.load = ts.capacity_factor > 0 ? ts.capacity_factor : pc.ep > 1 ? std::max(1.0, ts.moe_imbalance) : 1.0;
   t.a2a_rows = t.local * k * t.load;
   t.routed_rows = t.a2a_rows * double(pc.etp);
   t.local_experts = double(e.num_experts) / double(pc.ep);
