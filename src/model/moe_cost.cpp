@@ -126,7 +126,13 @@ CollectiveCost deepep_cost(const HardwareProfile& hw, const GroupPlacement& g, d
   // reach 153/158 GB/s on H800 against 160 GB/s measured NVLink (DeepEP
   // docs/legacy.md; DeepSeek-V3 issue #28), i.e. the link's achieved rate.
   const double intra_bw = detail::intra_bandwidth(hw, g);
-  const double t_intra = m > 1 ? bytes * (m - 1.0) / p / intra_bw : 0.0;
+  // A token goes once to each rank holding any of its k experts
+  // (DeepEP's layout kernel: is_token_in_rank [num_tokens, num_ranks]; the
+  // intranode kernels send per rank): with k experts uniform over p ranks it
+  // reaches p(1-(1-1/p)^k) ranks where NCCL's all-to-all sends k copies.
+  const double k_copies = double(std::max<std::int64_t>(1, top_k));
+  const double rank_dedup = std::min(1.0, p * (1.0 - std::pow(1.0 - 1.0 / p, k_copies)) / k_copies);
+  const double t_intra = m > 1 ? bytes * rank_dedup * (m - 1.0) / p / intra_bw : 0.0;
   double t_inter = 0;
   if (D > 1) {
     // Internode kernels send a token once per remote node holding any of its
