@@ -146,6 +146,13 @@ TEST_CASE("DeepEP sends a token once per remote node and dispatches fp8 with --d
                      double(hw.tiers[1].gpus_per_node);
   CHECK(c.bandwidth_s == Approx(bytes * 56.0 / 64.0 * dedup / nic).epsilon(1e-12));
   CHECK(c.latency_s == hw.collective_base_latency_s);
+  // In one node a token goes once to each rank holding any of its k experts:
+  // 8(1-(7/8)^8) = 5.25 ranks, not 8 copies (MoE QA: 205.5 MB where 135 MB move).
+  const GroupPlacement node = placement(hw, 8, 1);
+  REQUIRE(node.domains == 1);
+  const double ranks = 8.0 * (1.0 - std::pow(7.0 / 8.0, 8));
+  CHECK(deepep_cost(hw, node, bytes, 8).bandwidth_s ==
+        Approx(deepep_cost(hw, node, bytes, 1).bandwidth_s * ranks / 8.0).epsilon(1e-12));
   // FP8 dispatch halves the dispatch bytes only with DeepEP.
   ModelSpec m = deepseek_like();
   TrainingSpec ts = training_run(64, 64, 4096);
@@ -227,6 +234,18 @@ TEST_CASE("expert gradients reduce over EDP = TP x CP x DP / (EP x ETP), even wh
   ParallelConfig cp2 = layout(1, 1, 1, 1);
   cp2.cp = 2;
   CHECK(reduces_gradients(dense, cp2));
+}
+
+TEST_CASE("expert imbalance has no effect without expert parallelism", "[moe]") {
+  // The busiest EP rank's rows over the mean: with EP 1 each GPU runs every
+  // expert on its own local*k rows whatever their spread (MoE QA: --moe-imbalance 3
+  // at EP 1 priced 7.71 s against 4.16 s).
+  const ModelSpec m = mixtral();
+  TrainingSpec ts = training_run(64, 256, 4096);
+  ts.moe_imbalance = 3.0;
+  const MoeTokens one = moe_tokens(m, layout(2, 1, 32, 1), ts);
+  CHECK(one.load == 1.0);
+  CHECK(moe_tokens(m, layout(2, 1, 32, 8), ts).load == 3.0);
 }
 
 TEST_CASE("expert parameters shard over EP x ETP and their optimizer state over EDP", "[moe]") {

@@ -107,7 +107,9 @@ MoeTokens moe_tokens(const ModelSpec& model, const ParallelConfig& pc, const Tra
   // expert and, padding to capacity (--moe-pad-expert-input-to-capacity),
   // every expert processes exactly that many rows (moe_utils.get_capacity;
   // num_out_tokens = capacity * num_experts): load = cf for every rank.
-  t.load = ts.capacity_factor > 0 ? ts.capacity_factor : std::max(1.0, ts.moe_imbalance);
+  // With EP 1 every GPU runs all experts on its own local*k rows: how they
+  // spread over the experts leaves the total (and the all-to-all, none) as is.
+  t.load = ts.capacity_factor > 0 ? ts.capacity_factor : pc.ep > 1 ? std::max(1.0, ts.moe_imbalance) : 1.0;
   t.a2a_rows = t.local * k * t.load;
   t.routed_rows = t.a2a_rows * double(pc.etp);
   t.local_experts = double(e.num_experts) / double(pc.ep);
@@ -132,7 +134,13 @@ CollectiveCost deepep_cost(const HardwareProfile& hw, const GroupPlacement& g, d
   // reach 153/158 GB/s on H800 against 160 GB/s measured NVLink (DeepEP
   // docs/legacy.md; DeepSeek-V3 issue #28), i.e. the link's achieved rate.
   const double intra_bw = detail::intra_bandwidth(hw, g);
-  const double t_intra = m > 1 ? bytes * (m - 1.0) / p / intra_bw : 0.0;
+  // A token goes once to each rank holding any of its k experts
+  // (DeepEP's layout kernel: is_token_in_rank [num_tokens, num_ranks]; the
+  // intranode kernels send per rank): with k experts uniform over p ranks it
+  // reaches p(1-(1-1/p)^k) ranks where NCCL's all-to-all sends k copies.
+  const double k_copies = double(std::max<std::int64_t>(1, top_k));
+  const double rank_dedup = std::min(1.0, p * (1.0 - std::pow(1.0 - 1.0 / p, k_copies)) / k_copies);
+  const double t_intra = m > 1 ? bytes * rank_dedup * (m - 1.0) / p / intra_bw : 0.0;
   double t_inter = 0;
   if (D > 1) {
     // Internode kernels send a token once per remote node holding any of its
