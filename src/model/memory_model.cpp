@@ -1,7 +1,6 @@
 #include "planner/model/memory_model.h"
 
 #include <algorithm>
-#include <array>
 
 #include <fmt/format.h>
 
@@ -12,32 +11,15 @@ namespace planner {
 
 namespace {
 
-// MoE models without interleaving: each stage's activations from its own
-// dense and MoE layers (one contiguous range of layers per stage); else the
-// mean layer times the stage's layers. Interleaved stages hold v chunks
-// spread over the model: the mean (an approximation, docs/cost_model.md).
-struct StageMoeLayers {
-  bool per_stage = false;
-};
-
-StageMoeLayers stage_moe_layers(const ModelSpec& model, const ParallelConfig& pc, const LayerActivations& act) {
-  return {model.is_moe() && pc.virtual_stages == 1 && act.moe_layer_bytes > 0};
-}
-
-// Layers of [0, end) that are MoE: after the first_dense_layers, one in
-// layer_freq (the last of each group of layer_freq, as Llama 4's
-// interleave_moe_layer_step; moe_cost.h moe_layer_counts counts the same).
-std::int64_t moe_layers_below(const ModelSpec& model, std::int64_t end) {
-  const std::int64_t after = std::max<std::int64_t>(0, end - model.moe.first_dense_layers);
-  return after / std::max<std::int64_t>(1, model.moe.layer_freq);
-}
-
-double stage_activation_bytes(const StageMoeLayers& m, const LayerActivations& act, const StageLayout& layout,
-                              std::int64_t r, const ModelSpec& model) {
-  const std::int64_t n = layout.layers_on(r);
-  if (!m.per_stage) return act.stored_bytes * double(n);
-  const std::int64_t first = layout.layers_before(r);
-  const std::int64_t moe = moe_layers_below(model, first + n) - moe_layers_below(model, first);
+// A stage's stored activations per micro-batch: a MoE model's stage counts
+// its own dense and MoE layers (PricedPlan::stage_moe_layers, over all its
+// chunks), each as its kind stores them; otherwise the mean layer times the
+// stage's layers (dense models, and torchtitan's every-N-th-layer policy,
+// whose layers differ by position, not kind).
+double stage_activation_bytes(const PricedPlan& plan, const LayerActivations& act, std::int64_t r) {
+  const std::int64_t n = plan.layout.layers_on(r);
+  if (!(act.moe_layer_bytes > 0)) return act.stored_bytes * double(n);
+  const std::int64_t moe = plan.stage_moe_layers(r);
   return act.moe_layer_bytes * double(moe) + act.dense_layer_bytes * double(n - moe);
 }
 
@@ -53,22 +35,10 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
 
   MemoryBreakdown best;
   // In-flight micro-batches fall with the stage index, so the peak is one of
-  // the distinct stages (the first of each kind; on ties the earliest). A MoE
-  // model whose first layers are dense (DeepSeek-V3: 3) also has the first
-  // stage past them, which may hold more MoE layers than the representative
-  // of its kind.
-  const StageMoeLayers moe_layers = stage_moe_layers(model, pc, act);
-  std::array<std::int64_t, 5> stages{};
-  std::size_t n_stages = 0;
-  for (std::int64_t r : layout.distinct_stages()) stages[n_stages++] = r;
-  if (moe_layers.per_stage) {
-    std::int64_t r = 0;
-    while (r + 1 < layout.stages && layout.layers_before(r + 1) < model.moe.first_dense_layers) ++r;
-    const auto listed = stages.begin() + std::ptrdiff_t(n_stages);
-    if (r + 1 < layout.stages && std::find(stages.begin(), listed, r + 1) == listed) stages[n_stages++] = r + 1;
-  }
-  for (std::size_t i = 0; i < n_stages; ++i) {
-    const std::int64_t r = stages[i];
+  // the first stages of each kind (on ties the earliest); a MoE model's kinds
+  // count their MoE layers too (DeepSeek-V3's first 3 layers are dense, so
+  // stage 0 holds fewer MoE layers than stage 1 with as many layers).
+  for (const std::int64_t r : plan.state_distinct_stages()) {
     MemoryBreakdown stage;
     // MoE: the routed experts over EP x ETP, their ZeRO / distributed-
     // optimizer shards over EDP; the rest over TP and DP x CP as for dense
@@ -92,8 +62,7 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
     }
     stage.micro_batches_in_flight =
         micro_batches_in_flight(pc.schedule, pc.pp, pc.virtual_stages, plan.micro_batches, r);
-    stage.activations_bytes =
-        stage_activation_bytes(moe_layers, act, layout, r, model) * stage.micro_batches_in_flight;
+    stage.activations_bytes = stage_activation_bytes(plan, act, r) * stage.micro_batches_in_flight;
     if (r == 0)  // embedding output kept for its backward (n*h bf16, SP-split)
       stage.activations_bytes += 2.0 * tokens_local * double(model.hidden_size) / (pc.sequence_parallel ? t : 1.0) *
                                  stage.micro_batches_in_flight;
