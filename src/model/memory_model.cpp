@@ -23,6 +23,29 @@ double stage_activation_bytes(const PricedPlan& plan, const LayerActivations& ac
   return act.moe_layer_bytes * double(moe) + act.dense_layer_bytes * double(n - moe);
 }
 
+// One micro-batch of the multi-token-prediction modules' stored activations
+// (Megatron-Core core_v0.19.0 multi_token_prediction.py
+// MultiTokenPredictionLayer, on the last stage): each module's transformer
+// layer (MoE when the model's last layer is, as its parameters), stored as
+// the model's layers of that kind are, plus the module's own tensors, bf16
+// and sequence-split under SP: the embedding of the shifted tokens (enorm's
+// input), the hidden states (hnorm's input), their concatenation (eh_proj's
+// input, 2h), the final norm's input and the output layer's input: 6h a
+// token. Under full recomputation the module is checkpointed whole
+// (_checkpointed_forward, recompute_method uniform): its two inputs and its
+// output, 3h, of which the layer's stored input is one. One micro-batch, as
+// the logits: the last stage's backward follows each forward.
+double mtp_activation_bytes(const ModelSpec& model, const ParallelConfig& pc, const LayerActivations& act,
+                            double tokens_local) {
+  if (model.mtp_layers <= 0) return 0.0;
+  const bool moe = is_moe_layer(model, model.num_layers - 1);
+  const double kind = moe ? act.moe_layer_bytes : act.dense_layer_bytes;
+  const double layer = kind > 0 ? kind : act.stored_bytes;
+  const double h_bytes = 2.0 * tokens_local * double(model.hidden_size) / (pc.sequence_parallel ? double(pc.tp) : 1.0);
+  const double own = pc.recompute == Recompute::full ? 2.0 : 6.0;
+  return double(model.mtp_layers) * (layer + own * h_bytes);
+}
+
 }  // namespace
 
 MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
@@ -66,14 +89,20 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
     if (r == 0)  // embedding output kept for its backward (n*h bf16, SP-split)
       stage.activations_bytes += 2.0 * tokens_local * double(model.hidden_size) / (pc.sequence_parallel ? t : 1.0) *
                                  stage.micro_batches_in_flight;
-    if (r == layout.stages - 1)
+    if (r == layout.stages - 1) {
       // One micro-batch's logits as the loss kernel keeps them
       // (loss_kernel_bytes): Megatron's vocab-parallel cross-entropy upcasts
       // to fp32 (bf16 logits + fp32 softmax + fp32 gradient); Transformer
       // Engine's fused loss writes the gradient into the bf16 logits in place
       // (TE v2.10 pytorch/triton/cross_entropy.py); flash-attn's writes it
       // into a new bf16 tensor (flash_attn/ops/triton/cross_entropy.py).
-      stage.logits_bytes = tokens_local * double(model.vocab_size) / t * loss_kernel_bytes(ts.loss_kernel).kept;
+      // Each MTP module computes its own logits and loss with the shared
+      // output layer in the forward (multi_token_prediction.py
+      // process_mtp_loss), all kept until the backward: 1 + mtp_layers.
+      stage.logits_bytes = tokens_local * double(model.vocab_size) / t * loss_kernel_bytes(ts.loss_kernel).kept *
+                           double(1 + model.mtp_layers);
+      stage.activations_bytes += mtp_activation_bytes(model, pc, act, tokens_local);
+    }
     // Recomputation rebuilds, in the backward pass, what one layer dropped
     // (full: the whole layer from its stored input; selective: the attention
     // core, Korthikanti et al. 2022 §5), and that layer's rebuilt activations
@@ -149,6 +178,18 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
               {"zero3_prefetch_params", plan.zero3_prefetch_params}},
              best.total_bytes,
              "bytes"});
+    if (model.mtp_layers > 0)
+      ex->add({"multi-token prediction memory (last stage, one micro-batch)",
+               "mtp_layers x (one layer's stored activations (MoE when the last layer is) + 6h per token: embedding, "
+               "hidden states, their 2h concatenation, final-norm and output-layer inputs; 2h under full "
+               "recompute) + mtp_layers x the logits as the loss kernel keeps them",
+               "Megatron-Core core_v0.19.0 transformer/multi_token_prediction.py (MultiTokenPredictionLayer, "
+               "process_mtp_loss: each module's loss in the forward)",
+               {{"mtp_layers", double(model.mtp_layers)},
+                {"mtp_logits_bytes", tokens_local * double(model.vocab_size) / t *
+                                         loss_kernel_bytes(ts.loss_kernel).kept * double(model.mtp_layers)}},
+               mtp_activation_bytes(model, pc, act, tokens_local),
+               "bytes"});
   }
   return best;
 }
