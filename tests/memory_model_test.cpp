@@ -45,7 +45,10 @@ TEST_CASE("model state is 16 bytes per parameter, sharded over dp*cp by ZeRO sta
       const Evaluation ev = evaluate(m, hw, pc, ts);
       REQUIRE(ev.reason_list() == std::vector<Reason>{});
       const MemoryBreakdown& mem = ev.memory;
-      const double params = ev.plan.stage_params(mem.peak_stage) / 2.0;  // /tp
+      // A dense GQA model: everything over TP 2 (its norms too: Known gaps).
+      CHECK(ev.plan.stage_replicated_params(mem.peak_stage) == 0.0);
+      const double params = ev.plan.local_non_expert_params(mem.peak_stage, 2);
+      CHECK(params == ev.plan.stage_params(mem.peak_stage) / 2.0);
       CHECK(mem.weights_bytes == Approx(params * 2.0 / r.w_div).epsilon(kRel));
       CHECK(mem.gradients_bytes == Approx(params * 2.0 / r.g_div).epsilon(kRel));
       CHECK(mem.optimizer_bytes == Approx(params * 12.0 / r.o_div).epsilon(kRel));

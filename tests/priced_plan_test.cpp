@@ -422,6 +422,19 @@ TEST_CASE("a MoE stage or chunk holds its own dense and MoE layers, not the mean
   // Stage 0 (one MoE layer) and stage 1 (four) are different kinds for memory and the DP tail.
   CHECK(p.state_distinct_stages() == std::vector<std::int64_t>{0, 1, 15});
   CHECK(stage_optimizer_s(hw, normalized(pc), ts, p, 1) > 2.0 * stage_optimizer_s(hw, normalized(pc), ts, p, 0));
+  // Over TP 8 each rank holds the norms, MLA's down-projections (q_a 7168 x
+  // 1536, kv_a 7168 x 576, their norms) and the router (7168 x 256 + 256)
+  // whole: 16,990,464 a MoE layer; the rest of the non-expert layer over TP.
+  CHECK(c.replicated_moe_layer == 2 * 7168 + 7168 * 1536 + 1536 + 7168 * 576 + 512 + 7168 * 256 + 256);
+  CHECK(c.replicated_moe_layer == 16'990'464);
+  ParallelConfig tp8 = pc;
+  tp8.tp = 8, tp8.dp = 8;
+  const PricedPlan p8 = plan_on(v3, hw, tp8, training(1024, 4096, 4096), make_layout(16, 4, 4, 14, 1));
+  const double split = double(c.moe_layer - c.routed_experts_per_moe_layer - c.replicated_moe_layer);
+  CHECK(p8.stage_replicated_params(1) == 4.0 * double(c.replicated_moe_layer));
+  CHECK(p8.local_non_expert_params(1, 8) ==
+        Approx(4.0 * (split / 8.0 + double(c.replicated_moe_layer))).epsilon(1e-12));
+  CHECK(p8.local_non_expert_params(1, 8) == Approx(176.0e6).epsilon(2e-3));  // was 116.5M, everything over TP
 
   // Eight layers, the first four dense, over PP2: stage 1 holds all four MoE
   // layers (the mean would give it half of them).
@@ -441,7 +454,7 @@ TEST_CASE("a MoE stage or chunk holds its own dense and MoE layers, not the mean
   CHECK(mem.peak_stage == 1);
   // ZeRO-1: 12 bytes of optimizer state per parameter, the rest over DP 64,
   // the 4 layers' experts over EP 64 and EDP 1.
-  const double rest = q.stage_params(1) - 4.0 * routed;
+  const double rest = q.stage_params(1) - 4.0 * routed;  // TP 1: nothing replicated apart
   CHECK(mem.optimizer_bytes == Approx(rest * 12.0 / 64.0 + 4.0 * routed / 64.0 * 12.0).epsilon(1e-12));
 }
 

@@ -43,7 +43,7 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
   // rest's over DP x CP (Megatron-Core DDP keeps expert parameters in their
   // own buckets, reduced over the expert data-parallel group).
   const double expert_local = plan.stage_expert_params(r) / double(plan.expert_shards);
-  const double params_local = (plan.stage_params(r) - plan.stage_expert_params(r)) / double(pc.tp);
+  const double params_local = plan.local_non_expert_params(r, pc.tp);
   const double bwd_window = ts.overlap_grad_reduce ? layers_r * lt.bwd_s() : 0.0;
   if (plan.grads_reduced) {
     const double grad_bytes = params_local * reduce_bytes_per_param(ts);  // on the wire

@@ -69,7 +69,7 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
     // compute_weight_and_optimizer_memory: expert_sharded params use
     // num_bytes_per_parameter(expert_data_parallel_size)).
     const double expert = plan.stage_expert_params(r) / double(plan.expert_shards);
-    const double params = (plan.stage_params(r) - plan.stage_expert_params(r)) / t;
+    const double params = plan.local_non_expert_params(r, pc.tp);  // replicated parts whole (PricedPlan)
     const double eshard = double(plan.expert_dp_group.size);
     // ZeRO-3 that keeps the gathered weights from the forward to the
     // backward holds the stage's weights whole while any micro-batch is in

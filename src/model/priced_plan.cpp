@@ -159,7 +159,13 @@ Zero3LayerComm zero3_layer_comm(const ModelSpec& model, const HardwareProfile& h
   // MoE: the routed experts' shard (over EP x ETP) is gathered and reduced
   // over the EDP group, the rest over DP x CP (moe_cost.h).
   const double expert = routed_params_per_layer(model, counts);
-  const double layer_params = (double(counts.per_layer) - expert) / double(pc.tp);
+  // The mean layer's replicated part (ParamCounts replicated_*) stays whole on each TP rank.
+  const double replicated = model.num_layers > 0
+                                ? (double(counts.dense_layers) * double(counts.replicated_dense_layer) +
+                                   double(counts.moe_layers) * double(counts.replicated_moe_layer)) /
+                                      double(model.num_layers)
+                                : 0.0;
+  const double layer_params = (double(counts.per_layer) - expert - replicated) / double(pc.tp) + replicated;
   const GroupPlacement edp = expert > 0 ? expert_groups(hw, pc).edp_group : GroupPlacement{};
   const double expert_local = expert / double(pc.ep * pc.etp);
   const double w = ts.weight_bytes_per_param, r = reduce_bytes_per_param(ts);
@@ -281,11 +287,15 @@ PricedPlan price_costs(const ModelSpec& model, const HardwareProfile& hw, const 
       // weights over TP, its routed experts over EP x ETP) or its dense one,
       // not their mean.
       const ParamCounts& c = plan.params;
+      const double t = double(pc.tp);
+      const double dense_local =
+          double(c.dense_layer - c.replicated_dense_layer) / t + double(c.replicated_dense_layer);
       plan.zero3_gather_unit_params =
-          model.is_moe() ? std::max(double(c.moe_layer - c.routed_experts_per_moe_layer) / double(pc.tp) +
+          model.is_moe() ? std::max(double(c.moe_layer - c.routed_experts_per_moe_layer - c.replicated_moe_layer) / t +
+                                        double(c.replicated_moe_layer) +
                                         double(c.routed_experts_per_moe_layer) / double(plan.expert_shards),
-                                    c.dense_layers > 0 ? double(c.dense_layer) / double(pc.tp) : 0.0)
-                         : double(c.per_layer) / double(pc.tp);
+                                    c.dense_layers > 0 ? dense_local : 0.0)
+                         : dense_local;
     } else {
       // XLA: all of a rank's experts are one tensor; DeepSpeed: each expert
       // is a module of its own.
@@ -318,6 +328,22 @@ double held_params(const PricedPlan& plan, std::int64_t layers, std::int64_t moe
     // The MTP modules sit with the output layer (Megatron-LM theoretical_memory_usage.py).
     n += double(counts.output + counts.final_norm + counts.mtp) + (own_copy ? double(counts.embedding) : 0.0);
   }
+  return n;
+}
+
+// Of held_params: what every TP rank holds whole (ParamCounts replicated_*):
+// each layer's by its kind; learned positions with the embedding (Megatron's
+// position table is a plain nn.Embedding); the final norm and the MTP
+// modules' with the output layer. The vocabulary-parallel embedding and
+// output layer are split.
+double held_replicated(const PricedPlan& plan, std::int64_t layers, std::int64_t moe, bool embedding, bool output) {
+  const ParamCounts& counts = plan.params;
+  double n =
+      double(layers - moe) * double(counts.replicated_dense_layer) + double(moe) * double(counts.replicated_moe_layer);
+  // Dense GQA models count none (ParamCounts: their predictions are held).
+  if (counts.replicated_dense_layer + counts.replicated_moe_layer == 0) return 0.0;
+  if (embedding) n += double(counts.position);
+  if (output) n += double(counts.final_norm + counts.replicated_mtp);
   return n;
 }
 
@@ -482,6 +508,11 @@ double PricedPlan::stage_params(std::int64_t stage) const {
   return held_params(*this, layout.layers_on(stage), stage_moe_layers(stage), stage == 0, stage == layout.stages - 1);
 }
 
+double PricedPlan::stage_replicated_params(std::int64_t stage) const {
+  return held_replicated(*this, layout.layers_on(stage), stage_moe_layers(stage), stage == 0,
+                         stage == layout.stages - 1);
+}
+
 // Megatron-LM's interleaved schedule gives each stage v model chunks; the
 // embedding sits in the first chunk of stage 0 and the output layer in the
 // last chunk of stage p-1 (chunk_layers water-fills the layers around them).
@@ -498,6 +529,7 @@ std::vector<ChunkPlan> PricedPlan::chunks(std::int64_t stage) const {
     ch.embedding = stage == 0 && c == 0;
     ch.output = stage == layout.stages - 1 && std::int64_t(c) == v - 1;
     ch.params = held_params(*this, ch.layers, ch.moe_layers, ch.embedding, ch.output);
+    ch.replicated_params = held_replicated(*this, ch.layers, ch.moe_layers, ch.embedding, ch.output);
     ch.expert_params =
         double(ch.moe_layers) * double(params.routed_experts_per_moe_layer) + (ch.output ? mtp_expert_params : 0.0);
   }

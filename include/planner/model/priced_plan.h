@@ -94,6 +94,11 @@ struct ChunkPlan {
   bool output = false;     // chunk v-1 of stage p-1
   double params = 0;       // before TP / ZeRO sharding
   double expert_params = 0;  // of params: routed experts (MoE), sharded over EP x ETP, reduced over EDP
+  double replicated_params = 0;  // of params: held whole by every TP rank (ParamCounts replicated_*)
+  // What one GPU holds of the chunk apart from the routed experts: the split part over TP, the replicated whole.
+  [[nodiscard]] double local_non_expert_params(std::int64_t tp) const {
+    return (params - expert_params - replicated_params) / double(tp) + replicated_params;
+  }
 };
 
 struct PricedPlan {
@@ -185,13 +190,20 @@ struct PricedPlan {
     return double(stage_moe_layers(stage)) * double(params.routed_experts_per_moe_layer) +
            (stage == layout.stages - 1 ? mtp_expert_params : 0.0);
   }
-  // Parameters one GPU of `stage` holds: the rest over TP, the routed experts
-  // over EP x ETP (Megatron-LM theoretical_memory_usage.py); stage_params / tp
-  // for dense models.
+  // Of stage_params: those every TP rank holds whole (norms, MLA's
+  // down-projections, the router, ...: ParamCounts replicated_*).
+  [[nodiscard]] double stage_replicated_params(std::int64_t stage) const;
+  // What one GPU of `stage` holds apart from the routed experts: the
+  // TP-split part over TP, the replicated part whole (Megatron-LM
+  // theoretical_memory_usage.py: tp_sharded / TP + replicated).
+  [[nodiscard]] double local_non_expert_params(std::int64_t stage, std::int64_t tp) const {
+    const double rep = stage_replicated_params(stage);
+    return (stage_params(stage) - stage_expert_params(stage) - rep) / double(tp) + rep;
+  }
+  // Parameters one GPU of `stage` holds: the rest as local_non_expert_params,
+  // the routed experts over EP x ETP (Megatron-LM theoretical_memory_usage.py).
   [[nodiscard]] double local_params(std::int64_t stage, std::int64_t tp) const {
-    const double e = stage_expert_params(stage);
-    if (e <= 0) return stage_params(stage) / double(tp);
-    return (stage_params(stage) - e) / double(tp) + e / double(expert_shards);
+    return local_non_expert_params(stage, tp) + stage_expert_params(stage) / double(expert_shards);
   }
   // The v chunks of `stage`, in chunk order; their parameters sum to stage_params.
   [[nodiscard]] std::vector<ChunkPlan> chunks(std::int64_t stage) const;
