@@ -3,6 +3,7 @@
 // published figures exactly.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -110,6 +111,44 @@ TEST_CASE("import-hf: DeepSeek fields whose transformers default is not 0 are re
         "c.json: q_lora_rank: missing (expected an integer >= 1, or null for queries projected directly)");
   bad["q_lora_rank"] = nullptr;  // DeepSeek-V2-Lite: queries projected directly
   CHECK(model_from_hf_config(bad, "c.json").mla.q_lora_rank == 0);
+}
+
+TEST_CASE("import-hf: DeepSeek's MoE layers are modeling_deepseek.py's, or the import is refused", "[hf_import]") {
+  // modeling_deepseek.py DeepseekV3DecoderLayer: layer i is MoE iff
+  // i >= first_k_dense_replace and i % moe_layer_freq == 0.
+  const nlohmann::json j = read_json_file(kHf + "deepseek-v3.json");
+  const auto hf_moe = [](std::int64_t layers, std::int64_t first_k, std::int64_t freq) {
+    std::vector<std::int64_t> out;
+    for (std::int64_t i = 0; i < layers; ++i)
+      if (i >= first_k && i % freq == 0) out.push_back(i);
+    return out;
+  };
+  for (const std::int64_t first_k : {1, 2, 3, 4, 5, 7}) {
+    for (const std::int64_t freq : {1, 2, 3, 4}) {
+      nlohmann::json c = j;
+      c["first_k_dense_replace"] = first_k;
+      c["moe_layer_freq"] = freq;
+      INFO("first_k_dense_replace " << first_k << ", moe_layer_freq " << freq);
+      const ModelSpec m = model_from_hf_config(c, "c.json");
+      std::vector<std::int64_t> planner;
+      for (std::int64_t i = 0; i < m.num_layers; ++i)
+        if (is_moe_layer(m, i)) planner.push_back(i);
+      CHECK(planner == hf_moe(61, first_k, freq));
+      CHECK(count_moe_layers(m) == std::int64_t(planner.size()));
+    }
+  }
+  // DeepSeek-V3's own config: first_k_dense_replace 3, moe_layer_freq 1, written as is.
+  CHECK(import("deepseek-v3.json").moe.first_dense_layers == 3);
+  // first_k_dense_replace 0, moe_layer_freq 2: HF makes layers 0, 2, ..., 60 MoE (31), not 1, 3, ..., 59.
+  nlohmann::json c = j;
+  c["first_k_dense_replace"] = 0;
+  c["moe_layer_freq"] = 2;
+  CHECK(error_of([&] { (void)model_from_hf_config(c, "c.json"); }) ==
+        "c.json: moe_layer_freq: 2 with first_k_dense_replace 0 makes layers 0, 2, 4, ... MoE (modeling_deepseek.py: "
+        "layer_idx % moe_layer_freq == 0); the planner's MoE layers are the last of every layer_freq, so this "
+        "placement cannot be described");
+  c["moe_layer_freq"] = 1;  // every layer MoE: describable
+  CHECK(count_moe_layers(model_from_hf_config(c, "c.json")) == 61);
 }
 
 TEST_CASE("import-hf: --name must be a model name, a derived one is made one", "[hf_import]") {

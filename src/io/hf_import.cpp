@@ -191,8 +191,28 @@ void read_moe(const HfReader& r, Family f, ModelSpec& m) {
     // and DeepseekV3Config's defaults (1 shared expert, 3 dense layers) are
     // not 0, so reading a missing one as 0 would be a different model.
     e.num_shared_experts = r.req_int("n_shared_experts", 0);
-    e.first_dense_layers = r.req_int("first_k_dense_replace", 0);
-    e.layer_freq = r.req_int("moe_layer_freq", 1);
+    // Which layers are MoE: DeepSeek's modeling_deepseek.py (the code the
+    // hub's config.json names in auto_map), DeepseekV3DecoderLayer: layer i
+    // iff i >= first_k_dense_replace and i % moe_layer_freq == 0, the first
+    // of every group counted from layer 0. The planner's rule is the last of
+    // every layer_freq after first_dense_layers (model_math.h is_moe_layer):
+    // the same layers when first_dense_layers = m - freq + 1, m the first
+    // multiple of freq at or after first_k_dense_replace (DeepSeek-V3's 3 and
+    // 1 give 3). With first_k_dense_replace 0 and freq > 1 layer 0 is MoE and
+    // layer 1 dense, which no first_dense_layers describes: refused.
+    // (transformers' own DeepseekV3DecoderLayer ignores moe_layer_freq,
+    // every layer from first_k_dense_replace MoE; the two agree at 1.)
+    const std::int64_t first_dense = r.req_int("first_k_dense_replace", 0);
+    const std::int64_t freq = r.req_int("moe_layer_freq", 1);
+    const std::int64_t first_moe = (first_dense + freq - 1) / freq * freq;
+    if (first_moe - freq + 1 < 0)
+      r.fail("moe_layer_freq",
+             fmt::format("{} with first_k_dense_replace 0 makes layers 0, {}, {}, ... MoE (modeling_deepseek.py: "
+                         "layer_idx % moe_layer_freq == 0); the planner's MoE layers are the last of every "
+                         "layer_freq, so this placement cannot be described",
+                         freq, freq, 2 * freq));
+    e.first_dense_layers = first_moe - freq + 1;
+    e.layer_freq = freq;
     // DeepseekV3TopkRouter: sigmoid scores with e_score_correction_bias.
     const std::string scoring = r.opt_string("scoring_func").value_or("sigmoid");
     if (scoring != "sigmoid" && scoring != "softmax")
