@@ -20,7 +20,13 @@ using planner::testing::error_of;
 namespace {
 const std::string kHf = std::string(PLANNER_SOURCE_DIR) + "/tests/data/hf/";
 
-ModelSpec import(const std::string& file) { return model_from_hf_config(read_json_file(kHf + file), file); }
+// Mistral 7B v0.1's 4096-token sliding window is full attention up to 4096
+// tokens: imported there (its default, 8192, is refused: sliding_window).
+ModelSpec import(const std::string& file) {
+  HfImportOptions o;
+  if (file == "mistral-7b-v0.1.json") o.seq_len = 4096;
+  return model_from_hf_config(read_json_file(kHf + file), file, o);
+}
 }  // namespace
 
 TEST_CASE("import-hf: dense families match the published parameter counts", "[hf_import]") {
@@ -149,6 +155,42 @@ TEST_CASE("import-hf: DeepSeek's MoE layers are modeling_deepseek.py's, or the i
         "placement cannot be described");
   c["moe_layer_freq"] = 1;  // every layer MoE: describable
   CHECK(count_moe_layers(model_from_hf_config(c, "c.json")) == 61);
+}
+
+TEST_CASE("import-hf: a sliding window shorter than the sequence is refused, naming sliding_window", "[hf_import]") {
+  const nlohmann::json mistral = read_json_file(kHf + "mistral-7b-v0.1.json");
+  // Mistral 7B v0.1: window 4096, default length min(32768, 8192) = 8192.
+  CHECK(error_of([&] { (void)model_from_hf_config(mistral, "c.json"); }) ==
+        "c.json: sliding_window: 4096 is shorter than the sequence length 8192: sliding-window attention is not "
+        "modelled (import with --seq-len 4096 or less to price it as the full attention it is there)");
+  HfImportOptions o;
+  o.seq_len = 4096;
+  const ModelSpec m = model_from_hf_config(mistral, "c.json", o);
+  CHECK(m.source.find("; sliding_window 4096 not modelled: full attention, exact up to 4096 tokens") !=
+        std::string::npos);
+  // MistralConfig's default window is 4096: a missing one is that, not none.
+  nlohmann::json bad = mistral;
+  bad.erase("sliding_window");
+  CHECK(error_of([&] {
+          (void)model_from_hf_config(bad, "c.json");
+        }).find("c.json: sliding_window: 4096 (missing: MistralConfig's default) is shorter than") == 0);
+  bad["sliding_window"] = nullptr;  // null: no window
+  CHECK(model_from_hf_config(bad, "c.json").source.find("sliding_window") == std::string::npos);
+  // Mixtral: null (its config's and MixtralConfig's default); a window is checked as Mistral's.
+  nlohmann::json mix = read_json_file(kHf + "mixtral-8x7b-v0.1.json");
+  CHECK(model_from_hf_config(mix, "c.json").source.find("sliding_window") == std::string::npos);
+  mix["sliding_window"] = 4096;
+  CHECK(error_of([&] { (void)model_from_hf_config(mix, "c.json"); }).find("c.json: sliding_window: 4096 is") == 0);
+  // Qwen2.5: sliding_window 131072 with use_sliding_window false: unused.
+  nlohmann::json qwen = read_json_file(kHf + "qwen2.5-72b.json");
+  qwen["sliding_window"] = 4096;
+  CHECK(model_from_hf_config(qwen, "c.json").source.find("sliding_window") == std::string::npos);
+  qwen["use_sliding_window"] = true;  // on from layer max_window_layers 80 of 80: no layer windowed
+  CHECK(model_from_hf_config(qwen, "c.json").source.find("sliding_window") == std::string::npos);
+  qwen["max_window_layers"] = 40;
+  CHECK(error_of([&] { (void)model_from_hf_config(qwen, "c.json"); }).find("c.json: sliding_window: 4096 is") == 0);
+  qwen["sliding_window"] = 32768;  // at least the 8192-token sequence: full attention there
+  CHECK(model_from_hf_config(qwen, "c.json").source.find("; sliding_window 32768 not modelled") != std::string::npos);
 }
 
 TEST_CASE("import-hf: --name must be a model name, a derived one is made one", "[hf_import]") {

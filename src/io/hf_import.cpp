@@ -240,6 +240,40 @@ void read_mla(const HfReader& r, ModelSpec& m) {
   m.head_dim = a.qk_nope_head_dim + a.qk_rope_head_dim;  // DeepseekV3Config.qk_head_dim
 }
 
+// Sliding-window attention (each query sees the last `window` keys) is not
+// modelled: the planner prices full causal attention. Where the config turns
+// a window on that is shorter than the sequence length the model is imported
+// at, the import is refused (it would be a different model's attention
+// cost); a window at least that long is full attention there, noted in the
+// model's source. Where transformers turns one on: MistralConfig
+// sliding_window (4096 when missing), MixtralConfig's (None when missing);
+// Qwen2, Qwen3 and Qwen3-MoE only with use_sliding_window true, on the layers
+// from max_window_layers on (Qwen2Config: sliding_window = None unless
+// use_sliding_window; layer_types).
+void check_sliding_window(const HfReader& r, Family f, std::int64_t seq_len, ModelSpec& m) {
+  std::optional<std::int64_t> window;
+  std::string why;
+  if (f == Family::mistral || f == Family::mixtral) {
+    window = r.opt_int("sliding_window", 1);
+    if (!window && f == Family::mistral && !r.raw().contains("sliding_window")) {
+      window = 4096;
+      why = " (missing: MistralConfig's default)";
+    }
+  } else if (f == Family::qwen2 || f == Family::qwen3 || f == Family::qwen3_moe) {
+    const std::optional<std::int64_t> w = r.opt_int("sliding_window", 1);  // checked even when unused
+    const std::optional<std::int64_t> from = r.opt_int("max_window_layers", 0);
+    if (r.opt_bool("use_sliding_window", false) && w && (!from || *from < m.num_layers)) window = w;
+  }
+  if (!window) return;
+  if (*window < seq_len)
+    r.fail("sliding_window",
+           fmt::format("{}{} is shorter than the sequence length {}: sliding-window attention is not modelled "
+                       "(import with --seq-len {} or less to price it as the full attention it is there)",
+                       *window, why, seq_len, *window));
+  m.source +=
+      fmt::format("; sliding_window {}{} not modelled: full attention, exact up to {} tokens", *window, why, *window);
+}
+
 std::int64_t default_seq_len(const HfReader& r, const HfImportOptions& o) {
   // Checked whether or not they decide the length: a config with a broken
   // field is refused, not imported around it.
@@ -311,6 +345,7 @@ ModelSpec model_from_hf_config(const json& config, const std::string& origin, co
     read_moe(r, *family, m);
   if (*family == Family::deepseek_v3) read_mla(r, m);
   m.default_seq_len = default_seq_len(r, options);
+  check_sliding_window(r, *family, m.default_seq_len, m);
   m.default_global_batch_tokens = options.global_batch_tokens;
   if (m.default_global_batch_tokens % m.default_seq_len != 0)
     throw InputError(
