@@ -303,7 +303,7 @@ TEST_CASE("the DP and optimizer tail is the latest over the stages, each less it
     double expect = 0;
     std::int64_t stage = -1, before = 0;
     for (std::int64_t r = 0; r < sl.stages; ++r) {
-      const double params = plan.stage_params(r) / double(pc.tp);
+      const double params = plan.local_non_expert_params(r, pc.tp);
       const double reduce =
           collective_cost(hw, dp_group, Collective::all_reduce, params * ts.grad_bytes_per_param).total_s();
       const double lead = r == 0 ? 0.0 : double(before) * lt.bwd_s() + head.embedding_bwd_s;

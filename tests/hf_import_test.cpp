@@ -3,6 +3,7 @@
 // published figures exactly.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -19,7 +20,13 @@ using planner::testing::error_of;
 namespace {
 const std::string kHf = std::string(PLANNER_SOURCE_DIR) + "/tests/data/hf/";
 
-ModelSpec import(const std::string& file) { return model_from_hf_config(read_json_file(kHf + file), file); }
+// Mistral 7B v0.1's 4096-token sliding window is full attention up to 4096
+// tokens: imported there (its default, 8192, is refused: sliding_window).
+ModelSpec import(const std::string& file) {
+  HfImportOptions o;
+  if (file == "mistral-7b-v0.1.json") o.seq_len = 4096;
+  return model_from_hf_config(read_json_file(kHf + file), file, o);
+}
 }  // namespace
 
 TEST_CASE("import-hf: dense families match the published parameter counts", "[hf_import]") {
@@ -110,6 +117,80 @@ TEST_CASE("import-hf: DeepSeek fields whose transformers default is not 0 are re
         "c.json: q_lora_rank: missing (expected an integer >= 1, or null for queries projected directly)");
   bad["q_lora_rank"] = nullptr;  // DeepSeek-V2-Lite: queries projected directly
   CHECK(model_from_hf_config(bad, "c.json").mla.q_lora_rank == 0);
+}
+
+TEST_CASE("import-hf: DeepSeek's MoE layers are modeling_deepseek.py's, or the import is refused", "[hf_import]") {
+  // modeling_deepseek.py DeepseekV3DecoderLayer: layer i is MoE iff
+  // i >= first_k_dense_replace and i % moe_layer_freq == 0.
+  const nlohmann::json j = read_json_file(kHf + "deepseek-v3.json");
+  const auto hf_moe = [](std::int64_t layers, std::int64_t first_k, std::int64_t freq) {
+    std::vector<std::int64_t> out;
+    for (std::int64_t i = 0; i < layers; ++i)
+      if (i >= first_k && i % freq == 0) out.push_back(i);
+    return out;
+  };
+  for (const std::int64_t first_k : {1, 2, 3, 4, 5, 7}) {
+    for (const std::int64_t freq : {1, 2, 3, 4}) {
+      nlohmann::json c = j;
+      c["first_k_dense_replace"] = first_k;
+      c["moe_layer_freq"] = freq;
+      INFO("first_k_dense_replace " << first_k << ", moe_layer_freq " << freq);
+      const ModelSpec m = model_from_hf_config(c, "c.json");
+      std::vector<std::int64_t> planner;
+      for (std::int64_t i = 0; i < m.num_layers; ++i)
+        if (is_moe_layer(m, i)) planner.push_back(i);
+      CHECK(planner == hf_moe(61, first_k, freq));
+      CHECK(count_moe_layers(m) == std::int64_t(planner.size()));
+    }
+  }
+  // DeepSeek-V3's own config: first_k_dense_replace 3, moe_layer_freq 1, written as is.
+  CHECK(import("deepseek-v3.json").moe.first_dense_layers == 3);
+  // first_k_dense_replace 0, moe_layer_freq 2: HF makes layers 0, 2, ..., 60 MoE (31), not 1, 3, ..., 59.
+  nlohmann::json c = j;
+  c["first_k_dense_replace"] = 0;
+  c["moe_layer_freq"] = 2;
+  CHECK(error_of([&] { (void)model_from_hf_config(c, "c.json"); }) ==
+        "c.json: moe_layer_freq: 2 with first_k_dense_replace 0 makes layers 0, 2, 4, ... MoE (modeling_deepseek.py: "
+        "layer_idx % moe_layer_freq == 0); the planner's MoE layers are the last of every layer_freq, so this "
+        "placement cannot be described");
+  c["moe_layer_freq"] = 1;  // every layer MoE: describable
+  CHECK(count_moe_layers(model_from_hf_config(c, "c.json")) == 61);
+}
+
+TEST_CASE("import-hf: a sliding window shorter than the sequence is refused, naming sliding_window", "[hf_import]") {
+  const nlohmann::json mistral = read_json_file(kHf + "mistral-7b-v0.1.json");
+  // Mistral 7B v0.1: window 4096, default length min(32768, 8192) = 8192.
+  CHECK(error_of([&] { (void)model_from_hf_config(mistral, "c.json"); }) ==
+        "c.json: sliding_window: 4096 is shorter than the sequence length 8192: sliding-window attention is not "
+        "modelled (import with --seq-len 4096 or less to price it as the full attention it is there)");
+  HfImportOptions o;
+  o.seq_len = 4096;
+  const ModelSpec m = model_from_hf_config(mistral, "c.json", o);
+  CHECK(m.source.find("; sliding_window 4096 not modelled: full attention, exact up to 4096 tokens") !=
+        std::string::npos);
+  // MistralConfig's default window is 4096: a missing one is that, not none.
+  nlohmann::json bad = mistral;
+  bad.erase("sliding_window");
+  CHECK(error_of([&] {
+          (void)model_from_hf_config(bad, "c.json");
+        }).find("c.json: sliding_window: 4096 (missing: MistralConfig's default) is shorter than") == 0);
+  bad["sliding_window"] = nullptr;  // null: no window
+  CHECK(model_from_hf_config(bad, "c.json").source.find("sliding_window") == std::string::npos);
+  // Mixtral: null (its config's and MixtralConfig's default); a window is checked as Mistral's.
+  nlohmann::json mix = read_json_file(kHf + "mixtral-8x7b-v0.1.json");
+  CHECK(model_from_hf_config(mix, "c.json").source.find("sliding_window") == std::string::npos);
+  mix["sliding_window"] = 4096;
+  CHECK(error_of([&] { (void)model_from_hf_config(mix, "c.json"); }).find("c.json: sliding_window: 4096 is") == 0);
+  // Qwen2.5: sliding_window 131072 with use_sliding_window false: unused.
+  nlohmann::json qwen = read_json_file(kHf + "qwen2.5-72b.json");
+  qwen["sliding_window"] = 4096;
+  CHECK(model_from_hf_config(qwen, "c.json").source.find("sliding_window") == std::string::npos);
+  qwen["use_sliding_window"] = true;  // on from layer max_window_layers 80 of 80: no layer windowed
+  CHECK(model_from_hf_config(qwen, "c.json").source.find("sliding_window") == std::string::npos);
+  qwen["max_window_layers"] = 40;
+  CHECK(error_of([&] { (void)model_from_hf_config(qwen, "c.json"); }).find("c.json: sliding_window: 4096 is") == 0);
+  qwen["sliding_window"] = 32768;  // at least the 8192-token sequence: full attention there
+  CHECK(model_from_hf_config(qwen, "c.json").source.find("; sliding_window 32768 not modelled") != std::string::npos);
 }
 
 TEST_CASE("import-hf: --name must be a model name, a derived one is made one", "[hf_import]") {

@@ -45,7 +45,10 @@ TEST_CASE("model state is 16 bytes per parameter, sharded over dp*cp by ZeRO sta
       const Evaluation ev = evaluate(m, hw, pc, ts);
       REQUIRE(ev.reason_list() == std::vector<Reason>{});
       const MemoryBreakdown& mem = ev.memory;
-      const double params = ev.plan.stage_params(mem.peak_stage) / 2.0;  // /tp
+      // A dense GQA model: everything over TP 2 (its norms too: Known gaps).
+      CHECK(ev.plan.stage_replicated_params(mem.peak_stage) == 0.0);
+      const double params = ev.plan.local_non_expert_params(mem.peak_stage, 2);
+      CHECK(params == ev.plan.stage_params(mem.peak_stage) / 2.0);
       CHECK(mem.weights_bytes == Approx(params * 2.0 / r.w_div).epsilon(kRel));
       CHECK(mem.gradients_bytes == Approx(params * 2.0 / r.g_div).epsilon(kRel));
       CHECK(mem.optimizer_bytes == Approx(params * 12.0 / r.o_div).epsilon(kRel));
@@ -115,6 +118,31 @@ TEST_CASE("last stage logits: bf16 + fp32 + fp32 per vocabulary entry", "[memory
   fa.loss_kernel = LossKernel::flash_attn;
   const Evaluation ev_fa = evaluate(m, hw, pc, fa);
   CHECK(ev_fa.memory.logits_bytes == Approx(2.0 * 8192.0 / 2.0 * 128256.0 / 8.0 * 4.0).epsilon(kRel));
+}
+
+TEST_CASE("the last stage keeps the MTP modules' activations and logits", "[memory_model][moe]") {
+  // DeepSeek-V3 (one MTP module, MoE: layer 60 is) against the same model
+  // without it, on one stage (the last; one micro-batch in flight).
+  const ModelSpec v3 = find_model("deepseek-v3", kDir);
+  ModelSpec no_mtp = v3;
+  no_mtp.mtp_layers = 0;
+  no_mtp.expected_params = 0;
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const TrainingSpec ts = training(64, 4096, 64);
+  for (const Recompute rc : {Recompute::none, Recompute::full}) {
+    ParallelConfig pc;
+    pc.dp = 64, pc.ep = 64, pc.recompute = rc;
+    const Evaluation a = evaluate(v3, hw, pc, ts), b = evaluate(no_mtp, hw, pc, ts);
+    REQUIRE(a.memory.micro_batches_in_flight == 1.0);
+    INFO("recompute " << int(rc));
+    // A second set of logits: 4096 tokens x V x 10 bytes (Megatron's fp32 cross-entropy).
+    CHECK(b.memory.logits_bytes == Approx(4096.0 * 129280.0 * 10.0).epsilon(kRel));
+    CHECK(a.memory.logits_bytes == Approx(2.0 * b.memory.logits_bytes).epsilon(kRel));
+    // One MoE layer as stored, plus 6h a token (2h under full recompute) in bf16.
+    const LayerActivations act = layer_activations(v3, normalized(pc), ts);
+    const double own = (rc == Recompute::full ? 2.0 : 6.0) * 2.0 * 4096.0 * 7168.0;
+    CHECK(a.memory.activations_bytes - b.memory.activations_bytes == Approx(act.moe_layer_bytes + own).epsilon(1e-9));
+  }
 }
 
 TEST_CASE("ZeRO-3 gathers a layer (and prefetches the next)", "[memory_model]") {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -12,6 +13,7 @@
 #include "planner/io/catalog.h"
 #include "planner/model/evaluate.h"
 #include "planner/model/layer_cost.h"
+#include "planner/model/memory_model.h"
 #include "planner/model/model_math.h"
 #include "planner/model/pipeline.h"
 #include "planner/model/priced_plan.h"
@@ -388,4 +390,113 @@ TEST_CASE("DeepSpeed re-gather: weights whose reuse lies 1e9 parameters away", "
   // Only under full recomputation: selective recomputes no layer's GEMMs.
   pc.recompute = Recompute::selective;
   CHECK(zero3_layer_comm(gpt3, hw, pc, ts, layer_time(gpt3, hw, pc, ts), wg).recompute_all_gather_s == 0.0);
+}
+
+TEST_CASE("a MoE stage or chunk holds its own dense and MoE layers, not the mean layer", "[priced_plan][moe]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec v3 = find_model("deepseek-v3", kDir);
+  const ParamCounts c = count_params(v3);
+  const double routed = double(c.routed_experts_per_moe_layer);
+  ParallelConfig pc = config(1, 16, 16);
+  pc.ep = 8;
+  pc.zero_stage = 1;
+  const TrainingSpec ts = training(256, 4096, 4096);
+  // 61 layers over PP16: 4 on stage 0 (layers 0-3: dense 0-2, MoE 3), 4 on
+  // each middle stage, 1 on the last (layer 60, with the MTP module).
+  const PricedPlan p = plan_on(v3, hw, pc, ts, make_layout(16, 4, 4, 14, 1));
+  CHECK(p.stage_moe_layers(0) == 1);
+  CHECK(p.stage_moe_layers(1) == 4);
+  CHECK(p.stage_moe_layers(15) == 1);
+  // One MoE layer's 256 routed experts (11.27B), not 4 x the mean over 61 layers.
+  CHECK(p.stage_expert_params(0) == routed);
+  CHECK(routed == 256.0 * 3 * 7168 * 2048);
+  CHECK(p.stage_expert_params(1) == 4.0 * routed);
+  CHECK(p.stage_expert_params(15) == 2.0 * routed);  // layer 60 and the MTP module's MoE layer
+  CHECK(p.stage_params(0) == 3.0 * double(c.dense_layer) + double(c.moe_layer) + double(c.embedding));
+  CHECK(p.stage_params(1) == 4.0 * double(c.moe_layer));
+  double total = 0;
+  std::int64_t moe = 0;
+  for (std::int64_t s = 0; s < 16; ++s) total += p.stage_params(s), moe += p.stage_moe_layers(s);
+  CHECK(moe == 58);
+  CHECK(total == double(c.total + c.mtp));
+  // Stage 0 (one MoE layer) and stage 1 (four) are different kinds for memory and the DP tail.
+  CHECK(p.state_distinct_stages() == std::vector<std::int64_t>{0, 1, 15});
+  CHECK(stage_optimizer_s(hw, normalized(pc), ts, p, 1) > 2.0 * stage_optimizer_s(hw, normalized(pc), ts, p, 0));
+  // Over TP 8 each rank holds the norms, MLA's down-projections (q_a 7168 x
+  // 1536, kv_a 7168 x 576, their norms) and the router (7168 x 256 + 256)
+  // whole: 16,990,464 a MoE layer; the rest of the non-expert layer over TP.
+  CHECK(c.replicated_moe_layer == 2 * 7168 + 7168 * 1536 + 1536 + 7168 * 576 + 512 + 7168 * 256 + 256);
+  CHECK(c.replicated_moe_layer == 16'990'464);
+  ParallelConfig tp8 = pc;
+  tp8.tp = 8, tp8.dp = 8;
+  const PricedPlan p8 = plan_on(v3, hw, tp8, training(1024, 4096, 4096), make_layout(16, 4, 4, 14, 1));
+  const double split = double(c.moe_layer - c.routed_experts_per_moe_layer - c.replicated_moe_layer);
+  CHECK(p8.stage_replicated_params(1) == 4.0 * double(c.replicated_moe_layer));
+  CHECK(p8.local_non_expert_params(1, 8) ==
+        Approx(4.0 * (split / 8.0 + double(c.replicated_moe_layer))).epsilon(1e-12));
+  CHECK(p8.local_non_expert_params(1, 8) == Approx(176.0e6).epsilon(2e-3));  // was 116.5M, everything over TP
+
+  // Eight layers, the first four dense, over PP2: stage 1 holds all four MoE
+  // layers (the mean would give it half of them).
+  ModelSpec small = v3;
+  small.num_layers = 8;
+  small.moe.first_dense_layers = 4;
+  small.mtp_layers = 0;
+  small.expected_params = small.expected_active_params = 0;
+  ParallelConfig pc2 = config(1, 2, 64);
+  pc2.ep = 64;
+  pc2.zero_stage = 1;
+  const TrainingSpec ts2 = training(128, 4096, 128);
+  const PricedPlan q = plan_on(small, hw, pc2, ts2, make_layout(2, 4, 0, 0, 4));
+  CHECK(q.stage_expert_params(0) == 0.0);
+  CHECK(q.stage_expert_params(1) == 4.0 * routed);
+  const MemoryBreakdown mem = memory_per_gpu(small, hw, normalized(pc2), ts2, q);
+  CHECK(mem.peak_stage == 1);
+  // ZeRO-1: 12 bytes of optimizer state per parameter, the rest over DP 64,
+  // the 4 layers' experts over EP 64 and EDP 1.
+  const double rest = q.stage_params(1) - 4.0 * routed;  // TP 1: nothing replicated apart
+  CHECK(mem.optimizer_bytes == Approx(rest * 12.0 / 64.0 + 4.0 * routed / 64.0 * 12.0).epsilon(1e-12));
+}
+
+TEST_CASE("interleaved chunks follow the model's order and count the MoE layers they hold", "[priced_plan][moe]") {
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  ModelSpec m = find_model("deepseek-v3", kDir);
+  m.moe.layer_freq = 2;  // MoE layers 4, 6, ..., 60
+  m.expected_params = m.expected_active_params = 0;
+  for (const std::int64_t v : {1, 2, 3}) {
+    ParallelConfig pc = config(1, 4, 8, v);
+    pc.ep = 8;
+    const TrainingSpec ts = training(32, 4096, 256);
+    const PricedPlan p = plan_on(m, hw, pc, ts, balance_layers(61, 4, v, 1.5, 2.5));
+    INFO("v" << v);
+    // Every layer in exactly one chunk; model chunk c*p + s starts where chunk c*p + s - 1 ends.
+    std::vector<std::pair<std::int64_t, std::int64_t>> ranges;  // (model chunk, first layer)
+    std::vector<std::int64_t> sizes(std::size_t(4 * v));
+    std::int64_t moe = 0;
+    for (std::int64_t s = 0; s < 4; ++s) {
+      const std::vector<ChunkPlan> chunks = p.chunks(s);
+      const std::vector<std::int64_t> first = p.chunk_first_layers(s);
+      std::int64_t stage_moe = 0;
+      for (std::int64_t ch = 0; ch < v; ++ch) {
+        const ChunkPlan& k = chunks[std::size_t(ch)];
+        ranges.emplace_back(ch * 4 + s, first[std::size_t(ch)]);
+        sizes[std::size_t(ch * 4 + s)] = k.layers;
+        std::int64_t by_rule = 0;
+        for (std::int64_t l = first[std::size_t(ch)]; l < first[std::size_t(ch)] + k.layers; ++l)
+          by_rule += is_moe_layer(m, l) ? 1 : 0;
+        CHECK(k.moe_layers == by_rule);
+        stage_moe += k.moe_layers;
+      }
+      CHECK(p.stage_moe_layers(s) == stage_moe);
+      moe += stage_moe;
+    }
+    std::sort(ranges.begin(), ranges.end());
+    std::int64_t at = 0;
+    for (const auto& [chunk, first] : ranges) {
+      CHECK(first == at);
+      at += sizes[std::size_t(chunk)];
+    }
+    CHECK(at == 61);
+    CHECK(moe == count_moe_layers(m));
+  }
 }

@@ -191,8 +191,28 @@ void read_moe(const HfReader& r, Family f, ModelSpec& m) {
     // and DeepseekV3Config's defaults (1 shared expert, 3 dense layers) are
     // not 0, so reading a missing one as 0 would be a different model.
     e.num_shared_experts = r.req_int("n_shared_experts", 0);
-    e.first_dense_layers = r.req_int("first_k_dense_replace", 0);
-    e.layer_freq = r.req_int("moe_layer_freq", 1);
+    // Which layers are MoE: DeepSeek's modeling_deepseek.py (the code the
+    // hub's config.json names in auto_map), DeepseekV3DecoderLayer: layer i
+    // iff i >= first_k_dense_replace and i % moe_layer_freq == 0, the first
+    // of every group counted from layer 0. The planner's rule is the last of
+    // every layer_freq after first_dense_layers (model_math.h is_moe_layer):
+    // the same layers when first_dense_layers = m - freq + 1, m the first
+    // multiple of freq at or after first_k_dense_replace (DeepSeek-V3's 3 and
+    // 1 give 3). With first_k_dense_replace 0 and freq > 1 layer 0 is MoE and
+    // layer 1 dense, which no first_dense_layers describes: refused.
+    // (transformers' own DeepseekV3DecoderLayer ignores moe_layer_freq,
+    // every layer from first_k_dense_replace MoE; the two agree at 1.)
+    const std::int64_t first_dense = r.req_int("first_k_dense_replace", 0);
+    const std::int64_t freq = r.req_int("moe_layer_freq", 1);
+    const std::int64_t first_moe = (first_dense + freq - 1) / freq * freq;
+    if (first_moe - freq + 1 < 0)
+      r.fail("moe_layer_freq",
+             fmt::format("{} with first_k_dense_replace 0 makes layers 0, {}, {}, ... MoE (modeling_deepseek.py: "
+                         "layer_idx % moe_layer_freq == 0); the planner's MoE layers are the last of every "
+                         "layer_freq, so this placement cannot be described",
+                         freq, freq, 2 * freq));
+    e.first_dense_layers = first_moe - freq + 1;
+    e.layer_freq = freq;
     // DeepseekV3TopkRouter: sigmoid scores with e_score_correction_bias.
     const std::string scoring = r.opt_string("scoring_func").value_or("sigmoid");
     if (scoring != "sigmoid" && scoring != "softmax")
@@ -218,6 +238,40 @@ void read_mla(const HfReader& r, ModelSpec& m) {
   a.qk_rope_head_dim = r.req_int("qk_rope_head_dim");
   a.v_head_dim = r.req_int("v_head_dim");
   m.head_dim = a.qk_nope_head_dim + a.qk_rope_head_dim;  // DeepseekV3Config.qk_head_dim
+}
+
+// Sliding-window attention (each query sees the last `window` keys) is not
+// modelled: the planner prices full causal attention. Where the config turns
+// a window on that is shorter than the sequence length the model is imported
+// at, the import is refused (it would be a different model's attention
+// cost); a window at least that long is full attention there, noted in the
+// model's source. Where transformers turns one on: MistralConfig
+// sliding_window (4096 when missing), MixtralConfig's (None when missing);
+// Qwen2, Qwen3 and Qwen3-MoE only with use_sliding_window true, on the layers
+// from max_window_layers on (Qwen2Config: sliding_window = None unless
+// use_sliding_window; layer_types).
+void check_sliding_window(const HfReader& r, Family f, std::int64_t seq_len, ModelSpec& m) {
+  std::optional<std::int64_t> window;
+  std::string why;
+  if (f == Family::mistral || f == Family::mixtral) {
+    window = r.opt_int("sliding_window", 1);
+    if (!window && f == Family::mistral && !r.raw().contains("sliding_window")) {
+      window = 4096;
+      why = " (missing: MistralConfig's default)";
+    }
+  } else if (f == Family::qwen2 || f == Family::qwen3 || f == Family::qwen3_moe) {
+    const std::optional<std::int64_t> w = r.opt_int("sliding_window", 1);  // checked even when unused
+    const std::optional<std::int64_t> from = r.opt_int("max_window_layers", 0);
+    if (r.opt_bool("use_sliding_window", false) && w && (!from || *from < m.num_layers)) window = w;
+  }
+  if (!window) return;
+  if (*window < seq_len)
+    r.fail("sliding_window",
+           fmt::format("{}{} is shorter than the sequence length {}: sliding-window attention is not modelled "
+                       "(import with --seq-len {} or less to price it as the full attention it is there)",
+                       *window, why, seq_len, *window));
+  m.source +=
+      fmt::format("; sliding_window {}{} not modelled: full attention, exact up to {} tokens", *window, why, *window);
 }
 
 std::int64_t default_seq_len(const HfReader& r, const HfImportOptions& o) {
@@ -291,6 +345,7 @@ ModelSpec model_from_hf_config(const json& config, const std::string& origin, co
     read_moe(r, *family, m);
   if (*family == Family::deepseek_v3) read_mla(r, m);
   m.default_seq_len = default_seq_len(r, options);
+  check_sliding_window(r, *family, m.default_seq_len, m);
   m.default_global_batch_tokens = options.global_batch_tokens;
   if (m.default_global_batch_tokens % m.default_seq_len != 0)
     throw InputError(

@@ -44,7 +44,7 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
   // own buckets, reduced over the expert data-parallel group, in the same
   // reduce dtype: grad_reduce_in_fp32 sets every buffer's grad_dtype).
   const double expert_local = plan.stage_expert_params(r) / double(plan.expert_shards);
-  const double params_local = (plan.stage_params(r) - plan.stage_expert_params(r)) / double(pc.tp);
+  const double params_local = plan.local_non_expert_params(r, pc.tp);
   // The last backward, a cool-down pass: with --overlap-a2a its all-to-alls
   // are exposed whole (LayerTime::ep_unpaired_bwd_s), as the first forward's.
   const double bwd_window = ts.overlap_grad_reduce ? layers_r * (lt.bwd_s() + lt.ep_unpaired_bwd_s()) : 0.0;
@@ -118,13 +118,14 @@ double stage_lead_s(const PricedPlan& plan, std::int64_t r) {
 
 // The step ends with the latest of end_r + tail_r over the stages; among
 // stages of one kind the one nearest stage 0 has the shortest lead
-// (StageLayout::distinct_stages). Stage 0 has no lead, so the tail is at
-// least its own.
+// (PricedPlan::state_distinct_stages: a MoE model's kinds count their MoE
+// layers, whose expert gradients reduce over EDP). Stage 0 has no lead, so
+// the tail is at least its own.
 StageTail critical_tail(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                         const PricedPlan& plan) {
   const TailCurves curves(hw, pc, plan);
   StageTail tail = stage_tail(hw, pc, ts, plan, curves, 0);
-  for (std::int64_t r : plan.layout.distinct_stages()) {
+  for (std::int64_t r : plan.state_distinct_stages()) {
     if (r == 0) continue;
     StageTail tl = stage_tail(hw, pc, ts, plan, curves, r);
     tl.lead_s = stage_lead_s(plan, r);

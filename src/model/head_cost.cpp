@@ -25,10 +25,13 @@ namespace {
 void add_mtp(HeadTime& ht, const ModelSpec& model, const HardwareProfile& hw, const ParallelConfig& pc,
              const TrainingSpec& ts, const Dims& d, Explain* ex, const LayerTime* priced) {
   const double m = double(model.mtp_layers);
+  // MoE when the model's last layer is (Megatron-LM theoretical_memory_usage.py
+  // mtp_layer_is_moe = moe_layer_pattern[-1]; training.py counts its FLOPs so).
+  const bool moe = is_moe_layer(model, model.num_layers - 1);
   LayerTime layer;
-  if (priced) {
+  if (priced && moe) {
     layer = *priced;
-  } else if (model.is_moe()) {
+  } else if (moe) {
     layer = moe_layer_time(model, hw, pc, ts);
   } else {
     ModelSpec dense = architecture_of(model);

@@ -1,7 +1,6 @@
 #include "planner/model/memory_model.h"
 
 #include <algorithm>
-#include <array>
 
 #include <fmt/format.h>
 
@@ -12,33 +11,39 @@ namespace planner {
 
 namespace {
 
-// MoE models without interleaving: each stage's activations from its own
-// dense and MoE layers (one contiguous range of layers per stage); else the
-// mean layer times the stage's layers. Interleaved stages hold v chunks
-// spread over the model: the mean (an approximation, docs/cost_model.md).
-struct StageMoeLayers {
-  bool per_stage = false;
-};
-
-StageMoeLayers stage_moe_layers(const ModelSpec& model, const ParallelConfig& pc, const LayerActivations& act) {
-  return {model.is_moe() && pc.virtual_stages == 1 && act.moe_layer_bytes > 0};
-}
-
-// Layers of [0, end) that are MoE: after the first_dense_layers, one in
-// layer_freq (the last of each group of layer_freq, as Llama 4's
-// interleave_moe_layer_step; moe_cost.h moe_layer_counts counts the same).
-std::int64_t moe_layers_below(const ModelSpec& model, std::int64_t end) {
-  const std::int64_t after = std::max<std::int64_t>(0, end - model.moe.first_dense_layers);
-  return after / std::max<std::int64_t>(1, model.moe.layer_freq);
-}
-
-double stage_activation_bytes(const StageMoeLayers& m, const LayerActivations& act, const StageLayout& layout,
-                              std::int64_t r, const ModelSpec& model) {
-  const std::int64_t n = layout.layers_on(r);
-  if (!m.per_stage) return act.stored_bytes * double(n);
-  const std::int64_t first = layout.layers_before(r);
-  const std::int64_t moe = moe_layers_below(model, first + n) - moe_layers_below(model, first);
+// A stage's stored activations per micro-batch: a MoE model's stage counts
+// its own dense and MoE layers (PricedPlan::stage_moe_layers, over all its
+// chunks), each as its kind stores them; otherwise the mean layer times the
+// stage's layers (dense models, and torchtitan's every-N-th-layer policy,
+// whose layers differ by position, not kind).
+double stage_activation_bytes(const PricedPlan& plan, const LayerActivations& act, std::int64_t r) {
+  const std::int64_t n = plan.layout.layers_on(r);
+  if (!(act.moe_layer_bytes > 0)) return act.stored_bytes * double(n);
+  const std::int64_t moe = plan.stage_moe_layers(r);
   return act.moe_layer_bytes * double(moe) + act.dense_layer_bytes * double(n - moe);
+}
+
+// One micro-batch of the multi-token-prediction modules' stored activations
+// (Megatron-Core core_v0.19.0 multi_token_prediction.py
+// MultiTokenPredictionLayer, on the last stage): each module's transformer
+// layer (MoE when the model's last layer is, as its parameters), stored as
+// the model's layers of that kind are, plus the module's own tensors, bf16
+// and sequence-split under SP: the embedding of the shifted tokens (enorm's
+// input), the hidden states (hnorm's input), their concatenation (eh_proj's
+// input, 2h), the final norm's input and the output layer's input: 6h a
+// token. Under full recomputation the module is checkpointed whole
+// (_checkpointed_forward, recompute_method uniform): its two inputs and its
+// output, 3h, of which the layer's stored input is one. One micro-batch, as
+// the logits: the last stage's backward follows each forward.
+double mtp_activation_bytes(const ModelSpec& model, const ParallelConfig& pc, const LayerActivations& act,
+                            double tokens_local) {
+  if (model.mtp_layers <= 0) return 0.0;
+  const bool moe = is_moe_layer(model, model.num_layers - 1);
+  const double kind = moe ? act.moe_layer_bytes : act.dense_layer_bytes;
+  const double layer = kind > 0 ? kind : act.stored_bytes;
+  const double h_bytes = 2.0 * tokens_local * double(model.hidden_size) / (pc.sequence_parallel ? double(pc.tp) : 1.0);
+  const double own = pc.recompute == Recompute::full ? 2.0 : 6.0;
+  return double(model.mtp_layers) * (layer + own * h_bytes);
 }
 
 }  // namespace
@@ -53,22 +58,10 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
 
   MemoryBreakdown best;
   // In-flight micro-batches fall with the stage index, so the peak is one of
-  // the distinct stages (the first of each kind; on ties the earliest). A MoE
-  // model whose first layers are dense (DeepSeek-V3: 3) also has the first
-  // stage past them, which may hold more MoE layers than the representative
-  // of its kind.
-  const StageMoeLayers moe_layers = stage_moe_layers(model, pc, act);
-  std::array<std::int64_t, 5> stages{};
-  std::size_t n_stages = 0;
-  for (std::int64_t r : layout.distinct_stages()) stages[n_stages++] = r;
-  if (moe_layers.per_stage) {
-    std::int64_t r = 0;
-    while (r + 1 < layout.stages && layout.layers_before(r + 1) < model.moe.first_dense_layers) ++r;
-    const auto listed = stages.begin() + std::ptrdiff_t(n_stages);
-    if (r + 1 < layout.stages && std::find(stages.begin(), listed, r + 1) == listed) stages[n_stages++] = r + 1;
-  }
-  for (std::size_t i = 0; i < n_stages; ++i) {
-    const std::int64_t r = stages[i];
+  // the first stages of each kind (on ties the earliest); a MoE model's kinds
+  // count their MoE layers too (DeepSeek-V3's first 3 layers are dense, so
+  // stage 0 holds fewer MoE layers than stage 1 with as many layers).
+  for (const std::int64_t r : plan.state_distinct_stages()) {
     MemoryBreakdown stage;
     // MoE: the routed experts over EP x ETP, their ZeRO / distributed-
     // optimizer shards over EDP; the rest over TP and DP x CP as for dense
@@ -76,7 +69,7 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
     // compute_weight_and_optimizer_memory: expert_sharded params use
     // num_bytes_per_parameter(expert_data_parallel_size)).
     const double expert = plan.stage_expert_params(r) / double(plan.expert_shards);
-    const double params = (plan.stage_params(r) - plan.stage_expert_params(r)) / t;
+    const double params = plan.local_non_expert_params(r, pc.tp);  // replicated parts whole (PricedPlan)
     const double eshard = double(plan.expert_dp_group.size);
     // ZeRO-3 that keeps the gathered weights from the forward to the
     // backward holds the stage's weights whole while any micro-batch is in
@@ -92,19 +85,24 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
     }
     stage.micro_batches_in_flight =
         micro_batches_in_flight(pc.schedule, pc.pp, pc.virtual_stages, plan.micro_batches, r);
-    stage.activations_bytes =
-        stage_activation_bytes(moe_layers, act, layout, r, model) * stage.micro_batches_in_flight;
+    stage.activations_bytes = stage_activation_bytes(plan, act, r) * stage.micro_batches_in_flight;
     if (r == 0)  // embedding output kept for its backward (n*h bf16, SP-split)
       stage.activations_bytes += 2.0 * tokens_local * double(model.hidden_size) / (pc.sequence_parallel ? t : 1.0) *
                                  stage.micro_batches_in_flight;
-    if (r == layout.stages - 1)
+    if (r == layout.stages - 1) {
       // One micro-batch's logits as the loss kernel keeps them
       // (loss_kernel_bytes): Megatron's vocab-parallel cross-entropy upcasts
       // to fp32 (bf16 logits + fp32 softmax + fp32 gradient); Transformer
       // Engine's fused loss writes the gradient into the bf16 logits in place
       // (TE v2.10 pytorch/triton/cross_entropy.py); flash-attn's writes it
       // into a new bf16 tensor (flash_attn/ops/triton/cross_entropy.py).
-      stage.logits_bytes = tokens_local * double(model.vocab_size) / t * loss_kernel_bytes(ts.loss_kernel).kept;
+      // Each MTP module computes its own logits and loss with the shared
+      // output layer in the forward (multi_token_prediction.py
+      // process_mtp_loss), all kept until the backward: 1 + mtp_layers.
+      stage.logits_bytes = tokens_local * double(model.vocab_size) / t * loss_kernel_bytes(ts.loss_kernel).kept *
+                           double(1 + model.mtp_layers);
+      stage.activations_bytes += mtp_activation_bytes(model, pc, act, tokens_local);
+    }
     // Recomputation rebuilds, in the backward pass, what one layer dropped
     // (full: the whole layer from its stored input; selective: the attention
     // core, Korthikanti et al. 2022 §5), and that layer's rebuilt activations
@@ -180,6 +178,18 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw
               {"zero3_prefetch_params", plan.zero3_prefetch_params}},
              best.total_bytes,
              "bytes"});
+    if (model.mtp_layers > 0)
+      ex->add({"multi-token prediction memory (last stage, one micro-batch)",
+               "mtp_layers x (one layer's stored activations (MoE when the last layer is) + 6h per token: embedding, "
+               "hidden states, their 2h concatenation, final-norm and output-layer inputs; 2h under full "
+               "recompute) + mtp_layers x the logits as the loss kernel keeps them",
+               "Megatron-Core core_v0.19.0 transformer/multi_token_prediction.py (MultiTokenPredictionLayer, "
+               "process_mtp_loss: each module's loss in the forward)",
+               {{"mtp_layers", double(model.mtp_layers)},
+                {"mtp_logits_bytes", tokens_local * double(model.vocab_size) / t *
+                                         loss_kernel_bytes(ts.loss_kernel).kept * double(model.mtp_layers)}},
+               mtp_activation_bytes(model, pc, act, tokens_local),
+               "bytes"});
   }
   return best;
 }

@@ -38,6 +38,18 @@ std::int64_t attention_params(const ModelSpec& model) {
   return n;
 }
 
+// Of attention_params: what every TP rank holds whole (ParamCounts): MLA's
+// down-projections and their norms, QK-norms, the output projection's bias.
+std::int64_t replicated_attention_params(const ModelSpec& model) {
+  const std::int64_t h = model.hidden_size;
+  if (model.is_mla()) {
+    const MlaSpec& a = model.mla;
+    return (a.q_lora_rank > 0 ? h * a.q_lora_rank + a.q_lora_rank : 0) + h * (a.kv_lora_rank + a.qk_rope_head_dim) +
+           a.kv_lora_rank;
+  }
+  return (model.bias ? h : 0) + (model.qk_norm ? 2 * model.head_dim : 0);
+}
+
 // One MLP of width f (a dense FFN or one expert).
 std::int64_t mlp_params(const ModelSpec& model, std::int64_t f) {
   const bool gated = is_gated(model.ffn_kind);
@@ -84,6 +96,12 @@ ParamCounts count_params(const ModelSpec& model) {
   p.ffn_per_layer = mlp_params(model, model.ffn_hidden_size);
   p.norms_per_layer = 2 * norm_params;  // two norms; LayerNorm has a bias too
   p.dense_layer = p.attention_per_layer + p.ffn_per_layer + p.norms_per_layer;
+  // Replicated over TP: the norms, the attention's unsplit part, FC2's bias.
+  // Counted for MoE and MLA models (moe.md §3.2); a dense model's are left
+  // over TP as before (docs/cost_model.md Known gaps: its predictions are held).
+  const bool replicas = model.is_moe() || model.is_mla();
+  const std::int64_t out_bias = model.bias ? h : 0;
+  p.replicated_dense_layer = replicas ? p.norms_per_layer + replicated_attention_params(model) + out_bias : 0;
   std::int64_t layers = L * p.dense_layer, active_layers = layers;
   if (model.is_moe()) {
     const MoeSpec& e = model.moe;
@@ -95,6 +113,9 @@ ParamCounts count_params(const ModelSpec& model) {
     p.router_per_moe_layer = h * e.num_experts + (e.router_bias ? e.num_experts : 0);
     p.moe_layer = p.attention_per_layer + p.norms_per_layer + p.routed_experts_per_moe_layer +
                   p.shared_experts_per_moe_layer + p.router_per_moe_layer;
+    // The router and each shared expert's FC2 bias; the routed experts are EP x ETP's.
+    p.replicated_moe_layer = p.norms_per_layer + replicated_attention_params(model) + p.router_per_moe_layer +
+                             e.num_shared_experts * out_bias;
     p.moe_layers = count_moe_layers(model);
     p.dense_layers = L - p.moe_layers;
     layers = p.dense_layers * p.dense_layer + p.moe_layers * p.moe_layer;
@@ -107,6 +128,10 @@ ParamCounts count_params(const ModelSpec& model) {
   if (model.mtp_layers > 0) {
     const bool last_moe = is_moe_layer(model, L - 1);
     p.mtp = model.mtp_layers * (3 * norm_params + 2 * h * h + (last_moe ? p.moe_layer : p.dense_layer));
+    // eh_proj is column-parallel; the norms (enorm, hnorm, final) are not.
+    p.replicated_mtp =
+        replicas ? model.mtp_layers * (3 * norm_params + (last_moe ? p.replicated_moe_layer : p.replicated_dense_layer))
+                 : 0;
   }
   p.embedding = model.vocab_size * h;
   p.output = model.tied_embeddings ? 0 : model.vocab_size * h;

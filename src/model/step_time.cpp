@@ -38,14 +38,14 @@ double optimizer_time_s(const HardwareProfile& hw, const ParallelConfig& pc, con
 double stage_optimizer_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                          const PricedPlan& plan, std::int64_t stage) {
   const double expert = plan.stage_expert_params(stage);
-  if (expert <= 0) return optimizer_time_s(hw, pc, ts, plan.stage_params(stage) / double(pc.tp));
+  const double rest = plan.local_non_expert_params(stage, pc.tp);  // the replicated parts whole on each TP rank
+  if (expert <= 0) return optimizer_time_s(hw, pc, ts, rest);
   // Routed experts: EP x ETP shards, their optimizer state over EDP
   // (Megatron-Core distributed optimizer, expert data-parallel group).
   ParallelConfig expert_pc = pc;
   expert_pc.dp = plan.expert_dp_group.size;
   expert_pc.cp = 1;
-  return optimizer_time_s(hw, pc, ts, (plan.stage_params(stage) - expert) / double(pc.tp)) +
-         optimizer_time_s(hw, expert_pc, ts, expert / double(plan.expert_shards));
+  return optimizer_time_s(hw, pc, ts, rest) + optimizer_time_s(hw, expert_pc, ts, expert / double(plan.expert_shards));
 }
 
 double pp_send_bytes(const ModelSpec& model, const ParallelConfig& pc, const TrainingSpec& ts) {

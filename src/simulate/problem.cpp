@@ -142,7 +142,7 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
       }
       // Parameters of the chunk, per GPU; MoE: the routed experts' EP x ETP
       // shard apart, reduced and gathered over the EDP group (moe_cost.h).
-      const double params = (chunk.params - chunk.expert_params) / t;
+      const double params = chunk.local_non_expert_params(pc.tp);
       const double expert = chunk.expert_params / double(plan.expert_shards);
       if (plan.grads_reduced && params > 0) {
         // Megatron-Core DDP buckets of grad_bucket_params(DP x CP) in backward

@@ -30,7 +30,7 @@ struct MemoryBreakdown {
 // ZeRO (Rajbhandari et al. 2020): stage 1 shards the optimizer state, 2 also
 // the gradients, 3 also the weights, over the DP x CP ranks that hold the same
 // weights (Megatron's distributed optimizer shards over DP x CP). The peak
-// stage is the one of plan.layout.distinct_stages() that needs the most.
+// stage is the one of plan.state_distinct_stages() that needs the most.
 [[nodiscard]] MemoryBreakdown memory_per_gpu(const ModelSpec& model, const HardwareProfile& hw,
                                              const ParallelConfig& pc, const TrainingSpec& ts, const PricedPlan& plan,
                                              Explain* ex = nullptr);

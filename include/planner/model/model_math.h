@@ -36,6 +36,19 @@ struct ParamCounts {
   // One dense layer and one MoE layer (attention + norms + FFN or experts and
   // router); per_layer for dense models.
   std::int64_t dense_layer = 0, moe_layer = 0;
+  // Of dense_layer, moe_layer, mtp and the heads: what every TP rank holds
+  // whole, the rest being split over TP (a MoE layer's routed experts over EP x
+  // ETP). Megatron-Core builds these unsplit (moe.md §3.2, "replicated";
+  // Megatron-LM core_v0.19.0 theoretical_memory_usage.py
+  // replicated_params_in_transformer_block): the layer norms, QK-norms, the
+  // biases of the row-parallel output projections (the full h on every rank),
+  // MLA's query and KV down-projections with their norms (multi_latent_attention.py:
+  // TELinear with parallel_mode "duplicated"), the router (h*E, its bias);
+  // the MTP modules' norms; learned positions and the final norm. Counted for
+  // MoE and MLA models only: a dense GQA model's stay over TP (docs/cost_model.md
+  // Known gaps), so its predictions do not move.
+  std::int64_t replicated_dense_layer = 0, replicated_moe_layer = 0;
+  std::int64_t replicated_mtp = 0;  // all MTP modules
 };
 
 // Which layers are MoE: after moe.first_dense_layers dense ones, the last of

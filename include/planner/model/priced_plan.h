@@ -89,10 +89,16 @@ struct Zero3LayerComm {
 // head it carries and its parameters.
 struct ChunkPlan {
   std::int64_t layers = 0;
+  std::int64_t moe_layers = 0;  // of layers: MoE ones (PricedPlan::moe_layers_in)
   bool embedding = false;  // chunk 0 of stage 0
   bool output = false;     // chunk v-1 of stage p-1
   double params = 0;       // before TP / ZeRO sharding
   double expert_params = 0;  // of params: routed experts (MoE), sharded over EP x ETP, reduced over EDP
+  double replicated_params = 0;  // of params: held whole by every TP rank (ParamCounts replicated_*)
+  // What one GPU holds of the chunk apart from the routed experts: the split part over TP, the replicated whole.
+  [[nodiscard]] double local_non_expert_params(std::int64_t tp) const {
+    return (params - expert_params - replicated_params) / double(tp) + replicated_params;
+  }
 };
 
 struct PricedPlan {
@@ -127,12 +133,26 @@ struct PricedPlan {
   bool heads_in_split = true;
   StageLayout layout;
   // MoE (moe_cost.h; zero / size-1 groups for dense models): routed-expert
-  // parameters per layer (the mean over layers), sharded over EP x ETP, their
-  // gradients reduced and optimizer state sharded over the EDP group.
+  // parameters per layer (the mean over layers: what the per-layer ZeRO-3
+  // traffic of the mean layer reads), sharded over EP x ETP, their gradients
+  // reduced and optimizer state sharded over the EDP group. A stage or chunk
+  // counts its own dense and MoE layers (moe_layers_in), not the mean.
   double expert_params_per_layer = 0;
   double mtp_expert_params = 0;    // of the MTP modules (last stage): their routed experts
   std::int64_t expert_shards = 1;  // EP * ETP
   GroupPlacement expert_dp_group;  // EDP
+  // Which layers are MoE (ModelSpec::moe, model_math.h is_moe_layer): after
+  // moe_first_dense_layers, the last of every moe_layer_freq; moe_layer_freq
+  // 0 for a dense model.
+  std::int64_t num_layers = 0;
+  std::int64_t moe_first_dense_layers = 0;
+  std::int64_t moe_layer_freq = 0;
+  // Interleaved MoE plans: each stage's MoE layers, counted by price_plan for
+  // its layout (stage_moe_layers counts again for any other layout).
+  std::vector<std::int64_t> stage_moe_cache;
+  StageLayout stage_moe_cache_layout;
+  std::int64_t stage_moe_cache_v = 0;
+  void count_stage_moe_layers();
 
   // Forward and backward of one micro-batch on `stage`: its layers at
   // layer_step_s plus the embedding / output layer it carries (Llama 3 paper
@@ -147,20 +167,43 @@ struct PricedPlan {
   // The stage with the largest stage_time_s (the earliest on ties): the one
   // that paces the steady state.
   [[nodiscard]] std::int64_t slowest_stage() const;
-  // Parameters held by `stage`, before TP / ZeRO sharding.
+  // MoE layers among the model's layers [first, first + n) (0 for dense models).
+  [[nodiscard]] std::int64_t moe_layers_in(std::int64_t first, std::int64_t n) const;
+  // The model's index of the first layer of each of the v chunks of `stage`:
+  // Megatron-LM's interleaved schedule orders the model's chunks chunk-major,
+  // model chunk c*p + s on stage s (get_transformer_layer_offset), with the
+  // chunk_layers of every stage; layers_before(stage) when v = 1.
+  [[nodiscard]] std::vector<std::int64_t> chunk_first_layers(std::int64_t stage) const;
+  // MoE layers on `stage` (all its chunks); 0 for dense models.
+  [[nodiscard]] std::int64_t stage_moe_layers(std::int64_t stage) const;
+  // One stage of each kind for the costs that follow a stage's parameters and
+  // activations (memory, the DP tail), in stage order: the earliest stage
+  // with each (layers, MoE layers, embedding, output layer); later stages of
+  // a kind hold fewer micro-batches in flight and have a longer lead. The
+  // layout's distinct_stages for dense models.
+  [[nodiscard]] std::vector<std::int64_t> state_distinct_stages() const;
+  // Parameters held by `stage`, before TP / ZeRO sharding: its own dense and
+  // MoE layers (count_params' dense_layer, moe_layer), not the model's mean.
   [[nodiscard]] double stage_params(std::int64_t stage) const;
   // Of stage_params: the routed experts' (MoE; 0 for dense models).
   [[nodiscard]] double stage_expert_params(std::int64_t stage) const {
-    return double(layout.layers_on(stage)) * expert_params_per_layer +
+    return double(stage_moe_layers(stage)) * double(params.routed_experts_per_moe_layer) +
            (stage == layout.stages - 1 ? mtp_expert_params : 0.0);
   }
-  // Parameters one GPU of `stage` holds: the rest over TP, the routed experts
-  // over EP x ETP (Megatron-LM theoretical_memory_usage.py); stage_params / tp
-  // for dense models.
+  // Of stage_params: those every TP rank holds whole (norms, MLA's
+  // down-projections, the router, ...: ParamCounts replicated_*).
+  [[nodiscard]] double stage_replicated_params(std::int64_t stage) const;
+  // What one GPU of `stage` holds apart from the routed experts: the
+  // TP-split part over TP, the replicated part whole (Megatron-LM
+  // theoretical_memory_usage.py: tp_sharded / TP + replicated).
+  [[nodiscard]] double local_non_expert_params(std::int64_t stage, std::int64_t tp) const {
+    const double rep = stage_replicated_params(stage);
+    return (stage_params(stage) - stage_expert_params(stage) - rep) / double(tp) + rep;
+  }
+  // Parameters one GPU of `stage` holds: the rest as local_non_expert_params,
+  // the routed experts over EP x ETP (Megatron-LM theoretical_memory_usage.py).
   [[nodiscard]] double local_params(std::int64_t stage, std::int64_t tp) const {
-    const double e = stage_expert_params(stage);
-    if (e <= 0) return stage_params(stage) / double(tp);
-    return (stage_params(stage) - e) / double(tp) + e / double(expert_shards);
+    return local_non_expert_params(stage, tp) + stage_expert_params(stage) / double(expert_shards);
   }
   // The v chunks of `stage`, in chunk order; their parameters sum to stage_params.
   [[nodiscard]] std::vector<ChunkPlan> chunks(std::int64_t stage) const;
