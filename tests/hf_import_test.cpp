@@ -157,6 +157,19 @@ TEST_CASE("import-hf: DeepSeek's MoE layers are modeling_deepseek.py's, or the i
   CHECK(count_moe_layers(model_from_hf_config(c, "c.json")) == 61);
 }
 
+TEST_CASE("import-hf: a null n_shared_experts is refused, not reported missing", "[hf_import]") {
+  nlohmann::json j = read_json_file(kHf + "deepseek-v3.json");
+  j["n_shared_experts"] = nullptr;
+  CHECK(error_of([&] { (void)model_from_hf_config(j, "c.json"); }) ==
+        "c.json: n_shared_experts: null is not accepted (expected an integer >= 0; write 0 for no shared experts)");
+  j["n_shared_experts"] = 0;
+  CHECK(model_from_hf_config(j, "c.json").moe.num_shared_experts == 0);
+  nlohmann::json l = read_json_file(kHf + "llama3.1-8b.json");
+  l["intermediate_size"] = nullptr;
+  CHECK(error_of([&] { (void)model_from_hf_config(l, "c.json"); }) ==
+        "c.json: intermediate_size: null is not accepted (expected an integer >= 1)");
+}
+
 TEST_CASE("import-hf: a sliding window shorter than the sequence is refused, naming sliding_window", "[hf_import]") {
   const nlohmann::json mistral = read_json_file(kHf + "mistral-7b-v0.1.json");
   // Mistral 7B v0.1: window 4096, default length min(32768, 8192) = 8192.

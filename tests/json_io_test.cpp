@@ -223,6 +223,10 @@ TEST_CASE("MoE and MLA fields: errors name the field, verbatim", "[json_io][moe]
        "x.json: moe.top_k: expected an integer from 1 to 65536, got 0"},
       {"expert width zero", "mixtral-8x7b", [](json& j) { j["moe"]["expert_ffn_hidden_size"] = 0; },
        "x.json: moe.expert_ffn_hidden_size: expected an integer from 1 to 4194304, got 0"},
+      {"explicit zero shared-expert width", "deepseek-v3",
+       [](json& j) { j["moe"]["shared_expert_ffn_hidden_size"] = 0; },
+       "x.json: moe.shared_expert_ffn_hidden_size: expected an integer from 1 to 4194304 (omit it for "
+       "expert_ffn_hidden_size; num_shared_experts 0 for no shared experts), got 0"},
       {"layer_freq zero", "mixtral-8x7b", [](json& j) { j["moe"]["layer_freq"] = 0; },
        "x.json: moe.layer_freq: expected an integer from 1 to 100000, got 0"},
       {"layer_freq past the layers", "mixtral-8x7b", [](json& j) { j["moe"]["layer_freq"] = 33; },
@@ -236,7 +240,8 @@ TEST_CASE("MoE and MLA fields: errors name the field, verbatim", "[json_io][moe]
       {"MLA dim missing", "deepseek-v3", [](json& j) { j["mla"].erase("v_head_dim"); },
        "x.json: mla.v_head_dim: missing (expected an integer from 1 to 65536)"},
       {"MLA head_dim", "deepseek-v3", [](json& j) { j["head_dim"] = 128; },
-       "x.json: head_dim: expected qk_nope_head_dim + qk_rope_head_dim = 192 with \"mla\" (the query/key head), got 128"},
+       "x.json: head_dim: expected qk_nope_head_dim + qk_rope_head_dim = 192 with \"mla\" (the query/key head), got "
+       "128"},
       {"MLA KV heads", "deepseek-v3", [](json& j) { j["num_kv_heads"] = 8; },
        "x.json: num_kv_heads: expected num_attention_heads 128 with \"mla\" (each head has its own K and V), got 8"},
       {"active count on a dense model", "llama3.1-8b", [](json& j) { j["expected_active_params"] = 8030261248; },

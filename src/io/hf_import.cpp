@@ -63,9 +63,15 @@ class HfReader {
     fail(key, fmt::format("expected an integer >= {}, got {}", min_value, it->dump()));
   }
 
-  std::int64_t req_int(const std::string& key, std::int64_t min_value = 1) const {
+  // A required integer; null is not a value (transformers keeps it as None,
+  // which the modules built from it do not take as a number).
+  std::int64_t req_int(const std::string& key, std::int64_t min_value = 1, const std::string& null_hint = "") const {
     const auto v = opt_int(key, min_value);
-    if (!v) fail(key, fmt::format("missing (expected an integer >= {})", min_value));
+    if (!v) {
+      if (j_.contains(key))
+        fail(key, fmt::format("null is not accepted (expected an integer >= {}{})", min_value, null_hint));
+      fail(key, fmt::format("missing (expected an integer >= {})", min_value));
+    }
     return *v;
   }
 
@@ -189,8 +195,11 @@ void read_moe(const HfReader& r, Family f, ModelSpec& m) {
     e.expert_ffn_hidden_size = r.req_int("moe_intermediate_size");
     // Required, not defaulted: a config.json from save_pretrained writes them,
     // and DeepseekV3Config's defaults (1 shared expert, 3 dense layers) are
-    // not 0, so reading a missing one as 0 would be a different model.
-    e.num_shared_experts = r.req_int("n_shared_experts", 0);
+    // not 0, so reading a missing one as 0 would be a different model. A null
+    // n_shared_experts is refused too: transformers' DeepseekV3MoE builds its
+    // shared experts as moe_intermediate_size * n_shared_experts, which None
+    // fails (the hub's modeling_deepseek.py would build none): 0 says none.
+    e.num_shared_experts = r.req_int("n_shared_experts", 0, "; write 0 for no shared experts");
     // Which layers are MoE: DeepSeek's modeling_deepseek.py (the code the
     // hub's config.json names in auto_map), DeepseekV3DecoderLayer: layer i
     // iff i >= first_k_dense_replace and i % moe_layer_freq == 0, the first

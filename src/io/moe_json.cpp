@@ -19,7 +19,16 @@ MoeSpec read_moe(const json& o, std::vector<std::string>& problems) {
   s.top_k = r.integer_in("top_k", 1, kMaxExperts, true, 0);
   s.expert_ffn_hidden_size = r.integer_in("expert_ffn_hidden_size", 1, kMaxFfnHiddenSize, true, 0);
   s.num_shared_experts = r.integer_in("num_shared_experts", 0, kMaxExperts, false, 0);
+  // Omitted: as wide as a routed expert (docs/models.md). Written, it is a
+  // width: 0 would be no shared expert, which num_shared_experts 0 says, so
+  // an explicit 0 is refused rather than read as the default.
   s.shared_expert_ffn_hidden_size = r.integer_in("shared_expert_ffn_hidden_size", 0, kMaxFfnHiddenSize, false, 0);
+  if (const auto it = o.find("shared_expert_ffn_hidden_size");
+      it != o.end() && it->is_number_integer() && it->get<std::int64_t>() == 0)
+    r.problem("shared_expert_ffn_hidden_size",
+              fmt::format("expected an integer from 1 to {} (omit it for expert_ffn_hidden_size; "
+                          "num_shared_experts 0 for no shared experts), got 0",
+                          kMaxFfnHiddenSize));
   s.first_dense_layers = r.integer_in("first_dense_layers", 0, kMaxLayers, false, 0);
   s.layer_freq = r.integer_in("layer_freq", 1, kMaxLayers, false, 1);
   s.router_score = r.choice("router_score", kRouterScoreNames, RouterScore::softmax, false);
