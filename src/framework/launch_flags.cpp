@@ -226,10 +226,12 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
       out.push_back("model.batch_p2p_comm=false");
     }
   }
-  if (ts.loss_kernel ==
-      LossKernel::te) {  // core_v0.19.0 model_parallel_config.py: cross_entropy_loss_fusion, _fusion_impl
-    flag("--cross-entropy-loss-fusion", "model.cross_entropy_loss_fusion");
-    arg("--cross-entropy-fusion-impl", "model.cross_entropy_fusion_impl", "te");
+  // core_v0.19.0 model_parallel_config.py: cross_entropy_loss_fusion, _fusion_impl.
+  // Megatron-Bridge only: Megatron-LM's validate_args refuses the te
+  // implementation (apply_framework refuses --te-cross-entropy there).
+  if (bridge && ts.loss_kernel == LossKernel::te) {
+    out.push_back("model.cross_entropy_loss_fusion=true");
+    out.push_back("model.cross_entropy_fusion_impl=te");
   }
   if (bridge) {
     out.push_back(ts.dtype == DType::fp8 ? "mixed_precision=bf16_with_fp8_current_scaling_mixed"
