@@ -31,7 +31,7 @@ std::optional<Framework> framework_from(const LaunchOptions& o) {
   return parse_name<Framework>(*o.framework);
 }
 
-void apply_framework(const CommonFlags& f, std::optional<Framework> fw, TrainingSpec& ts) {
+void apply_framework(const CommonFlags& f, std::optional<Framework> fw, TrainingSpec& ts, const HardwareProfile& hw) {
   if (f.torch_compile && fw != Framework::torchtitan)
     throw InputError("--torch-compile",
                      "applies to --framework torchtitan, which runs eager PyTorch unless compile.enable is set; the "
@@ -54,6 +54,17 @@ void apply_framework(const CommonFlags& f, std::optional<Framework> fw, Training
                                           "entropy loss fusion is disabled due to stability issues'); --framework "
                                           "nemo runs it",
                                           te_is));
+  // Megatron-Bridge v0.6.0 src/megatron/bridge/training/flex_dispatcher_backend.py
+  // validate_flex_dispatcher_backend (ConfigContainer.validate): DeepEP on
+  // compute capability 8 or 9, or a device named "NVIDIA B200..." or
+  // "NVIDIA B300..."; Grace-Blackwell GPUs (GB200, GB300) are neither.
+  if (fw == Framework::nemo && ts.a2a == A2aBackend::deepep && hw.chip_name.rfind("GB", 0) == 0)
+    throw InputError("--a2a",
+                     fmt::format("deepep: Megatron-Bridge v0.6.0 runs DeepEP on Ampere, Hopper, B200 and B300 only, "
+                                 "not on {} (src/megatron/bridge/training/flex_dispatcher_backend.py "
+                                 "validate_flex_dispatcher_backend); its hybridep backend, which planner does not "
+                                 "write, runs there",
+                                 hw.chip_name));
   // flash-attn's loss is a module a model's own code calls (llm-foundry's
   // MPT); of the frameworks planner knows only DeepSpeed leaves the loss to
   // the user's model.

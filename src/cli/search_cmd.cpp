@@ -52,7 +52,7 @@ int run(const SearchFlags& f) {
     if (const std::string why = moe_export_problem(*fw, model); !why.empty()) throw InputError("--export", why);
   SearchSpec spec;
   spec.training = training_from(f.common, model);
-  apply_framework(f.common, fw, spec.training);
+  apply_framework(f.common, fw, spec.training, hw);
   apply_recompute_modules(f.config, model, spec.training);
   spec.framework = fw;
   check_dtype(spec.training, hw);

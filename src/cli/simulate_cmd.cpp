@@ -72,7 +72,7 @@ int run(const SimulateFlags& f) {
   TrainingSpec ts = training_from(f.common, model);
   // No --framework here: the flags that need one (--torch-compile) are
   // refused as evaluate refuses them without it.
-  apply_framework(f.common, std::nullopt, ts);
+  apply_framework(f.common, std::nullopt, ts, hw);
   apply_recompute_modules(f.config, model, ts);
   check_dtype(ts, hw);
   {
