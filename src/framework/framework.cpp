@@ -43,6 +43,11 @@ constexpr FrameworkRule kMegatronRules[] = {
      "planner writes ZeRO-3 keeping its weights as --use-torch-fsdp2, which it does not cover",
      "megatron/training/arguments.py --num-distributed-optimizer-instances; megatron/core/parallel_state.py "
      "(intra- and inter-instance data-parallel groups)"},
+    // Last: --overlap-p2p lifts it, so the layout's other rules are named first.
+    {RuleKind::interleaved_pp2_blocking,
+     "the interleaved schedule (virtual stages) with PP 2 needs the pipeline p2p overlapped (give --overlap-p2p)",
+     "megatron/training/arguments.py validate_args: 'When interleaved schedule is used and p2p communication "
+     "overlap is disabled, pipeline-model-parallel size should be greater than 2'"},
 };
 
 constexpr FrameworkRule kNemoRules[] = {
@@ -202,6 +207,8 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
     case RuleKind::cp_needs_zero3: return pc.cp > 1 && pc.zero_stage != 3;
     case RuleKind::no_interleaving: return pc.virtual_stages > 1;
     case RuleKind::no_gpipe: return pc.schedule == Schedule::gpipe && pc.pp > 1;
+    case RuleKind::interleaved_pp2_blocking:
+      return pc.pp == 2 && pc.virtual_stages > 1 && !overlaps_p2p(ts, pc);
     case RuleKind::no_cp: return pc.cp > 1;
     case RuleKind::sp_with_tp: return pc.tp > 1 && !pc.sequence_parallel;
     case RuleKind::no_sp: return pc.sequence_parallel;

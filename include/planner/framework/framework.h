@@ -38,6 +38,7 @@ enum class RuleKind {
   cp_needs_zero3,             // CP > 1 without ZeRO-3
   no_interleaving,            // virtual stages > 1
   no_gpipe,                   // the GPipe schedule
+  interleaved_pp2_blocking,   // virtual stages > 1 with PP 2, pipeline p2p not overlapped
   no_cp,                      // CP > 1
   sp_with_tp,                 // TP > 1 without sequence parallelism
   no_sp,                      // sequence parallelism
