@@ -24,10 +24,16 @@ namespace planner {
 namespace {
 
 constexpr FrameworkRule kMegatronRules[] = {
-    {RuleKind::no_zero3_keep_with_pp,
+    {RuleKind::no_zero3_keep_with_pp_ep,
      "ZeRO-3 keeping weights until the backward needs --use-torch-fsdp2 --torch-fsdp2-no-reshard-after-forward, "
-     "which refuses PP > 1",
-     "megatron/training/arguments.py validate_args: '--use-torch-fsdp2 is not supported with pipeline parallelism'"},
+     "which refuses PP > 1 and EP > 1",
+     "megatron/training/arguments.py validate_args: '--use-torch-fsdp2 is not supported with pipeline "
+     "parallelism', '... with expert parallelism'"},
+    {RuleKind::no_zero3_keep_tied,
+     "ZeRO-3 keeping weights until the backward needs --use-torch-fsdp2, which requires "
+     "--untie-embeddings-and-output-weights; this model ties them",
+     "megatron/training/arguments.py validate_args: '--use-torch-fsdp2 requires "
+     "--untie-embeddings-and-output-weights'"},
     {RuleKind::no_gpipe, "no GPipe schedule (1F1B, or interleaved 1F1B with virtual stages)",
      "megatron/core/pipeline_parallel/schedules.py get_forward_backward_func"},
     {RuleKind::selective_attention_only,
@@ -200,7 +206,10 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
     case RuleKind::no_zero3:
       return pc.zero_stage == 3 && pc.dp * pc.cp > 1;
     case RuleKind::no_zero3_keep: return keep;
-    case RuleKind::no_zero3_keep_with_pp: return keep && pc.pp > 1;
+    case RuleKind::no_zero3_keep_with_pp_ep:
+      return keep && (pc.pp > 1 || pc.ep > 1);
+    case RuleKind::no_zero3_keep_tied:
+      return keep && model.tied_embeddings;
     case RuleKind::no_zero23_with_pp: return pc.zero_stage >= 2 && pc.pp > 1;
     case RuleKind::reshard_default: return pc.zero_stage == 3 && !ctx.reshard_pinned && pc.reshard_after_forward != (pc.pp == 1);
     case RuleKind::ddp_only_1d: return pc.zero_stage == 0 && pc.dp > 1 && pc.tp * pc.cp * pc.pp > 1;

@@ -189,8 +189,16 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
       flag("--use-distributed-optimizer", "ddp.use_distributed_optimizer");
       if (bridge) out.push_back("optimizer.use_distributed_optimizer=true");
     } else if (pc.zero_stage == 3 && !pc.reshard_after_forward) {
-      flag("--use-torch-fsdp2", "ddp.use_torch_fsdp2");  // nemo refuses this case (framework.cpp)
+      // nemo refuses this case (framework.cpp). validate_args (core_v0.19.0
+      // arguments.py) asserts for --use-torch-fsdp2: PP 1 and EP 1 and untied
+      // embeddings (framework.cpp rules), no gradient-accumulation fusion
+      // (on by default: --no-gradient-accumulation-fusion), --ckpt-format
+      // torch_dist or torch_dcp (the default is torch_dist,
+      // training/config/training_config.py CheckpointConfig.ckpt_format) and
+      // CUDA_DEVICE_MAX_CONNECTIONS other than 1 (the note).
+      flag("--use-torch-fsdp2", "ddp.use_torch_fsdp2");
       out.push_back("--torch-fsdp2-no-reshard-after-forward");
+      out.push_back("--no-gradient-accumulation-fusion");
     } else if (pc.zero_stage >= 2) {
       flag("--use-megatron-fsdp", "ddp.use_megatron_fsdp");
       arg("--data-parallel-sharding-strategy", "ddp.data_parallel_sharding_strategy",
@@ -240,6 +248,28 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
     out.push_back("--bf16");
     if (ts.dtype == DType::fp8) out.push_back("--fp8-format hybrid");
   }
+  return out;
+}
+
+// What the Megatron-LM or Megatron-Bridge flags cannot carry, for the note.
+std::vector<std::string> megatron_notes(const ParallelConfig& pc) {
+  std::vector<std::string> notes;
+  const bool sharded = (pc.dp > 1 || pc.cp > 1) && pc.zero_stage >= 2;
+  const bool torch_fsdp2 = sharded && pc.zero_stage == 3 && !pc.reshard_after_forward;
+  // core_v0.19.0 megatron/training/arguments.py validate_args.
+  if (sharded && !torch_fsdp2)
+    notes.emplace_back(
+        "Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or > 1 (megatron/training/arguments.py validate_args)");
+  if (torch_fsdp2)
+    notes.emplace_back(
+        "--use-torch-fsdp2 needs CUDA_DEVICE_MAX_CONNECTIONS unset or > 1 (megatron/training/arguments.py "
+        "validate_args: 'FSDP always requires CUDA_DEVICE_MAX_CONNECTIONS value large than one')");
+  return notes;
+}
+
+std::string joined(const std::vector<std::string>& notes) {
+  std::string out;
+  for (const std::string& n : notes) out += (out.empty() ? "" : "; ") + n;
   return out;
 }
 
@@ -447,13 +477,9 @@ LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProf
   switch (f) {
     case Framework::megatron:
     case Framework::nemo: {
-      // validate_args asserts CUDA_DEVICE_MAX_CONNECTIONS != 1 under Megatron-FSDP.
-      const bool megatron_fsdp = (pc.dp > 1 || pc.cp > 1) && pc.zero_stage >= 2 &&
-                                 !(pc.zero_stage == 3 && !pc.reshard_after_forward);
-      return {header(info, model, hw, ts, pc, "#") + continued(megatron_lines(model, ts, ev, b, f == Framework::nemo)),
-              megatron_fsdp ? "Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or > 1 "
-                              "(megatron/training/arguments.py validate_args)"
-                            : ""};
+      const bool bridge = f == Framework::nemo;
+      return {header(info, model, hw, ts, pc, "#") + continued(megatron_lines(model, ts, ev, b, bridge)),
+              joined(megatron_notes(pc))};
     }
     case Framework::torchtitan:
       return {header(info, model, hw, ts, pc, "#") + torchtitan_toml(ts, ev, b), ""};

@@ -31,7 +31,8 @@ enum class RuleKind {
   no_zero2,                   // ZeRO-2
   no_zero3,                   // ZeRO-3 / FSDP
   no_zero3_keep,              // ZeRO-3 keeping gathered weights until the backward (zero=3nr)
-  no_zero3_keep_with_pp,      // the same with PP > 1
+  no_zero3_keep_with_pp_ep,   // the same with PP > 1 or EP > 1
+  no_zero3_keep_tied,         // the same for a model with tied embeddings
   no_zero23_with_pp,          // ZeRO-2/3 with PP > 1
   reshard_default,            // ZeRO-3 resharding other than the framework's default, unless pinned
   ddp_only_1d,                // ZeRO-0 with DP > 1 and TP, CP or PP > 1
