@@ -252,7 +252,8 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
 }
 
 // What the Megatron-LM or Megatron-Bridge flags cannot carry, for the note.
-std::vector<std::string> megatron_notes(const ParallelConfig& pc) {
+std::vector<std::string> megatron_notes(const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts,
+                                        const ParallelConfig& pc, bool bridge) {
   std::vector<std::string> notes;
   const bool sharded = (pc.dp > 1 || pc.cp > 1) && pc.zero_stage >= 2;
   const bool torch_fsdp2 = sharded && pc.zero_stage == 3 && !pc.reshard_after_forward;
@@ -264,6 +265,14 @@ std::vector<std::string> megatron_notes(const ParallelConfig& pc) {
     notes.emplace_back(
         "--use-torch-fsdp2 needs CUDA_DEVICE_MAX_CONNECTIONS unset or > 1 (megatron/training/arguments.py "
         "validate_args: 'FSDP always requires CUDA_DEVICE_MAX_CONNECTIONS value large than one')");
+  // TP or CP before Blackwell (get_device_arch_version() < 10), outside
+  // FSDP and the MoE all-to-all overlap (which only warn).
+  if (!bridge && (pc.tp > 1 || pc.cp > 1) && !sharded && !(model.is_moe() && ts.overlap_a2a) &&
+      hw.nccl_generation != NcclGeneration::blackwell)
+    notes.emplace_back(
+        "TP or CP > 1 needs CUDA_DEVICE_MAX_CONNECTIONS=1 on GPUs before Blackwell (megatron/training/arguments.py "
+        "validate_args: 'Using tensor model parallelism or context parallelism require setting the environment "
+        "variable CUDA_DEVICE_MAX_CONNECTIONS to 1')");
   return notes;
 }
 
@@ -479,7 +488,7 @@ LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProf
     case Framework::nemo: {
       const bool bridge = f == Framework::nemo;
       return {header(info, model, hw, ts, pc, "#") + continued(megatron_lines(model, ts, ev, b, bridge)),
-              joined(megatron_notes(pc))};
+              joined(megatron_notes(model, hw, ts, pc, bridge))};
     }
     case Framework::torchtitan:
       return {header(info, model, hw, ts, pc, "#") + torchtitan_toml(ts, ev, b), ""};
