@@ -44,6 +44,11 @@ constexpr FrameworkRule kMegatronRules[] = {
      "--overlap-moe-expert-parallel-comm with PP > 1 needs virtual stages ('virtual_pipeline_model_parallel_size "
      "must be specified when pipeline_model_parallel_size > 1')",
      "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"},
+    {RuleKind::no_capacity_factor_deepep,
+     "--capacity-factor is written as --moe-pad-expert-input-to-capacity, which the flex dispatcher's deepep "
+     "backend (--a2a deepep) refuses",
+     "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__: 'Flex token dispatcher "
+     "with deepep backend does not support moe_pad_expert_input_to_capacity'"},
     {RuleKind::hybrid_shard_not_kept,
      "hybrid sharding is --num-distributed-optimizer-instances over the distributed optimizer or Megatron-FSDP; "
      "planner writes ZeRO-3 keeping its weights as --use-torch-fsdp2, which it does not cover",
@@ -69,6 +74,11 @@ constexpr FrameworkRule kNemoRules[] = {
     {RuleKind::a2a_overlap_needs_vpp,
      "comm_overlap.overlap_moe_expert_parallel_comm with PP > 1 needs virtual stages (the pipeline layout's chunks)",
      "src/megatron/bridge/training/comm_overlap.py CommOverlapConfig (and Megatron-Core TransformerConfig)"},
+    {RuleKind::no_capacity_factor_deepep,
+     "--capacity-factor is written as model.moe_pad_expert_input_to_capacity, which the flex dispatcher's deepep "
+     "backend (--a2a deepep) refuses",
+     "Megatron-Core TransformerConfig.__post_init__: 'Flex token dispatcher with deepep backend does not support "
+     "moe_pad_expert_input_to_capacity'"},
 };
 
 constexpr FrameworkRule kTorchtitanRules[] = {
@@ -244,6 +254,8 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
       return ts.overlap_a2a && pc.ep > 1 && pc.pp > 1 && pc.virtual_stages <= 1;
     case RuleKind::no_capacity_factor:
       return model.is_moe() && ts.capacity_factor > 0;
+    case RuleKind::no_capacity_factor_deepep:
+      return model.is_moe() && ts.capacity_factor > 0 && ts.a2a == A2aBackend::deepep;
     case RuleKind::hybrid_shard_zero3_only:
       return pc.zero_shard > 0 && pc.zero_stage != 3;
     case RuleKind::hybrid_shard_not_kept:

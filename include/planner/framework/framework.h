@@ -57,6 +57,7 @@ enum class RuleKind {
   ep_needs_zero3,             // EP > 1 without ZeRO-3 (EP folded out of the FSDP dimension)
   a2a_overlap_needs_vpp,      // all-to-all overlap with PP > 1 outside the interleaved schedule
   no_capacity_factor,         // --capacity-factor (token dropping)
+  no_capacity_factor_deepep,  // --capacity-factor with --a2a deepep
   hybrid_shard_zero3_only,    // hybrid sharding (--zero-shard) below ZeRO-3
   hybrid_shard_not_kept,      // hybrid sharding with ZeRO-3 keeping its weights (zero=3nr)
   hybrid_shard_no_cp,         // hybrid sharding with CP > 1
