@@ -246,7 +246,12 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
                                          : "mixed_precision=bf16_mixed");
   } else {
     out.push_back("--bf16");
-    if (ts.dtype == DType::fp8) out.push_back("--fp8-format hybrid");
+    // Per-tensor current scaling, as NeMo's bf16_with_fp8_current_scaling_mixed:
+    // TransformerConfig.fp8_recipe defaults to 'delayed', which refuses
+    // --recompute-modules layernorm and moe_act (transformer_config.py
+    // __post_init__: 'Delayed scaling does not support moe_act and layernorm
+    // recompute for fp8').
+    if (ts.dtype == DType::fp8) out.push_back("--fp8-format hybrid"), out.push_back("--fp8-recipe tensorwise");
   }
   return out;
 }
@@ -273,6 +278,11 @@ std::vector<std::string> megatron_notes(const ModelSpec& model, const HardwarePr
         "TP or CP > 1 needs CUDA_DEVICE_MAX_CONNECTIONS=1 on GPUs before Blackwell (megatron/training/arguments.py "
         "validate_args: 'Using tensor model parallelism or context parallelism require setting the environment "
         "variable CUDA_DEVICE_MAX_CONNECTIONS to 1')");
+  if (bridge && ts.dtype == DType::fp8)
+    notes.emplace_back(
+        "mixed_precision=bf16_with_fp8_current_scaling_mixed keeps the first and last transformer layers in BF16 "
+        "(first_last_layers_bf16, num_layers_at_start_in_bf16 = num_layers_at_end_in_bf16 = 1; "
+        "src/megatron/bridge/training/mixed_precision.py), which planner prices in FP8");
   return notes;
 }
 
