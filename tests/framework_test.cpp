@@ -306,6 +306,13 @@ TEST_CASE("Megatron's layout string lists chunk c of stage s at c*p + s", "[fram
   CHECK(flags.text.find("--sequence-parallel") != std::string::npos);
   // 80 layers over 4 x 7 chunks cannot be uniform: the split is written out.
   CHECK(flags.text.find("--pipeline-model-parallel-layout") != std::string::npos);
+  // Multi-token prediction: validate_layer_layout wants mtp_num_layers 'm'
+  // after every decoder, all in the last chunk, then the loss.
+  const std::string mtp = expand_layout(megatron_layout_string(ev.plan, 2));
+  CHECK(std::count(mtp.begin(), mtp.end(), 'm') == 2);
+  CHECK(mtp.substr(mtp.size() - 3) == "mmL");
+  CHECK(mtp.find('t', mtp.find('m')) == std::string::npos);
+  CHECK(mtp.rfind('|') < mtp.find('m'));
 }
 
 TEST_CASE("a split with the heads counted as layers is written as Megatron's account-for flags", "[framework]") {

@@ -121,7 +121,7 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
       flag("--account-for-embedding-in-pipeline-split", "model.account_for_embedding_in_pipeline_split");
       flag("--account-for-loss-in-pipeline-split", "model.account_for_loss_in_pipeline_split");
     } else {
-      const std::string layout = megatron_layout_string(ev.plan);
+      const std::string layout = megatron_layout_string(ev.plan, model.mtp_layers);
       if (bridge)
         out.push_back(fmt::format("'model.pipeline_model_parallel_layout=\"{}\"'", layout));
       else
@@ -139,6 +139,12 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
     // arguments.py turns into flags (ArgumentGroupFactory: '--' + name with '-' for '_').
     // Grouped GEMMs are what moe_cost.cpp prices; the NCCL path is the alltoall
     // dispatcher, DeepEP the flex dispatcher with its deepep backend.
+    // The experts and top-k, as priced: Megatron-LM asserts --num-experts with
+    // EP > 1 (arguments.py validate_args) and routes to 2 experts unless told
+    // (TransformerConfig.moe_router_topk = 2); --num-experts is arguments.py's
+    // own flag for TransformerConfig.num_moe_experts.
+    arg("--num-experts", "model.num_moe_experts", std::to_string(model.moe.num_experts));
+    arg("--moe-router-topk", "model.moe_router_topk", std::to_string(model.moe.top_k));
     arg("--expert-model-parallel-size", "model.expert_model_parallel_size", std::to_string(pc.ep));
     arg("--expert-tensor-parallel-size", "model.expert_tensor_parallel_size", std::to_string(pc.etp));
     flag("--moe-grouped-gemm", "model.moe_grouped_gemm");
@@ -155,6 +161,9 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
     }
   }
   arg("--num-layers", "model.num_layers", std::to_string(model.num_layers));
+  // The multi-token-prediction modules planner prices on the last stage
+  // (TransformerConfig.mtp_num_layers; Megatron-LM --mtp-num-layers).
+  if (model.mtp_layers > 0) arg("--mtp-num-layers", "model.mtp_num_layers", std::to_string(model.mtp_layers));
   arg("--seq-length", "model.seq_length", std::to_string(ts.seq_len));
   if (bridge) out.push_back(fmt::format("dataset.seq_length={}", ts.seq_len));
   arg("--micro-batch-size", "train.micro_batch_size", std::to_string(b.micro));
@@ -448,14 +457,24 @@ std::string maxtext_lines(const ModelSpec& model, const HardwareProfile& hw, con
 
 }  // namespace
 
-std::string megatron_layout_string(const PricedPlan& plan) {
+std::string megatron_layout_string(const PricedPlan& plan, std::int64_t mtp_layers) {
   const std::vector<std::int64_t> n = chunk_order(plan);
   std::vector<std::string> entries;
   for (std::size_t i = 0; i < n.size(); ++i) {
     std::string e = i == 0 ? "E" : "";
     if (n[i] == 1) e += "t";
     if (n[i] > 1) e += fmt::format("t*{}", n[i]);
-    if (i + 1 == n.size()) e += "L";
+    if (i + 1 == n.size()) {
+      // The MTP modules after the last decoders, beside the loss, as planner
+      // prices them (the last stage) and Megatron-Bridge's DeepSeek-V3 recipe
+      // lays them out (v0.6.0 recipes/deepseek/h100/deepseek_v3.py
+      // set_deepseek_v3_pipeline_model_parallel_layout: ["decoder"]*k + ["mtp"] + ["loss"]);
+      // pipeline_parallel_layer_layout.py validate_layer_layout: m count = mtp_num_layers, all in one chunk, after
+      // every decoder.
+      if (mtp_layers == 1) e += "m";
+      if (mtp_layers > 1) e += fmt::format("m*{}", mtp_layers);
+      e += "L";
+    }
     entries.push_back(e);
   }
   // Runs of equal entries as (x|)*k; the first (E) and last (L) entries are

@@ -30,8 +30,9 @@ struct LaunchFlags {
 
 // Megatron-LM's --pipeline-model-parallel-layout string of a priced plan:
 // p x v entries separated by '|', chunk c of stage s at entry c*p + s, "E"
-// (embedding) first and "L" (loss) last, runs written as t*n and (x|)*k
+// (embedding) first and "L" (loss) last, `mtp_layers` "m" (multi-token
+// prediction) before the "L", runs written as t*n and (x|)*k
 // (megatron/core/transformer/pipeline_parallel_layer_layout.py parse_str_to_list).
-[[nodiscard]] std::string megatron_layout_string(const PricedPlan& plan);
+[[nodiscard]] std::string megatron_layout_string(const PricedPlan& plan, std::int64_t mtp_layers = 0);
 
 }  // namespace planner
