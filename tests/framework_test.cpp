@@ -115,8 +115,16 @@ TEST_CASE("MoE: each framework's all-to-all overlap, DeepEP and expert TP as its
   CHECK(kind_of(Framework::megatron, mixtral, pc, overlap) == std::nullopt);
   CHECK(kind_of(Framework::nemo, mixtral, pc, deepep) == std::nullopt);
   CHECK(kind_of(Framework::torchtitan, mixtral, pc, overlap) == RuleKind::no_a2a_overlap);
-  CHECK(kind_of(Framework::torchtitan, mixtral, pc, deepep) == std::nullopt);  // expert_parallel_comm_backend
-  CHECK(kind_of(Framework::torchtitan, mixtral, pc, plain) == std::nullopt);   // etp = tp
+  CHECK(kind_of(Framework::torchtitan, mixtral, pc, plain) == std::nullopt);  // etp = tp
+  // expert_parallel_comm_backend: read by deepseek_v3 and llama4 only, and without expert TP.
+  CHECK(kind_of(Framework::torchtitan, mixtral, pc, deepep) == RuleKind::deepep_mla_or_llama4_only);
+  CHECK(kind_of(Framework::torchtitan, dsv3, pc, deepep) == RuleKind::no_deepep_with_etp);
+  ParallelConfig etp1 = pc;
+  etp1.etp = 1;
+  CHECK(kind_of(Framework::torchtitan, dsv3, etp1, deepep) == std::nullopt);
+  CHECK(kind_of(Framework::torchtitan, find_model("llama4-scout", kDir), etp1, deepep) == std::nullopt);
+  CHECK(kind_of(Framework::torchtitan, find_model("qwen3-30b-a3b", kDir), etp1, deepep) ==
+        RuleKind::deepep_mla_or_llama4_only);
   ParallelConfig etp4 = pc;
   etp4.tp = 4, etp4.dp = 16, etp4.etp = 2;  // neither 1 nor TP
   CHECK(kind_of(Framework::torchtitan, mixtral, etp4, plain) == RuleKind::etp_one_or_tp);
@@ -396,7 +404,6 @@ TEST_CASE("torchtitan exports a MoE layout's expert degrees and DeepEP, DeepSpee
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);
   TrainingSpec ts = training(m, 64);
   apply_framework_defaults(framework_info(Framework::torchtitan), ts, {});
-  ts.a2a = A2aBackend::deepep;
   ParallelConfig pc;
   pc.tp = 2, pc.dp = 32, pc.ep = 8, pc.etp = 2, pc.zero_stage = 3, pc.sequence_parallel = true;
   pc.micro_batch_size = 2;
@@ -404,7 +411,19 @@ TEST_CASE("torchtitan exports a MoE layout's expert degrees and DeepEP, DeepSpee
   REQUIRE(ev.feasible());
   const std::string toml = launch_flags(Framework::torchtitan, m, hw, ts, ev).text;
   CHECK(toml.find("expert_parallel_degree = 8\nexpert_tensor_parallel_degree = 2\n") != std::string::npos);
-  CHECK(toml.find("expert_parallel_comm_backend = \"deepep\"") != std::string::npos);
+  CHECK(toml.find("expert_parallel_comm_backend") == std::string::npos);
+  // DeepEP: Llama 4 (or an MLA model) without expert TP.
+  const ModelSpec scout = find_model("llama4-scout", kDir);
+  TrainingSpec deepep = training(scout, 64);
+  apply_framework_defaults(framework_info(Framework::torchtitan), deepep, {});
+  deepep.a2a = A2aBackend::deepep;
+  ParallelConfig etp1 = pc;
+  etp1.tp = 1, etp1.dp = 64, etp1.etp = 1, etp1.sequence_parallel = false, etp1.ep = 16, etp1.micro_batch_size = 1;
+  etp1.recompute = Recompute::full;
+  const Evaluation dev_scout = evaluate(scout, hw, etp1, deepep);
+  REQUIRE(dev_scout.feasible());
+  CHECK(launch_flags(Framework::torchtitan, scout, hw, deepep, dev_scout)
+            .text.find("expert_parallel_comm_backend = \"deepep\"") != std::string::npos);
   ParallelConfig ds = pc;
   ds.tp = 1, ds.dp = 64, ds.etp = 1, ds.sequence_parallel = false, ds.zero_stage = 1;
   TrainingSpec plain = training(m, 64);

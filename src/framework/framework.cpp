@@ -8,6 +8,7 @@
 //     training/comm_overlap.py (checked at v0.2.0), docs/.../megatron-lm-to-megatron-bridge.mdx;
 //     the model is Megatron-Core's TransformerConfig
 //   torchtitan v0.2.2: torchtitan/config/job_config.py, torchtitan/models/llama3/infra/parallelize.py,
+//     torchtitan/models/{deepseek_v3,llama4,qwen3}/infra/parallelize.py (DeepEP),
 //     torchtitan/distributed/parallel_dims.py (EP and ETP)
 //   DeepSpeed v0.19.5: deepspeed/runtime/pipe/engine.py, pipe/schedule.py, pipe/module.py,
 //     runtime/utils.py (partition_uniform), runtime/tensor_parallel/config.py, moe/sharded_moe.py
@@ -105,6 +106,15 @@ constexpr FrameworkRule kTorchtitanRules[] = {
      "torchtitan/config/job_config.py Parallelism.pipeline_parallel_expert_parallel_overlap"},
     {RuleKind::etp_one_or_tp, "expert_tensor_parallel_degree is either 1 or the TP degree",
      "torchtitan/config/job_config.py Parallelism.expert_tensor_parallel_degree"},
+    {RuleKind::deepep_mla_or_llama4_only,
+     "expert_parallel_comm_backend = \"deepep\" is read by the deepseek_v3 and llama4 models only (MLA or Llama 4 "
+     "here); the others (qwen3, gpt_oss) run the standard all-to-all",
+     "torchtitan/models/deepseek_v3/infra/parallelize.py, models/llama4/infra/parallelize.py parallelize_* "
+     "(models/qwen3/infra/parallelize.py calls apply_moe_ep_tp without use_deepep)"},
+    {RuleKind::no_deepep_with_etp,
+     "expert_parallel_comm_backend = \"deepep\" refuses expert TP ('DeepEP with Expert Tensor Parallelism (ETP) is "
+     "not supported yet')",
+     "torchtitan/models/deepseek_v3/infra/parallelize.py, models/llama4/infra/parallelize.py: NotImplementedError"},
     {RuleKind::ep_needs_zero3,
      "EP takes its ranks from the FSDP, CP and TP dimensions (efsdp = dp_shard x cp x tp / (etp x ep)): EP needs "
      "FSDP2 (ZeRO-3)",
@@ -256,6 +266,10 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
       return model.is_moe() && ts.capacity_factor > 0;
     case RuleKind::no_capacity_factor_deepep:
       return model.is_moe() && ts.capacity_factor > 0 && ts.a2a == A2aBackend::deepep;
+    case RuleKind::no_deepep_with_etp:
+      return ts.a2a == A2aBackend::deepep && pc.ep > 1 && pc.etp > 1;
+    case RuleKind::deepep_mla_or_llama4_only:
+      return ts.a2a == A2aBackend::deepep && pc.ep > 1 && !model.is_mla() && model.name.rfind("llama4", 0) != 0;
     case RuleKind::hybrid_shard_zero3_only:
       return pc.zero_shard > 0 && pc.zero_stage != 3;
     case RuleKind::hybrid_shard_not_kept:

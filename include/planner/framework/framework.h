@@ -58,6 +58,8 @@ enum class RuleKind {
   a2a_overlap_needs_vpp,      // all-to-all overlap with PP > 1 outside the interleaved schedule
   no_capacity_factor,         // --capacity-factor (token dropping)
   no_capacity_factor_deepep,  // --capacity-factor with --a2a deepep
+  no_deepep_with_etp,         // --a2a deepep with expert TP > 1
+  deepep_mla_or_llama4_only,  // --a2a deepep on a model other than MLA (DeepSeek) or Llama 4
   hybrid_shard_zero3_only,    // hybrid sharding (--zero-shard) below ZeRO-3
   hybrid_shard_not_kept,      // hybrid sharding with ZeRO-3 keeping its weights (zero=3nr)
   hybrid_shard_no_cp,         // hybrid sharding with CP > 1
