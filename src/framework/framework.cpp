@@ -15,6 +15,8 @@
 //   MaxText maxtext-v0.2.4: src/maxtext/configs/base.yml, src/maxtext/configs/types.py
 #include "planner/framework/framework.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "planner/model/priced_plan.h"
@@ -164,6 +166,10 @@ constexpr FrameworkRule kMaxtextRules[] = {
     {RuleKind::chunks_divide_layers,
      "SPMD pipelining needs stages x layers per stage x repeats = layers (uniform chunks)",
      "src/maxtext/configs/types.py num_layers_per_pipeline_stage / num_pipeline_repeats check"},
+    {RuleKind::microbatches_per_stage,
+     "num_pipeline_microbatches (global batch / (DP x micro-batch)) must be a multiple of the pipeline stages",
+     "src/maxtext/configs/types.py MaxTextConfig: 'The number of microbatches ... must be divisible by the number "
+     "of stages'"},
     {RuleKind::no_selective_recompute, "no remat_policy equal to planner's selective recomputation",
      "src/maxtext/configs/types.py RematPolicy"},
     {RuleKind::no_tp_overlap, "planner knows no MaxText setting for overlapped TP communication",
@@ -238,6 +244,9 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
     case RuleKind::no_gpipe: return pc.schedule == Schedule::gpipe && pc.pp > 1;
     case RuleKind::interleaved_pp2_blocking:
       return pc.pp == 2 && pc.virtual_stages > 1 && !overlaps_p2p(ts, pc);
+    case RuleKind::microbatches_per_stage:
+      return pc.pp > 1 &&
+             (ts.global_batch_sequences / std::max<std::int64_t>(1, pc.dp * pc.micro_batch_size)) % pc.pp != 0;
     case RuleKind::no_cp: return pc.cp > 1;
     case RuleKind::sp_with_tp: return pc.tp > 1 && !pc.sequence_parallel;
     case RuleKind::no_sp: return pc.sequence_parallel;

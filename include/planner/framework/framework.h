@@ -40,6 +40,7 @@ enum class RuleKind {
   no_interleaving,            // virtual stages > 1
   no_gpipe,                   // the GPipe schedule
   interleaved_pp2_blocking,   // virtual stages > 1 with PP 2, pipeline p2p not overlapped
+  microbatches_per_stage,     // PP > 1 with micro-batches not a multiple of the stages
   no_cp,                      // CP > 1
   sp_with_tp,                 // TP > 1 without sequence parallelism
   no_sp,                      // sequence parallelism
