@@ -12,7 +12,8 @@
 //     torchtitan/distributed/parallel_dims.py (EP and ETP)
 //   DeepSpeed v0.19.5: deepspeed/runtime/pipe/engine.py, pipe/schedule.py, pipe/module.py,
 //     runtime/utils.py (partition_uniform), runtime/tensor_parallel/config.py, moe/sharded_moe.py
-//   MaxText maxtext-v0.2.4: src/maxtext/configs/base.yml, src/maxtext/configs/types.py
+//   MaxText maxtext-v0.2.4: src/maxtext/configs/base.yml, src/maxtext/configs/types.py,
+//     src/maxtext/layers/decoders.py (remat_policy)
 #include "planner/framework/framework.h"
 
 #include <algorithm>
@@ -170,8 +171,10 @@ constexpr FrameworkRule kMaxtextRules[] = {
      "num_pipeline_microbatches (global batch / (DP x micro-batch)) must be a multiple of the pipeline stages",
      "src/maxtext/configs/types.py MaxTextConfig: 'The number of microbatches ... must be divisible by the number "
      "of stages'"},
-    {RuleKind::no_selective_recompute, "no remat_policy equal to planner's selective recomputation",
-     "src/maxtext/configs/types.py RematPolicy"},
+    {RuleKind::selective_attention_only,
+     "selective recomputation is remat_policy=minimal (everything saved but the attention context), not "
+     "torchtitan's op or per-layer policies (give --selective-ac megatron)",
+     "src/maxtext/layers/decoders.py Decoder.get_remat_policy"},
     {RuleKind::no_tp_overlap, "planner knows no MaxText setting for overlapped TP communication",
      "src/maxtext/configs/base.yml"},
     {RuleKind::sp_with_tp,

@@ -450,7 +450,14 @@ std::string maxtext_lines(const ModelSpec& model, const HardwareProfile& hw, con
     out.push_back(fmt::format("per_device_batch_size={:g}", double(b.micro * pc.dp) / double(n)));
     out.push_back(fmt::format("gradient_accumulation_steps={}", b.micro_batches));
   }
-  out.push_back(fmt::format("remat_policy={}", pc.recompute == Recompute::full ? "full" : "minimal"));
+  // maxtext-v0.2.4 src/maxtext/layers/decoders.py Decoder.get_remat_policy:
+  // "minimal_with_context" saves everything (no recomputation), "minimal"
+  // everything but the attention context (Megatron's attention-core
+  // recomputation; framework.cpp refuses the other selective policies),
+  // "full" (like "none") saves nothing.
+  out.push_back(fmt::format("remat_policy={}", pc.recompute == Recompute::full        ? "full"
+                                               : pc.recompute == Recompute::selective ? "minimal"
+                                                                                      : "minimal_with_context"));
   if (ts.dtype == DType::fp8) out.push_back("quantization=fp8");
   return continued(out);
 }
