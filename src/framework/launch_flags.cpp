@@ -388,6 +388,21 @@ LaunchFlags deepspeed_json(const TrainingSpec& ts, const Evaluation& ev, const B
 
 std::int64_t gcd64(std::int64_t a, std::int64_t b) { return std::gcd(a, b); }
 
+// MaxText's per_device_batch_size for `sequences` over `devices`, in the
+// shortest form that reads back as the same double; MaxText takes
+// int(num_devices * per_device_batch_size) sequences (maxtext-v0.2.4
+// src/maxtext/configs/types.py calculate_global_batch_sizes), so a quotient
+// that does not multiply back exactly would train on fewer: an InputError.
+std::string per_device_batch(std::int64_t sequences, std::int64_t devices) {
+  const double v = double(sequences) / double(devices);
+  if (double(devices) * v != double(sequences))
+    throw InputError("--global-batch",
+                     fmt::format("maxtext: per_device_batch_size {}/{} = {} reads back as int({} x {}) = {} "
+                                 "sequences, not {} (src/maxtext/configs/types.py calculate_global_batch_sizes)",
+                                 sequences, devices, v, devices, v, std::int64_t(double(devices) * v), sequences));
+  return fmt::format("{}", v);
+}
+
 std::string maxtext_lines(const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts,
                           const Evaluation& ev, const Batch& b) {
   const ParallelConfig& pc = ev.config;
@@ -442,12 +457,12 @@ std::string maxtext_lines(const ModelSpec& model, const HardwareProfile& hw, con
   if (pc.zero_stage == 1) out.push_back("shard_optimizer_over_data=true");
   out.push_back(fmt::format("max_target_length={}", ts.seq_len));
   if (pc.pp > 1) {
-    out.push_back(fmt::format("per_device_batch_size={:g}", double(b.global) / double(n)));
+    out.push_back(fmt::format("per_device_batch_size={}", per_device_batch(b.global, n)));
     out.push_back(fmt::format("num_pipeline_microbatches={}", b.micro_batches));
     out.push_back(fmt::format("num_layers_per_pipeline_stage={}", model.num_layers / (pc.pp * pc.virtual_stages)));
     out.push_back(fmt::format("num_pipeline_repeats={}", pc.virtual_stages));
   } else {
-    out.push_back(fmt::format("per_device_batch_size={:g}", double(b.micro * pc.dp) / double(n)));
+    out.push_back(fmt::format("per_device_batch_size={}", per_device_batch(b.micro * pc.dp, n)));
     out.push_back(fmt::format("gradient_accumulation_steps={}", b.micro_batches));
   }
   // maxtext-v0.2.4 src/maxtext/layers/decoders.py Decoder.get_remat_policy:
