@@ -93,6 +93,14 @@ TEST_CASE("each framework's rules break where its source says", "[framework]") {
   v.virtual_stages = 4;
   CHECK(kind_of(Framework::maxtext, v) == "ok");
   CHECK(kind_of(Framework::deepspeed, v).find("TrainSchedule") != std::string::npos);
+  // DeepSpeed's ZeRO-0 all-reduces after the backward (overlap_comm is ZeRO's):
+  // plain DDP only without the overlap priced.
+  ParallelConfig ddp64;
+  ddp64.dp = 64;
+  CHECK(kind_of(Framework::deepspeed, ddp64).find("ZeRO-0 all-reduces") != std::string::npos);
+  TrainingSpec exposed = ts;
+  exposed.overlap_grad_reduce = false;
+  CHECK(broken_rule(framework_info(Framework::deepspeed), m, normalized(ddp64), exposed) < 0);
 }
 
 TEST_CASE("MoE: each framework's all-to-all overlap, DeepEP and expert TP as its source has them", "[framework]") {

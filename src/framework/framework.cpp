@@ -11,7 +11,8 @@
 //     torchtitan/models/{deepseek_v3,llama4,qwen3}/infra/parallelize.py (DeepEP),
 //     torchtitan/distributed/parallel_dims.py (EP and ETP)
 //   DeepSpeed v0.19.5: deepspeed/runtime/pipe/engine.py, pipe/schedule.py, pipe/module.py,
-//     runtime/utils.py (partition_uniform), runtime/tensor_parallel/config.py, moe/sharded_moe.py
+//     runtime/utils.py (partition_uniform), runtime/tensor_parallel/config.py, moe/sharded_moe.py,
+//     runtime/engine.py (ZeRO-0 all-reduce)
 //   MaxText maxtext-v0.2.4: src/maxtext/configs/base.yml, src/maxtext/configs/types.py,
 //     src/maxtext/layers/decoders.py (remat_policy)
 #include "planner/framework/framework.h"
@@ -157,6 +158,12 @@ constexpr FrameworkRule kDeepspeedRules[] = {
      "MiCS shards over groups of consecutive world ranks, across AutoTP's ranks, not over the data-parallel ranks "
      "the planner prices",
      "deepspeed/runtime/zero/mics_utils.py _generate_mics_config (np.arange(world_size).reshape(-1, shard_size))"},
+    // Last: --no-overlap-grad-reduce lifts it, so the layout's other rules are named first.
+    {RuleKind::no_zero0_overlap,
+     "ZeRO-0 all-reduces the gradients after the backward (zero_optimization.overlap_comm applies from stage 1); "
+     "give --no-overlap-grad-reduce",
+     "deepspeed/runtime/engine.py _backward_epilogue -> allreduce_gradients -> buffered_allreduce_fallback "
+     "(no ZeRO optimizer at stage 0)"},
 };
 
 constexpr FrameworkRule kMaxtextRules[] = {
@@ -242,6 +249,8 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
     case RuleKind::no_zero23_with_pp: return pc.zero_stage >= 2 && pc.pp > 1;
     case RuleKind::reshard_default: return pc.zero_stage == 3 && !ctx.reshard_pinned && pc.reshard_after_forward != (pc.pp == 1);
     case RuleKind::ddp_only_1d: return pc.zero_stage == 0 && pc.dp > 1 && pc.tp * pc.cp * pc.pp > 1;
+    case RuleKind::no_zero0_overlap:
+      return pc.zero_stage == 0 && pc.dp * pc.cp > 1 && ts.overlap_grad_reduce;
     case RuleKind::cp_needs_zero3: return pc.cp > 1 && pc.zero_stage != 3;
     case RuleKind::no_interleaving: return pc.virtual_stages > 1;
     case RuleKind::no_gpipe: return pc.schedule == Schedule::gpipe && pc.pp > 1;

@@ -36,6 +36,7 @@ enum class RuleKind {
   no_zero23_with_pp,          // ZeRO-2/3 with PP > 1
   reshard_default,            // ZeRO-3 resharding other than the framework's default, unless pinned
   ddp_only_1d,                // ZeRO-0 with DP > 1 and TP, CP or PP > 1
+  no_zero0_overlap,           // ZeRO-0 with DP x CP > 1 and the gradient reduction overlapped
   cp_needs_zero3,             // CP > 1 without ZeRO-3
   no_interleaving,            // virtual stages > 1
   no_gpipe,                   // the GPipe schedule
