@@ -383,6 +383,24 @@ LaunchFlags deepspeed_json(const TrainingSpec& ts, const Evaluation& ev, const B
     out.note += std::string(out.note.empty() ? "" : "; ") +
                 (pc.pp > 1 ? "PipelineModule(activation_checkpoint_interval=1)"
                            : "deepspeed.checkpointing.checkpoint around each transformer layer");
+  // AutoTP: without an mpu DeepSpeedConfig counts every rank as data
+  // parallel (v0.19.5 runtime/config.py DeepSpeedConfig.__init__ world_size =
+  // dist.get_world_size()), and _batch_assertion then refuses
+  // train_batch_size = micro x GAS x DP; docs/_tutorials/autotp-training.md
+  // passes mpu.
+  if (pc.tp > 1)
+    out.note += std::string(out.note.empty() ? "" : "; ") +
+                fmt::format(
+                    "deepspeed.initialize(..., mpu=...) with the TP and DP groups (TP {}, DP {}): without an "
+                    "mpu DeepSpeedConfig takes the world size ({}) as the data-parallel size and refuses "
+                    "train_batch_size (deepspeed/runtime/config.py _batch_assertion)",
+                    pc.tp, pc.dp, ts.num_gpus);
+  // MiCS partitions only parameters built under MiCS_Init (zero/mics.py
+  // MiCS_Optimizer: "please use deepspeed.zero.MiCS_Init instead").
+  if (pc.zero_shard > 0)
+    out.note += std::string(out.note.empty() ? "" : "; ") +
+                "build the model under deepspeed.zero.MiCS_Init(config_dict_or_path=...), not zero.Init "
+                "(deepspeed/runtime/zero/mics.py MiCS_Optimizer asserts the MiCS groups on the parameters)";
   return out;
 }
 
