@@ -12,7 +12,7 @@
 //     torchtitan/distributed/parallel_dims.py (EP and ETP)
 //   DeepSpeed v0.19.5: deepspeed/runtime/pipe/engine.py, pipe/schedule.py, pipe/module.py,
 //     runtime/utils.py (partition_uniform), runtime/tensor_parallel/config.py, moe/sharded_moe.py,
-//     runtime/engine.py (ZeRO-0 all-reduce)
+//     runtime/engine.py (ZeRO-0 all-reduce, ZeRO-3 and MoE)
 //   MaxText maxtext-v0.2.4: src/maxtext/configs/base.yml, src/maxtext/configs/types.py,
 //     src/maxtext/layers/decoders.py (remat_policy)
 #include "planner/framework/framework.h"
@@ -128,6 +128,12 @@ constexpr FrameworkRule kTorchtitanRules[] = {
 };
 
 constexpr FrameworkRule kDeepspeedRules[] = {
+    // First, so that evaluate, search and export name it for a MoE model; the MoE
+    // rules below say what the framework runs once planner writes its experts.
+    {RuleKind::no_moe,
+     "no MoE models: planner writes no DeepSpeed expert settings (the experts are deepspeed.moe.layer.MoE modules, "
+     "with ep_size, in the model's code; ZeRO-3 refuses them: 'MoE not supported with Stage 3')",
+     "deepspeed/moe/layer.py MoE; deepspeed/runtime/engine.py _validate_zero3_moe_compatibility"},
     {RuleKind::no_zero23_with_pp, "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism",
      "deepspeed/runtime/pipe/engine.py PipelineEngine.__init__ assertion"},
     {RuleKind::no_zero3_keep, "ZeRO-3 releases gathered parameters after their forward use",
@@ -167,6 +173,12 @@ constexpr FrameworkRule kDeepspeedRules[] = {
 };
 
 constexpr FrameworkRule kMaxtextRules[] = {
+    // First, so that evaluate, search and export name it for a MoE model; the MoE
+    // rules below say what the framework runs once planner writes its experts.
+    {RuleKind::no_moe,
+     "no MoE models: planner writes no MaxText expert settings (num_experts, num_experts_per_tok, "
+     "ici_/dcn_expert_parallelism)",
+     "src/maxtext/configs/base.yml num_experts, ici_expert_parallelism"},
     {RuleKind::no_zero2, "no ZeRO-2: data (DDP), shard_optimizer_over_data (ZeRO-1) or fsdp (ZeRO-3) axes",
      "src/maxtext/configs/base.yml ici_data_parallelism, shard_optimizer_over_data, ici_fsdp_parallelism"},
     {RuleKind::no_zero3_keep, "FSDP weights are gathered per use by XLA; no keep-until-backward setting",
@@ -291,6 +303,8 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
       return ts.a2a == A2aBackend::deepep && pc.ep > 1 && pc.etp > 1;
     case RuleKind::deepep_mla_or_llama4_only:
       return ts.a2a == A2aBackend::deepep && pc.ep > 1 && !model.is_mla() && model.name.rfind("llama4", 0) != 0;
+    case RuleKind::no_moe:
+      return model.is_moe();
     case RuleKind::hybrid_shard_zero3_only:
       return pc.zero_shard > 0 && pc.zero_stage != 3;
     case RuleKind::hybrid_shard_not_kept:

@@ -533,9 +533,13 @@ std::string megatron_layout_string(const PricedPlan& plan, std::int64_t mtp_laye
 }
 
 std::string moe_export_problem(Framework f, const ModelSpec& model) {
-  if (!model.is_moe() || f == Framework::megatron || f == Framework::nemo || f == Framework::torchtitan) return "";
-  return fmt::format("{}: expert parallelism is exported for megatron, nemo and torchtitan only; {} is a MoE model",
-                     to_string(f), model.name);
+  const FrameworkInfo& info = framework_info(f);
+  if (!model.is_moe()) return "";
+  for (std::size_t i = 0; i < info.rules.size(); ++i)
+    if (info.rules[i].kind == RuleKind::no_moe)
+      return fmt::format("{} {} cannot express {}: {}", to_string(f), info.release, model.name,
+                         rule_text(info, int(i)));
+  return "";
 }
 
 LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts_in,
@@ -547,9 +551,8 @@ LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProf
     throw InputError("--framework", fmt::format("{} {} cannot express {}: {}", to_string(f), info.release,
                                                 config_label(pc, 'c'), rule_text(info, r)));
   if (ev.plan.layout.stages < 1 || ev.plan.virtual_stages < 1 || !ev.plan.layout.feasible)
-    throw InputError("--framework", fmt::format("{}: the layout {} has no valid stage split to export",
-                                                to_string(f), config_label(pc, 'c')));
-  if (const std::string why = moe_export_problem(f, model); !why.empty()) throw InputError("--framework", why);
+    throw InputError("--framework", fmt::format("{}: the layout {} has no valid stage split to export", to_string(f),
+                                                config_label(pc, 'c')));
   check_precision_exportable(info, ts);
   const Batch b{ts.global_batch_sequences, pc.micro_batch_size, ev.plan.micro_batches};
   switch (f) {

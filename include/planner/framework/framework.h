@@ -62,6 +62,7 @@ enum class RuleKind {
   no_capacity_factor_deepep,  // --capacity-factor with --a2a deepep
   no_deepep_with_etp,         // --a2a deepep with expert TP > 1
   deepep_mla_or_llama4_only,  // --a2a deepep on a model other than MLA (DeepSeek) or Llama 4
+  no_moe,                     // a MoE model
   hybrid_shard_zero3_only,    // hybrid sharding (--zero-shard) below ZeRO-3
   hybrid_shard_not_kept,      // hybrid sharding with ZeRO-3 keeping its weights (zero=3nr)
   hybrid_shard_no_cp,         // hybrid sharding with CP > 1
