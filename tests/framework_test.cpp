@@ -351,7 +351,9 @@ TEST_CASE("a split with the heads counted as layers is written as Megatron's acc
   CHECK(megatron.find("--account-for-loss-in-pipeline-split") != std::string::npos);
   CHECK(megatron.find("--num-virtual-stages-per-pipeline-rank 8") != std::string::npos);
   CHECK(megatron.find("--pipeline-model-parallel-layout") == std::string::npos);
-  const std::string nemo = launch_flags(Framework::nemo, m, hw, ts, ev).text;
+  TrainingSpec nemo_ts = ts;  // Megatron-Bridge's fp32 gradients, as the CLI applies them
+  apply_framework_defaults(framework_info(Framework::nemo), nemo_ts, {});
+  const std::string nemo = launch_flags(Framework::nemo, m, hw, nemo_ts, evaluate(m, hw, pc, nemo_ts)).text;
   CHECK(nemo.find("model.account_for_embedding_in_pipeline_split=true") != std::string::npos);
   CHECK(nemo.find("model.account_for_loss_in_pipeline_split=true") != std::string::npos);
   // PP4 v7 of llama70b is not that split (80 + 2 is not a multiple of 28): the layout string stays.

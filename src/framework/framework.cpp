@@ -4,8 +4,9 @@
 //     _add_distributed_args), megatron/core/transformer/transformer_config.py (also the MoE
 //     all-to-all overlap's asserts), megatron/core/model_parallel_config.py,
 //     megatron/core/pipeline_parallel/schedules.py
-//   Megatron-Bridge v0.6.0 (NeMo): src/megatron/bridge/training/config.py (ConfigContainer),
-//     training/comm_overlap.py (checked at v0.2.0), docs/.../megatron-lm-to-megatron-bridge.mdx;
+//   Megatron-Bridge v0.6.0 (NeMo): src/megatron/bridge/training/config.py (ConfigContainer,
+//     runtime_config_update), training/comm_overlap.py, training/mixed_precision.py,
+//     training/flex_dispatcher_backend.py, docs/.../megatron-lm-to-megatron-bridge.mdx;
 //     the model is Megatron-Core's TransformerConfig
 //   torchtitan v0.2.2: torchtitan/config/job_config.py, torchtitan/models/llama3/infra/parallelize.py,
 //     torchtitan/models/{deepseek_v3,llama4,qwen3}/infra/parallelize.py (DeepEP),
@@ -389,27 +390,41 @@ void apply_framework_defaults(const FrameworkInfo& info, TrainingSpec& ts, Preci
 
 // The precision the launch flags say: the framework's defaults
 // (FrameworkDefaults; TrainingSpec's own where a framework has none), and
-// one departure each framework can write: Megatron-LM / Megatron-Bridge
-// gradients kept and reduced in bf16 (--grad-reduce-in-bf16,
-// ddp.grad_reduce_in_fp32=false: Megatron-Core's main_grad buffer takes the
-// reduce dtype, distributed/param_and_grad_buffer.py), DeepSpeed's reduction
-// in fp32 (communication_data_type). Any other --grad-bytes,
-// --grad-reduce-bytes, --weight-bytes or --optimizer-bytes would be priced
-// but not launched: an InputError naming the flag.
+// one departure each framework can write: Megatron-LM gradients kept and
+// reduced in bf16 (--grad-reduce-in-bf16: Megatron-Core's main_grad buffer
+// takes the reduce dtype, distributed/param_and_grad_buffer.py), DeepSpeed's
+// reduction in fp32 (communication_data_type). Megatron-Bridge cannot write
+// bf16 gradients: the mixed_precision preset the export names (bf16_mixed,
+// bf16_with_fp8_current_scaling_mixed) has grad_reduce_in_fp32=True, and
+// runtime_config_update applies it over ddp.* (v0.6.0 training/config.py
+// runtime_config_update -> mixed_precision.py MixedPrecisionConfig.setup ->
+// update_config_with_precision_overrides), so ddp.grad_reduce_in_fp32=false
+// is overwritten. Nor can mixed_precision.grad_reduce_in_fp32=false stand
+// beside the preset's name: Bridge applies the overrides with Hydra
+// (training/utils/omegaconf_utils.py parse_hydra_overrides), whose
+// OmegaConf.update replaces a string node on a dotted key's path with an
+// empty map ("if next_root is a primitive ... replace it with an empty
+// map"), so one override drops the other. Any other --grad-bytes, --grad-reduce-bytes,
+// --weight-bytes or --optimizer-bytes would be priced but not launched: an
+// InputError naming the flag.
 void check_precision_exportable(const FrameworkInfo& info, const TrainingSpec& ts) {
   const TrainingSpec plain;
   const double w0 = info.defaults.weight_bytes > 0 ? info.defaults.weight_bytes : plain.weight_bytes_per_param;
   const double g0 = info.defaults.grad_bytes > 0 ? info.defaults.grad_bytes : plain.grad_bytes_per_param;
   const double o0 = info.defaults.optimizer_bytes > 0 ? info.defaults.optimizer_bytes : plain.optimizer_bytes_per_param;
   const double g = ts.grad_bytes_per_param, r = reduce_bytes_per_param(ts);
-  const bool megatron = info.framework == Framework::megatron || info.framework == Framework::nemo;
+  const bool megatron = info.framework == Framework::megatron;
   const bool bf16_grads = megatron && g == 2 && r == 2;
   const bool fp32_reduce = info.framework == Framework::deepspeed && g == g0 && r == 4;
   auto refuse = [&](const char* flag, double v, double dflt, const char* why, const char* alt) {
     throw InputError(flag, fmt::format("{} bytes cannot be written for {} {}: its launch flags give {} ({}){}", v,
                                        info.display_name, info.release, dflt, why, alt));
   };
-  const char* grads_why = *info.defaults.why ? info.defaults.why : "bf16 gradients";
+  const char* grads_why = info.framework == Framework::nemo
+                              ? "mixed_precision=bf16_mixed sets grad_reduce_in_fp32=True over ddp.* at "
+                                "runtime_config_update, training/mixed_precision.py MixedPrecisionConfig.setup"
+                          : *info.defaults.why ? info.defaults.why
+                                               : "bf16 gradients";
   const char* alt = megatron ? "; bf16 gradients reduced in bf16 are --grad-bytes 2 --grad-reduce-bytes 2"
                     : info.framework == Framework::deepspeed ? "; an fp32 reduction is --grad-reduce-bytes 4"
                                                              : "";

@@ -228,8 +228,10 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
       if (pc.zero_stage == 1) flag("--overlap-param-gather", "ddp.overlap_param_gather");
     }
   }
-  if (ts.grad_bytes_per_param == 2 && reduce_bytes_per_param(ts) == 2 && (pc.dp > 1 || pc.cp > 1))
-    arg("--grad-reduce-in-bf16", "ddp.grad_reduce_in_fp32", bridge ? "false" : "");
+  // Megatron-LM only: framework.cpp check_precision_exportable refuses bf16
+  // gradients for Megatron-Bridge.
+  if (!bridge && ts.grad_bytes_per_param == 2 && reduce_bytes_per_param(ts) == 2 && (pc.dp > 1 || pc.cp > 1))
+    out.push_back("--grad-reduce-in-bf16");
   if (ts.tp_comm_overlap) flag("--tp-comm-overlap", "model.tp_comm_overlap");
   // Pipeline p2p overlap, as priced (overlaps_p2p). Megatron-LM overlaps it by
   // default in the interleaved schedule (--no-overlap-p2p-communication turns
