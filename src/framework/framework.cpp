@@ -78,8 +78,10 @@ constexpr FrameworkRule kNemoRules[] = {
      "(give --selective-ac megatron)",
      "Megatron-Core TransformerConfig.recompute_granularity"},
     {RuleKind::a2a_overlap_needs_vpp,
-     "comm_overlap.overlap_moe_expert_parallel_comm with PP > 1 needs virtual stages (the pipeline layout's chunks)",
-     "src/megatron/bridge/training/comm_overlap.py CommOverlapConfig (and Megatron-Core TransformerConfig)"},
+     "model.overlap_moe_expert_parallel_comm (comm_overlap.overlap_moe_expert_parallel_comm in a recipe with "
+     "comm_overlap) with PP > 1 needs virtual stages (the pipeline layout's chunks)",
+     "Megatron-Core TransformerConfig.__post_init__; src/megatron/bridge/training/comm_overlap.py "
+     "CommOverlapConfig._get_model_comm_overlap_cfgs"},
     {RuleKind::no_capacity_factor_deepep,
      "--capacity-factor is written as model.moe_pad_expert_input_to_capacity, which the flex dispatcher's deepep "
      "backend (--a2a deepep) refuses",

@@ -154,7 +154,10 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
     } else {
       arg("--moe-token-dispatcher-type", "model.moe_token_dispatcher_type", "alltoall");
     }
-    if (ts.overlap_a2a) flag("--overlap-moe-expert-parallel-comm", "model.overlap_moe_expert_parallel_comm");
+    if (bridge)  // explicit either way: CommOverlapConfig.setup would set its own (the note: megatron_notes)
+      arg("", "model.overlap_moe_expert_parallel_comm", ts.overlap_a2a ? "true" : "false");
+    else if (ts.overlap_a2a)
+      out.push_back("--overlap-moe-expert-parallel-comm");
     if (ts.capacity_factor > 0) {
       arg("--moe-expert-capacity-factor", "model.moe_expert_capacity_factor", fmt::format("{:g}", ts.capacity_factor));
       flag("--moe-pad-expert-input-to-capacity", "model.moe_pad_expert_input_to_capacity");
@@ -223,27 +226,39 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
     if (pc.zero_shard > 0)
       arg("--num-distributed-optimizer-instances", "ddp.num_distributed_optimizer_instances",
           std::to_string(zero_replicas(pc)));
-    if (ts.overlap_grad_reduce) {
-      flag("--overlap-grad-reduce", "ddp.overlap_grad_reduce");
-      if (pc.zero_stage == 1) flag("--overlap-param-gather", "ddp.overlap_param_gather");
+    if (bridge) {
+      // Both ways: a recipe's CommOverlapConfig would set its own (the note: megatron_notes).
+      // The parameter all-gather of a sharded optimizer (ZeRO-1/2, and
+      // Megatron-FSDP's ZeRO-3) is overlapped as the reduction is (dp_tail.cpp).
+      const bool o = ts.overlap_grad_reduce;
+      arg("", "ddp.overlap_grad_reduce", o ? "true" : "false");
+      arg("", "ddp.overlap_param_gather", o && pc.zero_stage >= 1 ? "true" : "false");
+    } else if (ts.overlap_grad_reduce) {
+      out.push_back("--overlap-grad-reduce");
+      if (pc.zero_stage == 1) out.push_back("--overlap-param-gather");
     }
   }
   // Megatron-LM only: framework.cpp check_precision_exportable refuses bf16
   // gradients for Megatron-Bridge.
   if (!bridge && ts.grad_bytes_per_param == 2 && reduce_bytes_per_param(ts) == 2 && (pc.dp > 1 || pc.cp > 1))
     out.push_back("--grad-reduce-in-bf16");
-  if (ts.tp_comm_overlap) flag("--tp-comm-overlap", "model.tp_comm_overlap");
+  if (bridge && pc.tp > 1)
+    arg("", "model.tp_comm_overlap", ts.tp_comm_overlap ? "true" : "false");
+  else if (ts.tp_comm_overlap)
+    out.push_back("--tp-comm-overlap");
   // Pipeline p2p overlap, as priced (overlaps_p2p). Megatron-LM overlaps it by
   // default in the interleaved schedule (--no-overlap-p2p-communication turns
   // it off; default since 4eeff55d1f, 2023-10-12); Megatron-Core's
   // ModelParallelConfig has it off, with batch_p2p_comm on, which must be off
   // to overlap (core_v0.19.0 model_parallel_config.py).
-  if (pc.pp > 1 && pc.virtual_stages > 1) {
-    if (!bridge && !overlaps_p2p(ts, pc)) out.push_back("--no-overlap-p2p-communication");
-    if (bridge && overlaps_p2p(ts, pc)) {
-      out.push_back("model.overlap_p2p_comm=true");
-      out.push_back("model.batch_p2p_comm=false");
-    }
+  // Megatron-Bridge: both ways with PP > 1 (a recipe's CommOverlapConfig
+  // would set its own; the note: megatron_notes).
+  if (!bridge && pc.pp > 1 && pc.virtual_stages > 1 && !overlaps_p2p(ts, pc))
+    out.push_back("--no-overlap-p2p-communication");
+  if (bridge && pc.pp > 1) {
+    const bool o = overlaps_p2p(ts, pc);
+    arg("", "model.overlap_p2p_comm", o ? "true" : "false");
+    arg("", "model.batch_p2p_comm", o ? "false" : "true");
   }
   // core_v0.19.0 model_parallel_config.py: cross_entropy_loss_fusion, _fusion_impl.
   // Megatron-Bridge only: Megatron-LM's validate_args refuses the te
@@ -294,6 +309,32 @@ std::vector<std::string> megatron_notes(const ModelSpec& model, const HardwarePr
         "mixed_precision=bf16_with_fp8_current_scaling_mixed keeps the first and last transformer layers in BF16 "
         "(first_last_layers_bf16, num_layers_at_start_in_bf16 = num_layers_at_end_in_bf16 = 1; "
         "src/megatron/bridge/training/mixed_precision.py), which planner prices in FP8");
+  if (bridge) {
+    // A recipe's CommOverlapConfig (cfg.comm_overlap; many perf recipes set
+    // one, others leave None) overwrites the model.* and ddp.* overlap keys
+    // with its own defaults unless comm_overlap.<field> is set
+    // (src/megatron/bridge/training/comm_overlap.py CommOverlapConfig.setup,
+    // _get_model_comm_overlap_cfgs, _get_optimizer_overlap_cfgs,
+    // _override_user_cfgs). comm_overlap.* keys fail where it is None, so they
+    // go to the note.
+    std::vector<std::string> keys;
+    auto key = [&](const char* field, bool v) { keys.push_back(fmt::format("comm_overlap.{}={}", field, v)); };
+    if (pc.tp > 1) key("tp_comm_overlap", ts.tp_comm_overlap);
+    if (pc.pp > 1) key("overlap_p2p_comm", overlaps_p2p(ts, pc)), key("batch_p2p_comm", !overlaps_p2p(ts, pc));
+    if (model.is_moe()) key("overlap_moe_expert_parallel_comm", ts.overlap_a2a);
+    if (pc.dp > 1 || pc.cp > 1)
+      key("overlap_grad_reduce", ts.overlap_grad_reduce),
+          key("overlap_param_gather", ts.overlap_grad_reduce && pc.zero_stage >= 1);
+    if (!keys.empty()) {
+      std::string list;
+      for (const std::string& k : keys) list += (list.empty() ? "" : " ") + k;
+      notes.push_back(
+          fmt::format("a recipe that sets comm_overlap (CommOverlapConfig) overwrites the model.* and "
+                      "ddp.* overlap keys above unless given as {} "
+                      "(src/megatron/bridge/training/comm_overlap.py CommOverlapConfig.setup)",
+                      list));
+    }
+  }
   return notes;
 }
 
