@@ -93,6 +93,14 @@ TEST_CASE("each framework's rules break where its source says", "[framework]") {
   v.virtual_stages = 4;
   CHECK(kind_of(Framework::maxtext, v) == "ok");
   CHECK(kind_of(Framework::deepspeed, v).find("TrainSchedule") != std::string::npos);
+  // DeepSpeed's ZeRO-0 all-reduces after the backward (overlap_comm is ZeRO's):
+  // plain DDP only without the overlap priced.
+  ParallelConfig ddp64;
+  ddp64.dp = 64;
+  CHECK(kind_of(Framework::deepspeed, ddp64).find("ZeRO-0 all-reduces") != std::string::npos);
+  TrainingSpec exposed = ts;
+  exposed.overlap_grad_reduce = false;
+  CHECK(broken_rule(framework_info(Framework::deepspeed), m, normalized(ddp64), exposed) < 0);
 }
 
 TEST_CASE("MoE: each framework's all-to-all overlap, DeepEP and expert TP as its source has them", "[framework]") {
@@ -115,23 +123,34 @@ TEST_CASE("MoE: each framework's all-to-all overlap, DeepEP and expert TP as its
   CHECK(kind_of(Framework::megatron, mixtral, pc, overlap) == std::nullopt);
   CHECK(kind_of(Framework::nemo, mixtral, pc, deepep) == std::nullopt);
   CHECK(kind_of(Framework::torchtitan, mixtral, pc, overlap) == RuleKind::no_a2a_overlap);
-  CHECK(kind_of(Framework::torchtitan, mixtral, pc, deepep) == std::nullopt);  // expert_parallel_comm_backend
-  CHECK(kind_of(Framework::torchtitan, mixtral, pc, plain) == std::nullopt);   // etp = tp
+  CHECK(kind_of(Framework::torchtitan, mixtral, pc, plain) == std::nullopt);  // etp = tp
+  // expert_parallel_comm_backend: read by deepseek_v3 and llama4 only, and without expert TP.
+  CHECK(kind_of(Framework::torchtitan, mixtral, pc, deepep) == RuleKind::deepep_mla_or_llama4_only);
+  CHECK(kind_of(Framework::torchtitan, dsv3, pc, deepep) == RuleKind::no_deepep_with_etp);
+  ParallelConfig etp1 = pc;
+  etp1.etp = 1;
+  CHECK(kind_of(Framework::torchtitan, dsv3, etp1, deepep) == std::nullopt);
+  CHECK(kind_of(Framework::torchtitan, find_model("llama4-scout", kDir), etp1, deepep) == std::nullopt);
+  CHECK(kind_of(Framework::torchtitan, find_model("qwen3-30b-a3b", kDir), etp1, deepep) ==
+        RuleKind::deepep_mla_or_llama4_only);
   ParallelConfig etp4 = pc;
   etp4.tp = 4, etp4.dp = 16, etp4.etp = 2;  // neither 1 nor TP
   CHECK(kind_of(Framework::torchtitan, mixtral, etp4, plain) == RuleKind::etp_one_or_tp);
   ParallelConfig ddp = pc;  // DDP over 64 with EP 8: no FSDP dimension to fold EP out of
   ddp.tp = 1, ddp.dp = 64, ddp.etp = 1, ddp.sequence_parallel = false, ddp.zero_stage = 0;
   CHECK(kind_of(Framework::torchtitan, mixtral, ddp, plain) == RuleKind::ep_needs_zero3);
+  // DeepSpeed and MaxText: planner writes no expert settings, so any MoE
+  // layout is refused first, as export refuses it (moe_export_problem).
   ParallelConfig ds = pc;
   ds.tp = 1, ds.dp = 64, ds.etp = 1, ds.sequence_parallel = false, ds.zero_stage = 1;
-  CHECK(kind_of(Framework::deepspeed, mixtral, ds, overlap) == RuleKind::no_a2a_overlap);
-  CHECK(kind_of(Framework::deepspeed, mixtral, ds, deepep) == RuleKind::no_deepep);
-  CHECK(kind_of(Framework::deepspeed, mixtral, ds, plain) == std::nullopt);
-  ParallelConfig mx = ds;
-  CHECK(kind_of(Framework::maxtext, mixtral, mx, overlap) == RuleKind::a2a_overlap_mla_only);
-  CHECK(kind_of(Framework::maxtext, dsv3, mx, overlap) == std::nullopt);
-  CHECK(kind_of(Framework::maxtext, mixtral, mx, deepep) == RuleKind::no_deepep);
+  ParallelConfig ep1 = ds;
+  ep1.ep = 1;
+  for (Framework f : {Framework::deepspeed, Framework::maxtext}) {
+    CHECK(kind_of(f, mixtral, ds, overlap) == RuleKind::no_moe);
+    CHECK(kind_of(f, mixtral, ds, plain) == RuleKind::no_moe);
+    CHECK(kind_of(f, dsv3, ep1, plain) == RuleKind::no_moe);
+    CHECK(moe_export_problem(f, mixtral) != "");
+  }
   CHECK(overlaps_a2a(framework_info(Framework::megatron), mixtral));
   CHECK_FALSE(overlaps_a2a(framework_info(Framework::torchtitan), mixtral));
   CHECK_FALSE(overlaps_a2a(framework_info(Framework::maxtext), mixtral));
@@ -144,7 +163,7 @@ TEST_CASE("search --framework offers no all-to-all overlap where the framework h
   // instead of dropping the layout.
   const ModelSpec m = find_model("mixtral-8x7b", kDir);
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);
-  for (Framework f : {Framework::deepspeed, Framework::torchtitan, Framework::megatron}) {
+  for (Framework f : {Framework::torchtitan, Framework::megatron}) {
     SearchSpec spec;
     spec.training = training(m, 64);
     spec.top_k = 20;
@@ -306,6 +325,13 @@ TEST_CASE("Megatron's layout string lists chunk c of stage s at c*p + s", "[fram
   CHECK(flags.text.find("--sequence-parallel") != std::string::npos);
   // 80 layers over 4 x 7 chunks cannot be uniform: the split is written out.
   CHECK(flags.text.find("--pipeline-model-parallel-layout") != std::string::npos);
+  // Multi-token prediction: validate_layer_layout wants mtp_num_layers 'm'
+  // after every decoder, all in the last chunk, then the loss.
+  const std::string mtp = expand_layout(megatron_layout_string(ev.plan, 2));
+  CHECK(std::count(mtp.begin(), mtp.end(), 'm') == 2);
+  CHECK(mtp.substr(mtp.size() - 3) == "mmL");
+  CHECK(mtp.find('t', mtp.find('m')) == std::string::npos);
+  CHECK(mtp.rfind('|') < mtp.find('m'));
 }
 
 TEST_CASE("a split with the heads counted as layers is written as Megatron's account-for flags", "[framework]") {
@@ -325,7 +351,9 @@ TEST_CASE("a split with the heads counted as layers is written as Megatron's acc
   CHECK(megatron.find("--account-for-loss-in-pipeline-split") != std::string::npos);
   CHECK(megatron.find("--num-virtual-stages-per-pipeline-rank 8") != std::string::npos);
   CHECK(megatron.find("--pipeline-model-parallel-layout") == std::string::npos);
-  const std::string nemo = launch_flags(Framework::nemo, m, hw, ts, ev).text;
+  TrainingSpec nemo_ts = ts;  // Megatron-Bridge's fp32 gradients, as the CLI applies them
+  apply_framework_defaults(framework_info(Framework::nemo), nemo_ts, {});
+  const std::string nemo = launch_flags(Framework::nemo, m, hw, nemo_ts, evaluate(m, hw, pc, nemo_ts)).text;
   CHECK(nemo.find("model.account_for_embedding_in_pipeline_split=true") != std::string::npos);
   CHECK(nemo.find("model.account_for_loss_in_pipeline_split=true") != std::string::npos);
   // PP4 v7 of llama70b is not that split (80 + 2 is not a multiple of 28): the layout string stays.
@@ -389,7 +417,6 @@ TEST_CASE("torchtitan exports a MoE layout's expert degrees and DeepEP, DeepSpee
   const HardwareProfile hw = find_hardware("dgx-h100", kDir);
   TrainingSpec ts = training(m, 64);
   apply_framework_defaults(framework_info(Framework::torchtitan), ts, {});
-  ts.a2a = A2aBackend::deepep;
   ParallelConfig pc;
   pc.tp = 2, pc.dp = 32, pc.ep = 8, pc.etp = 2, pc.zero_stage = 3, pc.sequence_parallel = true;
   pc.micro_batch_size = 2;
@@ -397,13 +424,25 @@ TEST_CASE("torchtitan exports a MoE layout's expert degrees and DeepEP, DeepSpee
   REQUIRE(ev.feasible());
   const std::string toml = launch_flags(Framework::torchtitan, m, hw, ts, ev).text;
   CHECK(toml.find("expert_parallel_degree = 8\nexpert_tensor_parallel_degree = 2\n") != std::string::npos);
-  CHECK(toml.find("expert_parallel_comm_backend = \"deepep\"") != std::string::npos);
+  CHECK(toml.find("expert_parallel_comm_backend") == std::string::npos);
+  // DeepEP: Llama 4 (or an MLA model) without expert TP.
+  const ModelSpec scout = find_model("llama4-scout", kDir);
+  TrainingSpec deepep = training(scout, 64);
+  apply_framework_defaults(framework_info(Framework::torchtitan), deepep, {});
+  deepep.a2a = A2aBackend::deepep;
+  ParallelConfig etp1 = pc;
+  etp1.tp = 1, etp1.dp = 64, etp1.etp = 1, etp1.sequence_parallel = false, etp1.ep = 16, etp1.micro_batch_size = 1;
+  etp1.recompute = Recompute::full;
+  const Evaluation dev_scout = evaluate(scout, hw, etp1, deepep);
+  REQUIRE(dev_scout.feasible());
+  CHECK(launch_flags(Framework::torchtitan, scout, hw, deepep, dev_scout)
+            .text.find("expert_parallel_comm_backend = \"deepep\"") != std::string::npos);
   ParallelConfig ds = pc;
   ds.tp = 1, ds.dp = 64, ds.etp = 1, ds.sequence_parallel = false, ds.zero_stage = 1;
   TrainingSpec plain = training(m, 64);
   const Evaluation dev = evaluate(m, hw, ds, plain);
   CHECK_THROWS_WITH(launch_flags(Framework::deepspeed, m, hw, plain, dev),
-                    Catch::Contains("expert parallelism is exported for megatron, nemo and torchtitan only"));
+                    Catch::Contains("deepspeed v0.19.5 cannot express") && Catch::Contains("no MoE models"));
   CHECK(moe_export_problem(Framework::maxtext, m) != "");
   CHECK(moe_export_problem(Framework::torchtitan, m) == "");
   // A capacity factor under torchtitan, whose MoE is dropless: a rule, so the

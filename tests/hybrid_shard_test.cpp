@@ -211,8 +211,10 @@ TEST_CASE("hybrid sharding's launch flags, and the frameworks that cannot expres
   const Evaluation z3 = evaluate(m, hw, layout(1, 1, 1, 64, 3, 8), ts);
   CHECK(launch_flags(Framework::megatron, m, hw, ts, z3).text.find("--num-distributed-optimizer-instances 8") !=
         std::string::npos);
-  CHECK(launch_flags(Framework::nemo, m, hw, ts, z3).text.find("ddp.num_distributed_optimizer_instances=8") !=
-        std::string::npos);
+  TrainingSpec nemo_ts = ts;  // Megatron-Bridge's fp32 gradients, as the CLI applies them
+  apply_framework_defaults(framework_info(Framework::nemo), nemo_ts, {});
+  CHECK(launch_flags(Framework::nemo, m, hw, nemo_ts, evaluate(m, hw, layout(1, 1, 1, 64, 3, 8), nemo_ts))
+            .text.find("ddp.num_distributed_optimizer_instances=8") != std::string::npos);
   TrainingSpec titan_ts = ts;  // torchtitan's precision, as the CLI applies it
   apply_framework_defaults(framework_info(Framework::torchtitan), titan_ts, {});
   const std::string titan =

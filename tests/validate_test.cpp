@@ -324,7 +324,11 @@ TEST_CASE("sharding and recomputation read however a row words them", "[validate
   CHECK(rc_of("full activation checkpointing") == int(Recompute::full));
   CHECK(rc_of("AC: selective") == int(Recompute::selective));
   CHECK(rc_of("disabled") == int(Recompute::none));
-  CHECK(rc_of("remat_policy=minimal") == int(Recompute::none));
+  // MaxText decoders.py get_remat_policy: minimal keeps all but the attention
+  // context (selective), minimal_with_context (minimal_flash) keeps all.
+  CHECK(rc_of("remat_policy=minimal") == int(Recompute::selective));
+  CHECK(rc_of("remat_policy=minimal_with_context") == int(Recompute::none));
+  CHECK(rc_of("remat_policy=minimal_flash") == int(Recompute::none));
   CHECK(rc_of("unclear") == -1);
 }
 

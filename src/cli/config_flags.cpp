@@ -83,9 +83,10 @@ void add_common(CLI::App* app, CommonFlags& f, bool gpus_required) {
                 "torchtitan with torch.compile (compile.enable): element-wise ops fused; needs --framework torchtitan "
                 "(default there: eager)");
   app->add_flag("--te-cross-entropy", f.te_cross_entropy,
-                "the loss as Transformer Engine's fused cross-entropy (Megatron --cross-entropy-loss-fusion "
-                "--cross-entropy-fusion-impl te; Megatron-Bridge's performance recipes); default: Megatron's unfused "
-                "fp32 cross-entropy");
+                "the loss as Transformer Engine's fused cross-entropy (Megatron-Core cross_entropy_loss_fusion with "
+                "cross_entropy_fusion_impl te, as Megatron-Bridge's performance recipes set; Megatron-LM "
+                "core_v0.19.0 refuses it, so not with --framework megatron); default: Megatron's unfused fp32 "
+                "cross-entropy");
   app->add_option("--loss-kernel", f.loss_kernel,
                   "the loss kernel: unfused (Megatron's fp32 cross-entropy, the default), te (the same as "
                   "--te-cross-entropy) or flash-attn (flash-attn's fused cross-entropy, as llm-foundry runs it)")

@@ -75,8 +75,9 @@ void add_budget_flags(CLI::App* app, LaunchOptions& o);
 // The framework --framework names, or none.
 std::optional<Framework> framework_from(const LaunchOptions& o);
 // Its pipeline split and precision defaults on `ts`, where the user gave no
-// --grad-bytes, --weight-bytes or --optimizer-bytes.
-void apply_framework(const CommonFlags& f, std::optional<Framework> fw, TrainingSpec& ts);
+// --grad-bytes, --weight-bytes or --optimizer-bytes; flags the framework
+// (or, with none, planner) cannot run on `hw` are an InputError naming the flag.
+void apply_framework(const CommonFlags& f, std::optional<Framework> fw, TrainingSpec& ts, const HardwareProfile& hw);
 // --tokens [--gpu-hour-cost]; --gpu-hour-cost alone is an InputError.
 std::optional<TrainingBudget> budget_from(const LaunchOptions& o);
 // The layout `pc` (from the flags) as the framework runs it: its default

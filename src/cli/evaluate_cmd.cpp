@@ -33,7 +33,7 @@ int run(const EvaluateFlags& f) {
   const std::optional<Framework> fw = framework_from(f.launch);
   const std::optional<TrainingBudget> budget = budget_from(f.launch);
   TrainingSpec ts = training_from(f.common, model);
-  apply_framework(f.common, fw, ts);
+  apply_framework(f.common, fw, ts, hw);
   apply_recompute_modules(f.config, model, ts);
   check_dtype(ts, hw);
   {

@@ -37,7 +37,7 @@ int run(const ExportFlags& f) {
   const HardwareProfile hw = find_hardware(f.common.hardware);
   const Framework fw = *framework_from(f.launch);
   TrainingSpec ts = training_from(f.common, model);
-  apply_framework(f.common, fw, ts);
+  apply_framework(f.common, fw, ts, hw);
   apply_recompute_modules(f.config, model, ts);
   check_dtype(ts, hw);
   {

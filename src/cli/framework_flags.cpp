@@ -31,18 +31,40 @@ std::optional<Framework> framework_from(const LaunchOptions& o) {
   return parse_name<Framework>(*o.framework);
 }
 
-void apply_framework(const CommonFlags& f, std::optional<Framework> fw, TrainingSpec& ts) {
+void apply_framework(const CommonFlags& f, std::optional<Framework> fw, TrainingSpec& ts, const HardwareProfile& hw) {
   if (f.torch_compile && fw != Framework::torchtitan)
     throw InputError("--torch-compile",
                      "applies to --framework torchtitan, which runs eager PyTorch unless compile.enable is set; the "
                      "other stacks' element-wise kernels are priced fused already");
   const bool te_loss = f.te_cross_entropy || f.loss_kernel == std::string("te");
+  const char* te_flag = f.te_cross_entropy ? "--te-cross-entropy" : "--loss-kernel";
+  const char* te_is = f.te_cross_entropy ? "is" : "te is";
   if (te_loss && fw && *fw != Framework::megatron && *fw != Framework::nemo)
-    throw InputError(
-        f.te_cross_entropy ? "--te-cross-entropy" : "--loss-kernel",
-        fmt::format("is Transformer Engine's fused loss in Megatron-LM and Megatron-Bridge; --framework {} "
-                    "does not run it",
-                    to_string(*fw)));
+    throw InputError(te_flag,
+                     fmt::format("{} Transformer Engine's fused loss, which Megatron-Bridge runs; --framework {} "
+                                 "does not run it",
+                                 te_is, to_string(*fw)));
+  // Megatron-LM core_v0.19.0 megatron/training/arguments.py validate_args:
+  // assert not (cross_entropy_loss_fusion and cross_entropy_fusion_impl ==
+  // 'te'). Megatron-Bridge builds Megatron-Core's config without that check
+  // (Megatron-Core only warns).
+  if (te_loss && fw == Framework::megatron)
+    throw InputError(te_flag, fmt::format("{} Transformer Engine's fused loss, which Megatron-LM core_v0.19.0 refuses "
+                                          "(megatron/training/arguments.py validate_args: 'Transformer Engine cross "
+                                          "entropy loss fusion is disabled due to stability issues'); --framework "
+                                          "nemo runs it",
+                                          te_is));
+  // Megatron-Bridge v0.6.0 src/megatron/bridge/training/flex_dispatcher_backend.py
+  // validate_flex_dispatcher_backend (ConfigContainer.validate): DeepEP on
+  // compute capability 8 or 9, or a device named "NVIDIA B200..." or
+  // "NVIDIA B300..."; Grace-Blackwell GPUs (GB200, GB300) are neither.
+  if (fw == Framework::nemo && ts.a2a == A2aBackend::deepep && hw.chip_name.rfind("GB", 0) == 0)
+    throw InputError("--a2a",
+                     fmt::format("deepep: Megatron-Bridge v0.6.0 runs DeepEP on Ampere, Hopper, B200 and B300 only, "
+                                 "not on {} (src/megatron/bridge/training/flex_dispatcher_backend.py "
+                                 "validate_flex_dispatcher_backend); its hybridep backend, which planner does not "
+                                 "write, runs there",
+                                 hw.chip_name));
   // flash-attn's loss is a module a model's own code calls (llm-foundry's
   // MPT); of the frameworks planner knows only DeepSpeed leaves the loss to
   // the user's model.

@@ -51,11 +51,13 @@ int run(const SearchFlags& f) {
   }
   const std::optional<Framework> fw = framework_from(launch);
   const std::optional<TrainingBudget> budget = budget_from(launch);
-  if (f.export_to && fw)  // before the search: the top pick could not be written
-    if (const std::string why = moe_export_problem(*fw, model); !why.empty()) throw InputError("--export", why);
+  // Before the search: no layout of the model could be run (or written).
+  if (fw)
+    if (const std::string why = moe_export_problem(*fw, model); !why.empty())
+      throw InputError(f.export_to ? "--export" : "--framework", why);
   SearchSpec spec;
   spec.training = training_from(f.common, model);
-  apply_framework(f.common, fw, spec.training);
+  apply_framework(f.common, fw, spec.training, hw);
   apply_recompute_modules(f.config, model, spec.training);
   spec.framework = fw;
   check_dtype(spec.training, hw);

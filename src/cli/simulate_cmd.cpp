@@ -70,6 +70,9 @@ int run(const SimulateFlags& f) {
   const ModelSpec model = find_model(f.common.model);
   const HardwareProfile hw = find_hardware(f.common.hardware);
   TrainingSpec ts = training_from(f.common, model);
+  // No --framework here: the flags that need one (--torch-compile) are
+  // refused as evaluate refuses them without it.
+  apply_framework(f.common, std::nullopt, ts, hw);
   apply_recompute_modules(f.config, model, ts);
   check_dtype(ts, hw);
   {

@@ -4,15 +4,21 @@
 //     _add_distributed_args), megatron/core/transformer/transformer_config.py (also the MoE
 //     all-to-all overlap's asserts), megatron/core/model_parallel_config.py,
 //     megatron/core/pipeline_parallel/schedules.py
-//   Megatron-Bridge v0.6.0 (NeMo): src/megatron/bridge/training/config.py (ConfigContainer),
-//     training/comm_overlap.py (checked at v0.2.0), docs/.../megatron-lm-to-megatron-bridge.mdx;
+//   Megatron-Bridge v0.6.0 (NeMo): src/megatron/bridge/training/config.py (ConfigContainer,
+//     runtime_config_update), training/comm_overlap.py, training/mixed_precision.py,
+//     training/flex_dispatcher_backend.py, docs/.../megatron-lm-to-megatron-bridge.mdx;
 //     the model is Megatron-Core's TransformerConfig
 //   torchtitan v0.2.2: torchtitan/config/job_config.py, torchtitan/models/llama3/infra/parallelize.py,
+//     torchtitan/models/{deepseek_v3,llama4,qwen3}/infra/parallelize.py (DeepEP),
 //     torchtitan/distributed/parallel_dims.py (EP and ETP)
 //   DeepSpeed v0.19.5: deepspeed/runtime/pipe/engine.py, pipe/schedule.py, pipe/module.py,
-//     runtime/utils.py (partition_uniform), runtime/tensor_parallel/config.py, moe/sharded_moe.py
-//   MaxText maxtext-v0.2.4: src/maxtext/configs/base.yml, src/maxtext/configs/types.py
+//     runtime/utils.py (partition_uniform), runtime/tensor_parallel/config.py, moe/sharded_moe.py,
+//     runtime/engine.py (ZeRO-0 all-reduce, ZeRO-3 and MoE)
+//   MaxText maxtext-v0.2.4: src/maxtext/configs/base.yml, src/maxtext/configs/types.py,
+//     src/maxtext/layers/decoders.py (remat_policy)
 #include "planner/framework/framework.h"
+
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -25,10 +31,16 @@ namespace planner {
 namespace {
 
 constexpr FrameworkRule kMegatronRules[] = {
-    {RuleKind::no_zero3_keep_with_pp,
+    {RuleKind::no_zero3_keep_with_pp_ep,
      "ZeRO-3 keeping weights until the backward needs --use-torch-fsdp2 --torch-fsdp2-no-reshard-after-forward, "
-     "which refuses PP > 1",
-     "megatron/training/arguments.py validate_args: '--use-torch-fsdp2 is not supported with pipeline parallelism'"},
+     "which refuses PP > 1 and EP > 1",
+     "megatron/training/arguments.py validate_args: '--use-torch-fsdp2 is not supported with pipeline "
+     "parallelism', '... with expert parallelism'"},
+    {RuleKind::no_zero3_keep_tied,
+     "ZeRO-3 keeping weights until the backward needs --use-torch-fsdp2, which requires "
+     "--untie-embeddings-and-output-weights; this model ties them",
+     "megatron/training/arguments.py validate_args: '--use-torch-fsdp2 requires "
+     "--untie-embeddings-and-output-weights'"},
     {RuleKind::no_gpipe, "no GPipe schedule (1F1B, or interleaved 1F1B with virtual stages)",
      "megatron/core/pipeline_parallel/schedules.py get_forward_backward_func"},
     {RuleKind::selective_attention_only,
@@ -39,11 +51,21 @@ constexpr FrameworkRule kMegatronRules[] = {
      "--overlap-moe-expert-parallel-comm with PP > 1 needs virtual stages ('virtual_pipeline_model_parallel_size "
      "must be specified when pipeline_model_parallel_size > 1')",
      "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__"},
+    {RuleKind::no_capacity_factor_deepep,
+     "--capacity-factor is written as --moe-pad-expert-input-to-capacity, which the flex dispatcher's deepep "
+     "backend (--a2a deepep) refuses",
+     "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__: 'Flex token dispatcher "
+     "with deepep backend does not support moe_pad_expert_input_to_capacity'"},
     {RuleKind::hybrid_shard_not_kept,
      "hybrid sharding is --num-distributed-optimizer-instances over the distributed optimizer or Megatron-FSDP; "
      "planner writes ZeRO-3 keeping its weights as --use-torch-fsdp2, which it does not cover",
      "megatron/training/arguments.py --num-distributed-optimizer-instances; megatron/core/parallel_state.py "
      "(intra- and inter-instance data-parallel groups)"},
+    // Last: --overlap-p2p lifts it, so the layout's other rules are named first.
+    {RuleKind::interleaved_pp2_blocking,
+     "the interleaved schedule (virtual stages) with PP 2 needs the pipeline p2p overlapped (give --overlap-p2p)",
+     "megatron/training/arguments.py validate_args: 'When interleaved schedule is used and p2p communication "
+     "overlap is disabled, pipeline-model-parallel size should be greater than 2'"},
 };
 
 constexpr FrameworkRule kNemoRules[] = {
@@ -57,8 +79,15 @@ constexpr FrameworkRule kNemoRules[] = {
      "(give --selective-ac megatron)",
      "Megatron-Core TransformerConfig.recompute_granularity"},
     {RuleKind::a2a_overlap_needs_vpp,
-     "comm_overlap.overlap_moe_expert_parallel_comm with PP > 1 needs virtual stages (the pipeline layout's chunks)",
-     "src/megatron/bridge/training/comm_overlap.py CommOverlapConfig (and Megatron-Core TransformerConfig)"},
+     "model.overlap_moe_expert_parallel_comm (comm_overlap.overlap_moe_expert_parallel_comm in a recipe with "
+     "comm_overlap) with PP > 1 needs virtual stages (the pipeline layout's chunks)",
+     "Megatron-Core TransformerConfig.__post_init__; src/megatron/bridge/training/comm_overlap.py "
+     "CommOverlapConfig._get_model_comm_overlap_cfgs"},
+    {RuleKind::no_capacity_factor_deepep,
+     "--capacity-factor is written as model.moe_pad_expert_input_to_capacity, which the flex dispatcher's deepep "
+     "backend (--a2a deepep) refuses",
+     "Megatron-Core TransformerConfig.__post_init__: 'Flex token dispatcher with deepep backend does not support "
+     "moe_pad_expert_input_to_capacity'"},
 };
 
 constexpr FrameworkRule kTorchtitanRules[] = {
@@ -85,6 +114,15 @@ constexpr FrameworkRule kTorchtitanRules[] = {
      "torchtitan/config/job_config.py Parallelism.pipeline_parallel_expert_parallel_overlap"},
     {RuleKind::etp_one_or_tp, "expert_tensor_parallel_degree is either 1 or the TP degree",
      "torchtitan/config/job_config.py Parallelism.expert_tensor_parallel_degree"},
+    {RuleKind::deepep_mla_or_llama4_only,
+     "expert_parallel_comm_backend = \"deepep\" is read by the deepseek_v3 and llama4 models only (MLA or Llama 4 "
+     "here); the others (qwen3, gpt_oss) run the standard all-to-all",
+     "torchtitan/models/deepseek_v3/infra/parallelize.py, models/llama4/infra/parallelize.py parallelize_* "
+     "(models/qwen3/infra/parallelize.py calls apply_moe_ep_tp without use_deepep)"},
+    {RuleKind::no_deepep_with_etp,
+     "expert_parallel_comm_backend = \"deepep\" refuses expert TP ('DeepEP with Expert Tensor Parallelism (ETP) is "
+     "not supported yet')",
+     "torchtitan/models/deepseek_v3/infra/parallelize.py, models/llama4/infra/parallelize.py: NotImplementedError"},
     {RuleKind::ep_needs_zero3,
      "EP takes its ranks from the FSDP, CP and TP dimensions (efsdp = dp_shard x cp x tp / (etp x ep)): EP needs "
      "FSDP2 (ZeRO-3)",
@@ -94,6 +132,12 @@ constexpr FrameworkRule kTorchtitanRules[] = {
 };
 
 constexpr FrameworkRule kDeepspeedRules[] = {
+    // First, so that evaluate, search and export name it for a MoE model; the MoE
+    // rules below say what the framework runs once planner writes its experts.
+    {RuleKind::no_moe,
+     "no MoE models: planner writes no DeepSpeed expert settings (the experts are deepspeed.moe.layer.MoE modules, "
+     "with ep_size, in the model's code; ZeRO-3 refuses them: 'MoE not supported with Stage 3')",
+     "deepspeed/moe/layer.py MoE; deepspeed/runtime/engine.py _validate_zero3_moe_compatibility"},
     {RuleKind::no_zero23_with_pp, "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism",
      "deepspeed/runtime/pipe/engine.py PipelineEngine.__init__ assertion"},
     {RuleKind::no_zero3_keep, "ZeRO-3 releases gathered parameters after their forward use",
@@ -124,9 +168,21 @@ constexpr FrameworkRule kDeepspeedRules[] = {
      "MiCS shards over groups of consecutive world ranks, across AutoTP's ranks, not over the data-parallel ranks "
      "the planner prices",
      "deepspeed/runtime/zero/mics_utils.py _generate_mics_config (np.arange(world_size).reshape(-1, shard_size))"},
+    // Last: --no-overlap-grad-reduce lifts it, so the layout's other rules are named first.
+    {RuleKind::no_zero0_overlap,
+     "ZeRO-0 all-reduces the gradients after the backward (zero_optimization.overlap_comm applies from stage 1); "
+     "give --no-overlap-grad-reduce",
+     "deepspeed/runtime/engine.py _backward_epilogue -> allreduce_gradients -> buffered_allreduce_fallback "
+     "(no ZeRO optimizer at stage 0)"},
 };
 
 constexpr FrameworkRule kMaxtextRules[] = {
+    // First, so that evaluate, search and export name it for a MoE model; the MoE
+    // rules below say what the framework runs once planner writes its experts.
+    {RuleKind::no_moe,
+     "no MoE models: planner writes no MaxText expert settings (num_experts, num_experts_per_tok, "
+     "ici_/dcn_expert_parallelism)",
+     "src/maxtext/configs/base.yml num_experts, ici_expert_parallelism"},
     {RuleKind::no_zero2, "no ZeRO-2: data (DDP), shard_optimizer_over_data (ZeRO-1) or fsdp (ZeRO-3) axes",
      "src/maxtext/configs/base.yml ici_data_parallelism, shard_optimizer_over_data, ici_fsdp_parallelism"},
     {RuleKind::no_zero3_keep, "FSDP weights are gathered per use by XLA; no keep-until-backward setting",
@@ -134,8 +190,14 @@ constexpr FrameworkRule kMaxtextRules[] = {
     {RuleKind::chunks_divide_layers,
      "SPMD pipelining needs stages x layers per stage x repeats = layers (uniform chunks)",
      "src/maxtext/configs/types.py num_layers_per_pipeline_stage / num_pipeline_repeats check"},
-    {RuleKind::no_selective_recompute, "no remat_policy equal to planner's selective recomputation",
-     "src/maxtext/configs/types.py RematPolicy"},
+    {RuleKind::microbatches_per_stage,
+     "num_pipeline_microbatches (global batch / (DP x micro-batch)) must be a multiple of the pipeline stages",
+     "src/maxtext/configs/types.py MaxTextConfig: 'The number of microbatches ... must be divisible by the number "
+     "of stages'"},
+    {RuleKind::selective_attention_only,
+     "selective recomputation is remat_policy=minimal (everything saved but the attention context), not "
+     "torchtitan's op or per-layer policies (give --selective-ac megatron)",
+     "src/maxtext/layers/decoders.py Decoder.get_remat_policy"},
     {RuleKind::no_tp_overlap, "planner knows no MaxText setting for overlapped TP communication",
      "src/maxtext/configs/base.yml"},
     {RuleKind::sp_with_tp,
@@ -198,13 +260,23 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
     case RuleKind::no_zero3:
       return pc.zero_stage == 3 && reduces_gradients(model, pc);
     case RuleKind::no_zero3_keep: return keep;
-    case RuleKind::no_zero3_keep_with_pp: return keep && pc.pp > 1;
+    case RuleKind::no_zero3_keep_with_pp_ep:
+      return keep && (pc.pp > 1 || pc.ep > 1);
+    case RuleKind::no_zero3_keep_tied:
+      return keep && model.tied_embeddings;
     case RuleKind::no_zero23_with_pp: return pc.zero_stage >= 2 && pc.pp > 1;
     case RuleKind::reshard_default: return pc.zero_stage == 3 && !ctx.reshard_pinned && pc.reshard_after_forward != (pc.pp == 1);
     case RuleKind::ddp_only_1d: return pc.zero_stage == 0 && pc.dp > 1 && pc.tp * pc.cp * pc.pp > 1;
+    case RuleKind::no_zero0_overlap:
+      return pc.zero_stage == 0 && pc.dp * pc.cp > 1 && ts.overlap_grad_reduce;
     case RuleKind::cp_needs_zero3: return pc.cp > 1 && pc.zero_stage != 3;
     case RuleKind::no_interleaving: return pc.virtual_stages > 1;
     case RuleKind::no_gpipe: return pc.schedule == Schedule::gpipe && pc.pp > 1;
+    case RuleKind::interleaved_pp2_blocking:
+      return pc.pp == 2 && pc.virtual_stages > 1 && !overlaps_p2p(ts, pc);
+    case RuleKind::microbatches_per_stage:
+      return pc.pp > 1 &&
+             (ts.global_batch_sequences / std::max<std::int64_t>(1, pc.dp * pc.micro_batch_size)) % pc.pp != 0;
     case RuleKind::no_cp: return pc.cp > 1;
     case RuleKind::sp_with_tp: return pc.tp > 1 && !pc.sequence_parallel;
     case RuleKind::no_sp: return pc.sequence_parallel;
@@ -231,6 +303,14 @@ bool breaks(RuleKind k, const FrameworkInfo& info, const ModelSpec& model, const
       return ts.overlap_a2a && pc.ep > 1 && pc.pp > 1 && pc.virtual_stages <= 1;
     case RuleKind::no_capacity_factor:
       return model.is_moe() && ts.capacity_factor > 0;
+    case RuleKind::no_capacity_factor_deepep:
+      return model.is_moe() && ts.capacity_factor > 0 && ts.a2a == A2aBackend::deepep;
+    case RuleKind::no_deepep_with_etp:
+      return ts.a2a == A2aBackend::deepep && pc.ep > 1 && pc.etp > 1;
+    case RuleKind::deepep_mla_or_llama4_only:
+      return ts.a2a == A2aBackend::deepep && pc.ep > 1 && !model.is_mla() && model.name.rfind("llama4", 0) != 0;
+    case RuleKind::no_moe:
+      return model.is_moe();
     case RuleKind::hybrid_shard_zero3_only:
       return pc.zero_shard > 0 && pc.zero_stage != 3;
     case RuleKind::hybrid_shard_not_kept:
@@ -315,27 +395,41 @@ void apply_framework_defaults(const FrameworkInfo& info, TrainingSpec& ts, Preci
 
 // The precision the launch flags say: the framework's defaults
 // (FrameworkDefaults; TrainingSpec's own where a framework has none), and
-// one departure each framework can write: Megatron-LM / Megatron-Bridge
-// gradients kept and reduced in bf16 (--grad-reduce-in-bf16,
-// ddp.grad_reduce_in_fp32=false: Megatron-Core's main_grad buffer takes the
-// reduce dtype, distributed/param_and_grad_buffer.py), DeepSpeed's reduction
-// in fp32 (communication_data_type). Any other --grad-bytes,
-// --grad-reduce-bytes, --weight-bytes or --optimizer-bytes would be priced
-// but not launched: an InputError naming the flag.
+// one departure each framework can write: Megatron-LM gradients kept and
+// reduced in bf16 (--grad-reduce-in-bf16: Megatron-Core's main_grad buffer
+// takes the reduce dtype, distributed/param_and_grad_buffer.py), DeepSpeed's
+// reduction in fp32 (communication_data_type). Megatron-Bridge cannot write
+// bf16 gradients: the mixed_precision preset the export names (bf16_mixed,
+// bf16_with_fp8_current_scaling_mixed) has grad_reduce_in_fp32=True, and
+// runtime_config_update applies it over ddp.* (v0.6.0 training/config.py
+// runtime_config_update -> mixed_precision.py MixedPrecisionConfig.setup ->
+// update_config_with_precision_overrides), so ddp.grad_reduce_in_fp32=false
+// is overwritten. Nor can mixed_precision.grad_reduce_in_fp32=false stand
+// beside the preset's name: Bridge applies the overrides with Hydra
+// (training/utils/omegaconf_utils.py parse_hydra_overrides), whose
+// OmegaConf.update replaces a string node on a dotted key's path with an
+// empty map ("if next_root is a primitive ... replace it with an empty
+// map"), so one override drops the other. Any other --grad-bytes, --grad-reduce-bytes,
+// --weight-bytes or --optimizer-bytes would be priced but not launched: an
+// InputError naming the flag.
 void check_precision_exportable(const FrameworkInfo& info, const TrainingSpec& ts) {
   const TrainingSpec plain;
   const double w0 = info.defaults.weight_bytes > 0 ? info.defaults.weight_bytes : plain.weight_bytes_per_param;
   const double g0 = info.defaults.grad_bytes > 0 ? info.defaults.grad_bytes : plain.grad_bytes_per_param;
   const double o0 = info.defaults.optimizer_bytes > 0 ? info.defaults.optimizer_bytes : plain.optimizer_bytes_per_param;
   const double g = ts.grad_bytes_per_param, r = reduce_bytes_per_param(ts);
-  const bool megatron = info.framework == Framework::megatron || info.framework == Framework::nemo;
+  const bool megatron = info.framework == Framework::megatron;
   const bool bf16_grads = megatron && g == 2 && r == 2;
   const bool fp32_reduce = info.framework == Framework::deepspeed && g == g0 && r == 4;
   auto refuse = [&](const char* flag, double v, double dflt, const char* why, const char* alt) {
     throw InputError(flag, fmt::format("{} bytes cannot be written for {} {}: its launch flags give {} ({}){}", v,
                                        info.display_name, info.release, dflt, why, alt));
   };
-  const char* grads_why = *info.defaults.why ? info.defaults.why : "bf16 gradients";
+  const char* grads_why = info.framework == Framework::nemo
+                              ? "mixed_precision=bf16_mixed sets grad_reduce_in_fp32=True over ddp.* at "
+                                "runtime_config_update, training/mixed_precision.py MixedPrecisionConfig.setup"
+                          : *info.defaults.why ? info.defaults.why
+                                               : "bf16 gradients";
   const char* alt = megatron ? "; bf16 gradients reduced in bf16 are --grad-bytes 2 --grad-reduce-bytes 2"
                     : info.framework == Framework::deepspeed ? "; an fp32 reduction is --grad-reduce-bytes 4"
                                                              : "";

@@ -122,7 +122,7 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
       flag("--account-for-embedding-in-pipeline-split", "model.account_for_embedding_in_pipeline_split");
       flag("--account-for-loss-in-pipeline-split", "model.account_for_loss_in_pipeline_split");
     } else {
-      const std::string layout = megatron_layout_string(ev.plan);
+      const std::string layout = megatron_layout_string(ev.plan, model.mtp_layers);
       if (bridge)
         out.push_back(fmt::format("'model.pipeline_model_parallel_layout=\"{}\"'", layout));
       else
@@ -140,6 +140,12 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
     // arguments.py turns into flags (ArgumentGroupFactory: '--' + name with '-' for '_').
     // Grouped GEMMs are what moe_cost.cpp prices; the NCCL path is the alltoall
     // dispatcher, DeepEP the flex dispatcher with its deepep backend.
+    // The experts and top-k, as priced: Megatron-LM asserts --num-experts with
+    // EP > 1 (arguments.py validate_args) and routes to 2 experts unless told
+    // (TransformerConfig.moe_router_topk = 2); --num-experts is arguments.py's
+    // own flag for TransformerConfig.num_moe_experts.
+    arg("--num-experts", "model.num_moe_experts", std::to_string(model.moe.num_experts));
+    arg("--moe-router-topk", "model.moe_router_topk", std::to_string(model.moe.top_k));
     arg("--expert-model-parallel-size", "model.expert_model_parallel_size", std::to_string(pc.ep));
     arg("--expert-tensor-parallel-size", "model.expert_tensor_parallel_size", std::to_string(pc.etp));
     flag("--moe-grouped-gemm", "model.moe_grouped_gemm");
@@ -149,13 +155,19 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
     } else {
       arg("--moe-token-dispatcher-type", "model.moe_token_dispatcher_type", "alltoall");
     }
-    if (ts.overlap_a2a) flag("--overlap-moe-expert-parallel-comm", "model.overlap_moe_expert_parallel_comm");
+    if (bridge)  // explicit either way: CommOverlapConfig.setup would set its own (the note: megatron_notes)
+      arg("", "model.overlap_moe_expert_parallel_comm", ts.overlap_a2a ? "true" : "false");
+    else if (ts.overlap_a2a)
+      out.push_back("--overlap-moe-expert-parallel-comm");
     if (ts.capacity_factor > 0) {
       arg("--moe-expert-capacity-factor", "model.moe_expert_capacity_factor", fmt::format("{:g}", ts.capacity_factor));
       flag("--moe-pad-expert-input-to-capacity", "model.moe_pad_expert_input_to_capacity");
     }
   }
   arg("--num-layers", "model.num_layers", std::to_string(model.num_layers));
+  // The multi-token-prediction modules planner prices on the last stage
+  // (TransformerConfig.mtp_num_layers; Megatron-LM --mtp-num-layers).
+  if (model.mtp_layers > 0) arg("--mtp-num-layers", "model.mtp_num_layers", std::to_string(model.mtp_layers));
   arg("--seq-length", "model.seq_length", std::to_string(ts.seq_len));
   if (bridge) out.push_back(fmt::format("dataset.seq_length={}", ts.seq_len));
   arg("--micro-batch-size", "train.micro_batch_size", std::to_string(b.micro));
@@ -193,8 +205,16 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
       flag("--use-distributed-optimizer", "ddp.use_distributed_optimizer");
       if (bridge) out.push_back("optimizer.use_distributed_optimizer=true");
     } else if (pc.zero_stage == 3 && !pc.reshard_after_forward) {
-      flag("--use-torch-fsdp2", "ddp.use_torch_fsdp2");  // nemo refuses this case (framework.cpp)
+      // nemo refuses this case (framework.cpp). validate_args (core_v0.19.0
+      // arguments.py) asserts for --use-torch-fsdp2: PP 1 and EP 1 and untied
+      // embeddings (framework.cpp rules), no gradient-accumulation fusion
+      // (on by default: --no-gradient-accumulation-fusion), --ckpt-format
+      // torch_dist or torch_dcp (the default is torch_dist,
+      // training/config/training_config.py CheckpointConfig.ckpt_format) and
+      // CUDA_DEVICE_MAX_CONNECTIONS other than 1 (the note).
+      flag("--use-torch-fsdp2", "ddp.use_torch_fsdp2");
       out.push_back("--torch-fsdp2-no-reshard-after-forward");
+      out.push_back("--no-gradient-accumulation-fusion");
     } else if (pc.zero_stage >= 2) {
       flag("--use-megatron-fsdp", "ddp.use_megatron_fsdp");
       arg("--data-parallel-sharding-strategy", "ddp.data_parallel_sharding_strategy",
@@ -210,38 +230,121 @@ std::vector<std::string> megatron_lines(const ModelSpec& model, const TrainingSp
     if (pc.zero_shard > 0)
       arg("--num-distributed-optimizer-instances", "ddp.num_distributed_optimizer_instances",
           std::to_string(zero_replicas(pc)));
-    if (ts.overlap_grad_reduce) {
-      flag("--overlap-grad-reduce", "ddp.overlap_grad_reduce");
-      if (pc.zero_stage == 1) flag("--overlap-param-gather", "ddp.overlap_param_gather");
+    if (bridge) {
+      // Both ways: a recipe's CommOverlapConfig would set its own (the note: megatron_notes).
+      // The parameter all-gather of a sharded optimizer (ZeRO-1/2, and
+      // Megatron-FSDP's ZeRO-3) is overlapped as the reduction is (dp_tail.cpp).
+      const bool o = ts.overlap_grad_reduce;
+      arg("", "ddp.overlap_grad_reduce", o ? "true" : "false");
+      arg("", "ddp.overlap_param_gather", o && pc.zero_stage >= 1 ? "true" : "false");
+    } else if (ts.overlap_grad_reduce) {
+      out.push_back("--overlap-grad-reduce");
+      if (pc.zero_stage == 1) out.push_back("--overlap-param-gather");
     }
   }
-  if (ts.grad_bytes_per_param == 2 && reduce_bytes_per_param(ts) == 2 && reduces_gradients(model, pc))
-    arg("--grad-reduce-in-bf16", "ddp.grad_reduce_in_fp32", bridge ? "false" : "");
-  if (ts.tp_comm_overlap) flag("--tp-comm-overlap", "model.tp_comm_overlap");
+  // Megatron-LM only: framework.cpp check_precision_exportable refuses bf16
+  // gradients for Megatron-Bridge.
+  if (!bridge && ts.grad_bytes_per_param == 2 && reduce_bytes_per_param(ts) == 2 && reduces_gradients(model, pc))
+    out.push_back("--grad-reduce-in-bf16");
+  if (bridge && pc.tp > 1)
+    arg("", "model.tp_comm_overlap", ts.tp_comm_overlap ? "true" : "false");
+  else if (ts.tp_comm_overlap)
+    out.push_back("--tp-comm-overlap");
   // Pipeline p2p overlap, as priced (overlaps_p2p). Megatron-LM overlaps it by
   // default in the interleaved schedule (--no-overlap-p2p-communication turns
   // it off; default since 4eeff55d1f, 2023-10-12); Megatron-Core's
   // ModelParallelConfig has it off, with batch_p2p_comm on, which must be off
   // to overlap (core_v0.19.0 model_parallel_config.py).
-  if (pc.pp > 1 && pc.virtual_stages > 1) {
-    if (!bridge && !overlaps_p2p(ts, pc)) out.push_back("--no-overlap-p2p-communication");
-    if (bridge && overlaps_p2p(ts, pc)) {
-      out.push_back("model.overlap_p2p_comm=true");
-      out.push_back("model.batch_p2p_comm=false");
-    }
+  // Megatron-Bridge: both ways with PP > 1 (a recipe's CommOverlapConfig
+  // would set its own; the note: megatron_notes).
+  if (!bridge && pc.pp > 1 && pc.virtual_stages > 1 && !overlaps_p2p(ts, pc))
+    out.push_back("--no-overlap-p2p-communication");
+  if (bridge && pc.pp > 1) {
+    const bool o = overlaps_p2p(ts, pc);
+    arg("", "model.overlap_p2p_comm", o ? "true" : "false");
+    arg("", "model.batch_p2p_comm", o ? "false" : "true");
   }
-  if (ts.loss_kernel ==
-      LossKernel::te) {  // core_v0.19.0 model_parallel_config.py: cross_entropy_loss_fusion, _fusion_impl
-    flag("--cross-entropy-loss-fusion", "model.cross_entropy_loss_fusion");
-    arg("--cross-entropy-fusion-impl", "model.cross_entropy_fusion_impl", "te");
+  // core_v0.19.0 model_parallel_config.py: cross_entropy_loss_fusion, _fusion_impl.
+  // Megatron-Bridge only: Megatron-LM's validate_args refuses the te
+  // implementation (apply_framework refuses --te-cross-entropy there).
+  if (bridge && ts.loss_kernel == LossKernel::te) {
+    out.push_back("model.cross_entropy_loss_fusion=true");
+    out.push_back("model.cross_entropy_fusion_impl=te");
   }
   if (bridge) {
     out.push_back(ts.dtype == DType::fp8 ? "mixed_precision=bf16_with_fp8_current_scaling_mixed"
                                          : "mixed_precision=bf16_mixed");
   } else {
     out.push_back("--bf16");
-    if (ts.dtype == DType::fp8) out.push_back("--fp8-format hybrid");
+    // Per-tensor current scaling, as NeMo's bf16_with_fp8_current_scaling_mixed:
+    // TransformerConfig.fp8_recipe defaults to 'delayed', which refuses
+    // --recompute-modules layernorm and moe_act (transformer_config.py
+    // __post_init__: 'Delayed scaling does not support moe_act and layernorm
+    // recompute for fp8').
+    if (ts.dtype == DType::fp8) out.push_back("--fp8-format hybrid"), out.push_back("--fp8-recipe tensorwise");
   }
+  return out;
+}
+
+// What the Megatron-LM or Megatron-Bridge flags cannot carry, for the note.
+std::vector<std::string> megatron_notes(const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts,
+                                        const ParallelConfig& pc, bool bridge) {
+  std::vector<std::string> notes;
+  const bool sharded = reduces_gradients(model, pc) && pc.zero_stage >= 2;
+  const bool torch_fsdp2 = sharded && pc.zero_stage == 3 && !pc.reshard_after_forward;
+  // core_v0.19.0 megatron/training/arguments.py validate_args.
+  if (sharded && !torch_fsdp2)
+    notes.emplace_back(
+        "Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or > 1 (megatron/training/arguments.py validate_args)");
+  if (torch_fsdp2)
+    notes.emplace_back(
+        "--use-torch-fsdp2 needs CUDA_DEVICE_MAX_CONNECTIONS unset or > 1 (megatron/training/arguments.py "
+        "validate_args: 'FSDP always requires CUDA_DEVICE_MAX_CONNECTIONS value large than one')");
+  // TP or CP before Blackwell (get_device_arch_version() < 10), outside
+  // FSDP and the MoE all-to-all overlap (which only warn).
+  if (!bridge && (pc.tp > 1 || pc.cp > 1) && !sharded && !(model.is_moe() && ts.overlap_a2a) &&
+      hw.nccl_generation != NcclGeneration::blackwell)
+    notes.emplace_back(
+        "TP or CP > 1 needs CUDA_DEVICE_MAX_CONNECTIONS=1 on GPUs before Blackwell (megatron/training/arguments.py "
+        "validate_args: 'Using tensor model parallelism or context parallelism require setting the environment "
+        "variable CUDA_DEVICE_MAX_CONNECTIONS to 1')");
+  if (bridge && ts.dtype == DType::fp8)
+    notes.emplace_back(
+        "mixed_precision=bf16_with_fp8_current_scaling_mixed keeps the first and last transformer layers in BF16 "
+        "(first_last_layers_bf16, num_layers_at_start_in_bf16 = num_layers_at_end_in_bf16 = 1; "
+        "src/megatron/bridge/training/mixed_precision.py), which planner prices in FP8");
+  if (bridge) {
+    // A recipe's CommOverlapConfig (cfg.comm_overlap; many perf recipes set
+    // one, others leave None) overwrites the model.* and ddp.* overlap keys
+    // with its own defaults unless comm_overlap.<field> is set
+    // (src/megatron/bridge/training/comm_overlap.py CommOverlapConfig.setup,
+    // _get_model_comm_overlap_cfgs, _get_optimizer_overlap_cfgs,
+    // _override_user_cfgs). comm_overlap.* keys fail where it is None, so they
+    // go to the note.
+    std::vector<std::string> keys;
+    auto key = [&](const char* field, bool v) { keys.push_back(fmt::format("comm_overlap.{}={}", field, v)); };
+    if (pc.tp > 1) key("tp_comm_overlap", ts.tp_comm_overlap);
+    if (pc.pp > 1) key("overlap_p2p_comm", overlaps_p2p(ts, pc)), key("batch_p2p_comm", !overlaps_p2p(ts, pc));
+    if (model.is_moe()) key("overlap_moe_expert_parallel_comm", ts.overlap_a2a);
+    if (reduces_gradients(model, pc))
+      key("overlap_grad_reduce", ts.overlap_grad_reduce),
+          key("overlap_param_gather", ts.overlap_grad_reduce && pc.zero_stage >= 1);
+    if (!keys.empty()) {
+      std::string list;
+      for (const std::string& k : keys) list += (list.empty() ? "" : " ") + k;
+      notes.push_back(
+          fmt::format("a recipe that sets comm_overlap (CommOverlapConfig) overwrites the model.* and "
+                      "ddp.* overlap keys above unless given as {} "
+                      "(src/megatron/bridge/training/comm_overlap.py CommOverlapConfig.setup)",
+                      list));
+    }
+  }
+  return notes;
+}
+
+std::string joined(const std::vector<std::string>& notes) {
+  std::string out;
+  for (const std::string& n : notes) out += (out.empty() ? "" : "; ") + n;
   return out;
 }
 
@@ -327,10 +430,43 @@ LaunchFlags deepspeed_json(const TrainingSpec& ts, const Evaluation& ev, const B
     out.note += std::string(out.note.empty() ? "" : "; ") +
                 (pc.pp > 1 ? "PipelineModule(activation_checkpoint_interval=1)"
                            : "deepspeed.checkpointing.checkpoint around each transformer layer");
+  // AutoTP: without an mpu DeepSpeedConfig counts every rank as data
+  // parallel (v0.19.5 runtime/config.py DeepSpeedConfig.__init__ world_size =
+  // dist.get_world_size()), and _batch_assertion then refuses
+  // train_batch_size = micro x GAS x DP; docs/_tutorials/autotp-training.md
+  // passes mpu.
+  if (pc.tp > 1)
+    out.note += std::string(out.note.empty() ? "" : "; ") +
+                fmt::format(
+                    "deepspeed.initialize(..., mpu=...) with the TP and DP groups (TP {}, DP {}): without an "
+                    "mpu DeepSpeedConfig takes the world size ({}) as the data-parallel size and refuses "
+                    "train_batch_size (deepspeed/runtime/config.py _batch_assertion)",
+                    pc.tp, pc.dp, ts.num_gpus);
+  // MiCS partitions only parameters built under MiCS_Init (zero/mics.py
+  // MiCS_Optimizer: "please use deepspeed.zero.MiCS_Init instead").
+  if (pc.zero_shard > 0)
+    out.note += std::string(out.note.empty() ? "" : "; ") +
+                "build the model under deepspeed.zero.MiCS_Init(config_dict_or_path=...), not zero.Init "
+                "(deepspeed/runtime/zero/mics.py MiCS_Optimizer asserts the MiCS groups on the parameters)";
   return out;
 }
 
 std::int64_t gcd64(std::int64_t a, std::int64_t b) { return std::gcd(a, b); }
+
+// MaxText's per_device_batch_size for `sequences` over `devices`, in the
+// shortest form that reads back as the same double; MaxText takes
+// int(num_devices * per_device_batch_size) sequences (maxtext-v0.2.4
+// src/maxtext/configs/types.py calculate_global_batch_sizes), so a quotient
+// that does not multiply back exactly would train on fewer: an InputError.
+std::string per_device_batch(std::int64_t sequences, std::int64_t devices) {
+  const double v = double(sequences) / double(devices);
+  if (double(devices) * v != double(sequences))
+    throw InputError("--global-batch",
+                     fmt::format("maxtext: per_device_batch_size {}/{} = {} reads back as int({} x {}) = {} "
+                                 "sequences, not {} (src/maxtext/configs/types.py calculate_global_batch_sizes)",
+                                 sequences, devices, v, devices, v, std::int64_t(double(devices) * v), sequences));
+  return fmt::format("{}", v);
+}
 
 std::string maxtext_lines(const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts,
                           const Evaluation& ev, const Batch& b) {
@@ -386,29 +522,46 @@ std::string maxtext_lines(const ModelSpec& model, const HardwareProfile& hw, con
   if (pc.zero_stage == 1) out.push_back("shard_optimizer_over_data=true");
   out.push_back(fmt::format("max_target_length={}", ts.seq_len));
   if (pc.pp > 1) {
-    out.push_back(fmt::format("per_device_batch_size={:g}", double(b.global) / double(n)));
+    out.push_back(fmt::format("per_device_batch_size={}", per_device_batch(b.global, n)));
     out.push_back(fmt::format("num_pipeline_microbatches={}", b.micro_batches));
     out.push_back(fmt::format("num_layers_per_pipeline_stage={}", model.num_layers / (pc.pp * pc.virtual_stages)));
     out.push_back(fmt::format("num_pipeline_repeats={}", pc.virtual_stages));
   } else {
-    out.push_back(fmt::format("per_device_batch_size={:g}", double(b.micro * pc.dp) / double(n)));
+    out.push_back(fmt::format("per_device_batch_size={}", per_device_batch(b.micro * pc.dp, n)));
     out.push_back(fmt::format("gradient_accumulation_steps={}", b.micro_batches));
   }
-  out.push_back(fmt::format("remat_policy={}", pc.recompute == Recompute::full ? "full" : "minimal"));
+  // maxtext-v0.2.4 src/maxtext/layers/decoders.py Decoder.get_remat_policy:
+  // "minimal_with_context" saves everything (no recomputation), "minimal"
+  // everything but the attention context (Megatron's attention-core
+  // recomputation; framework.cpp refuses the other selective policies),
+  // "full" (like "none") saves nothing.
+  out.push_back(fmt::format("remat_policy={}", pc.recompute == Recompute::full        ? "full"
+                                               : pc.recompute == Recompute::selective ? "minimal"
+                                                                                      : "minimal_with_context"));
   if (ts.dtype == DType::fp8) out.push_back("quantization=fp8");
   return continued(out);
 }
 
 }  // namespace
 
-std::string megatron_layout_string(const PricedPlan& plan) {
+std::string megatron_layout_string(const PricedPlan& plan, std::int64_t mtp_layers) {
   const std::vector<std::int64_t> n = chunk_order(plan);
   std::vector<std::string> entries;
   for (std::size_t i = 0; i < n.size(); ++i) {
     std::string e = i == 0 ? "E" : "";
     if (n[i] == 1) e += "t";
     if (n[i] > 1) e += fmt::format("t*{}", n[i]);
-    if (i + 1 == n.size()) e += "L";
+    if (i + 1 == n.size()) {
+      // The MTP modules after the last decoders, beside the loss, as planner
+      // prices them (the last stage) and Megatron-Bridge's DeepSeek-V3 recipe
+      // lays them out (v0.6.0 recipes/deepseek/h100/deepseek_v3.py
+      // set_deepseek_v3_pipeline_model_parallel_layout: ["decoder"]*k + ["mtp"] + ["loss"]);
+      // pipeline_parallel_layer_layout.py validate_layer_layout: m count = mtp_num_layers, all in one chunk, after
+      // every decoder.
+      if (mtp_layers == 1) e += "m";
+      if (mtp_layers > 1) e += fmt::format("m*{}", mtp_layers);
+      e += "L";
+    }
     entries.push_back(e);
   }
   // Runs of equal entries as (x|)*k; the first (E) and last (L) entries are
@@ -427,9 +580,13 @@ std::string megatron_layout_string(const PricedPlan& plan) {
 }
 
 std::string moe_export_problem(Framework f, const ModelSpec& model) {
-  if (!model.is_moe() || f == Framework::megatron || f == Framework::nemo || f == Framework::torchtitan) return "";
-  return fmt::format("{}: expert parallelism is exported for megatron, nemo and torchtitan only; {} is a MoE model",
-                     to_string(f), model.name);
+  const FrameworkInfo& info = framework_info(f);
+  if (!model.is_moe()) return "";
+  for (std::size_t i = 0; i < info.rules.size(); ++i)
+    if (info.rules[i].kind == RuleKind::no_moe)
+      return fmt::format("{} {} cannot express {}: {}", to_string(f), info.release, model.name,
+                         rule_text(info, int(i)));
+  return "";
 }
 
 LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProfile& hw, const TrainingSpec& ts_in,
@@ -441,21 +598,16 @@ LaunchFlags launch_flags(Framework f, const ModelSpec& model, const HardwareProf
     throw InputError("--framework", fmt::format("{} {} cannot express {}: {}", to_string(f), info.release,
                                                 config_label(pc, 'c'), rule_text(info, r)));
   if (ev.plan.layout.stages < 1 || ev.plan.virtual_stages < 1 || !ev.plan.layout.feasible)
-    throw InputError("--framework", fmt::format("{}: the layout {} has no valid stage split to export",
-                                                to_string(f), config_label(pc, 'c')));
-  if (const std::string why = moe_export_problem(f, model); !why.empty()) throw InputError("--framework", why);
+    throw InputError("--framework", fmt::format("{}: the layout {} has no valid stage split to export", to_string(f),
+                                                config_label(pc, 'c')));
   check_precision_exportable(info, ts);
   const Batch b{ts.global_batch_sequences, pc.micro_batch_size, ev.plan.micro_batches};
   switch (f) {
     case Framework::megatron:
     case Framework::nemo: {
-      // validate_args asserts CUDA_DEVICE_MAX_CONNECTIONS != 1 under Megatron-FSDP.
-      const bool megatron_fsdp =
-          reduces_gradients(model, pc) && pc.zero_stage >= 2 && !(pc.zero_stage == 3 && !pc.reshard_after_forward);
-      return {header(info, model, hw, ts, pc, "#") + continued(megatron_lines(model, ts, ev, b, f == Framework::nemo)),
-              megatron_fsdp ? "Megatron-FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or > 1 "
-                              "(megatron/training/arguments.py validate_args)"
-                            : ""};
+      const bool bridge = f == Framework::nemo;
+      return {header(info, model, hw, ts, pc, "#") + continued(megatron_lines(model, ts, ev, b, bridge)),
+              joined(megatron_notes(model, hw, ts, pc, bridge))};
     }
     case Framework::torchtitan:
       return {header(info, model, hw, ts, pc, "#") + torchtitan_toml(ts, ev, b), ""};

@@ -19,7 +19,13 @@ std::optional<Recompute> parse_recompute(const std::string& s_in) {
   if (s.rfind("none", 0) == 0 || s.rfind("no", 0) == 0 || s == "false") return Recompute::none;
   if (contains(s, "selective")) return Recompute::selective;
   if (contains(s, "full")) return Recompute::full;
-  if (contains(s, "disabled") || contains(s, "minimal") || s == "off") return Recompute::none;
+  // MaxText remat_policy (maxtext-v0.2.4 src/maxtext/layers/decoders.py
+  // Decoder.get_remat_policy): "minimal_with_context" (and its old name
+  // "minimal_flash") saves everything, "minimal" everything but the
+  // attention context: Megatron's attention-core recomputation.
+  if (contains(s, "minimal_with_context") || contains(s, "minimal_flash")) return Recompute::none;
+  if (contains(s, "minimal")) return Recompute::selective;
+  if (contains(s, "disabled") || s == "off") return Recompute::none;
   if (s == "true" || s == "yes" || s == "on" || contains(s, "enabled")) return Recompute::full;
   return std::nullopt;
 }

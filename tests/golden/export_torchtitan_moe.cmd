@@ -1,1 +1,1 @@
-export -m mixtral-8x7b -n 64 --framework torchtitan --tp 2 --ep 8 --etp 2 --dp 32 --zero 3 --mbs 2 --a2a deepep
+export -m mixtral-8x7b -n 64 --framework torchtitan --tp 2 --ep 8 --etp 2 --dp 32 --zero 3 --mbs 2

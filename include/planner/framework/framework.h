@@ -31,13 +31,17 @@ enum class RuleKind {
   no_zero2,                   // ZeRO-2
   no_zero3,                   // ZeRO-3 / FSDP
   no_zero3_keep,              // ZeRO-3 keeping gathered weights until the backward (zero=3nr)
-  no_zero3_keep_with_pp,      // the same with PP > 1
+  no_zero3_keep_with_pp_ep,   // the same with PP > 1 or EP > 1
+  no_zero3_keep_tied,         // the same for a model with tied embeddings
   no_zero23_with_pp,          // ZeRO-2/3 with PP > 1
   reshard_default,            // ZeRO-3 resharding other than the framework's default, unless pinned
   ddp_only_1d,                // ZeRO-0 with DP > 1 and TP, CP or PP > 1
+  no_zero0_overlap,           // ZeRO-0 with DP x CP > 1 and the gradient reduction overlapped
   cp_needs_zero3,             // CP > 1 without ZeRO-3
   no_interleaving,            // virtual stages > 1
   no_gpipe,                   // the GPipe schedule
+  interleaved_pp2_blocking,   // virtual stages > 1 with PP 2, pipeline p2p not overlapped
+  microbatches_per_stage,     // PP > 1 with micro-batches not a multiple of the stages
   no_cp,                      // CP > 1
   sp_with_tp,                 // TP > 1 without sequence parallelism
   no_sp,                      // sequence parallelism
@@ -55,6 +59,10 @@ enum class RuleKind {
   ep_needs_zero3,             // EP > 1 without ZeRO-3 (EP folded out of the FSDP dimension)
   a2a_overlap_needs_vpp,      // all-to-all overlap with PP > 1 outside the interleaved schedule
   no_capacity_factor,         // --capacity-factor (token dropping)
+  no_capacity_factor_deepep,  // --capacity-factor with --a2a deepep
+  no_deepep_with_etp,         // --a2a deepep with expert TP > 1
+  deepep_mla_or_llama4_only,  // --a2a deepep on a model other than MLA (DeepSeek) or Llama 4
+  no_moe,                     // a MoE model
   hybrid_shard_zero3_only,    // hybrid sharding (--zero-shard) below ZeRO-3
   hybrid_shard_not_kept,      // hybrid sharding with ZeRO-3 keeping its weights (zero=3nr)
   hybrid_shard_no_cp,         // hybrid sharding with CP > 1

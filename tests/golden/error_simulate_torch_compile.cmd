@@ -1,0 +1,1 @@
+simulate -m llama8b -n 8 --torch-compile

@@ -1,0 +1,1 @@
+export --framework maxtext -m llama8b -n 64 --zero 3 --recompute selective --selective-ac op
