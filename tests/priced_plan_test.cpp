@@ -354,6 +354,34 @@ TEST_CASE("the Adam step: fused kernels (3g + 28 + w) or a per-parameter loop (1
   CHECK(loop == Approx(1e9 * 104.0 / (hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency)));
 }
 
+TEST_CASE("Megatron-Core's gradient buffer: NaN-check norm, 1/DP scaling and zeroing every local gradient",
+          "[priced_plan]") {
+  TrainingSpec ts;
+  ts.grad_bytes_per_param = 4;
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  // ZeRO-1 over 8: norm 4 + scale 8 + zeroing the 7/8 the optimizer's shard leaves, 3.5.
+  CHECK(grad_buffer_bytes_per_local_param(hw, config(1, 1, 8, 1, 1), ts) == Approx(15.5));
+  CHECK(grad_buffer_bytes_per_local_param(hw, config(1, 1, 8, 1, 0), ts) == Approx(12.0));  // DDP zeroes in Adam's pass
+  CHECK(grad_buffer_bytes_per_local_param(hw, config(1, 1, 1, 1, 1), ts) == 0.0);           // nothing reduced
+  CHECK(grad_buffer_bytes_per_local_param(hw, config(1, 1, 8, 1, 3), ts) == 0.0);           // sharded gradients
+  CHECK(grad_buffer_bytes_per_local_param(find_hardware("tpu-v5e-256", kDir), config(1, 1, 8, 1, 1), ts) == 0.0);
+  // The optimizer time carries it on every local parameter, not on the shard.
+  const ParallelConfig pc = config(1, 1, 8, 1, 1);
+  const double bw = hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency;
+  CHECK(optimizer_time_s(hw, pc, ts, 8e9) == Approx((1e9 * 42.0 + 8e9 * 15.5) / bw));
+  ts.optimizer_kernel = OptimizerKernel::unfused_loop;  // Composer: no Megatron buffer
+  CHECK(grad_buffer_bytes_per_local_param(hw, pc, ts) == 0.0);
+}
+
+TEST_CASE("MoE without overlapped gathers: each chained distributed optimizer gathers every bucket", "[priced_plan]") {
+  TrainingSpec ts;
+  ts.overlap_grad_reduce = false;
+  CHECK(weight_gather_rounds(ts, true) == 2);
+  CHECK(weight_gather_rounds(ts, false) == 1);
+  ts.overlap_grad_reduce = true;
+  CHECK(weight_gather_rounds(ts, true) == 1);
+}
+
 TEST_CASE("DeepSpeed re-gather: weights whose reuse lies 1e9 parameters away", "[priced_plan][zero3]") {
   // GPT-3 175B, one TP rank: QKV (3h^2), O (h^2), fc1 (4h^2), fc2 (4h^2), biases and
   // norms shared among them. fc2's backward follows its recomputed forward at once;

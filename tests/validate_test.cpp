@@ -554,6 +554,12 @@ TEST_CASE("Hardware is matched by chip family and memory size", "[validate]") {
   CHECK(match_hardware("H100 NVL 94GB", stock, {}) == "h100-nvl");
   CHECK(match_hardware("A100-SXM4-40GB", stock, {}) == "dgx-a100-40gb");
   CHECK(match_hardware("A100-SXM4-32GB", stock, {}).empty());  // memory differs from every A100 profile
+  // A cluster named in the row's source or notes, for a chip of its profile's family and memory.
+  const std::string bloom = "Le Scao et al. 2022 (BLOOM), 48 nodes of Jean Zay's A100 partition";
+  CHECK(match_hardware("A100 80GB", stock, {}, bloom) == "jean-zay-a100");
+  CHECK(match_hardware("A100 80GB", stock, {}, "Selene") == "dgx-a100-80gb");
+  CHECK(match_hardware("A100-SXM4-40GB", stock, {}, bloom) == "dgx-a100-40gb");  // not the 80 GB partition
+  CHECK(match_hardware("H100 80GB", stock, {}, bloom) == "dgx-h100");            // not an A100
   CHECK(match_hardware("TPU v5e (4 x v5e-256 slices)", stock, {}) == "tpu-v5e-256");
   CHECK(match_hardware("B200", stock, {}) == "dgx-b200");
   CHECK(match_hardware("MI300X", stock, {}) == "mi300x");
@@ -819,7 +825,7 @@ TEST_CASE("GB200 rows: within 20% with B200's training-shape efficiencies (the s
   CHECK(ratio < 1.25);
 }
 
-TEST_CASE("SimuMax's B200 BF16 rows: within 20% with B200's training-shape GEMM and HBM efficiency",
+TEST_CASE("SimuMax's B200 BF16 rows: within 14% with B200's training-shape GEMM and HBM efficiency",
           "[validate][moe]") {
   // dgx-b200's gemm_max.bf16 (0.488) and hbm_efficiency (0.666) are SimuMax's
   // kernel measurements on B200 (MooreThreads/SimuMax configs/system/
@@ -829,8 +835,12 @@ TEST_CASE("SimuMax's B200 BF16 rows: within 20% with B200's training-shape GEMM 
   // were priced one at a time (3-4x below SimuMax's own grouped-GEMM table
   // at 128 rows per expert); priced as Transformer Engine runs them (four at
   // a time, grouped_gemm_time_s) the expert GEMMs are within ~15% of that
-  // table and the rows 7-19% fast: the rest of the gap is outside the
-  // experts (docs/cost_model.md Known gaps).
+  // table and the rows 7-19% fast. With the launcher's fp32 gradients
+  // reduced and gathered after the backward (moe_runs.cpp), the gather twice
+  // (two chained distributed optimizers, weight_gather_rounds) and the
+  // gradient buffer's NaN check, scaling and zeroing
+  // (grad_buffer_bytes_per_local_param): 3-12% fast. The rest is a
+  // per-micro-batch gap (docs/cost_model.md Known gaps).
   const std::string path = std::string(PLANNER_SOURCE_DIR) + "/tests/validation/moe_runs.json";
   const ValidationReport rep = validate_runs(read_published_runs(read_json_file(path), path));
   int simumax = 0;
@@ -838,7 +848,7 @@ TEST_CASE("SimuMax's B200 BF16 rows: within 20% with B200's training-shape GEMM 
     if (r.source.rfind("MooreThreads/SimuMax", 0) != 0 || !r.evaluated()) continue;
     INFO(r.id);
     CHECK(r.hardware == "dgx-b200");
-    CHECK(std::abs(r.step_error) < 0.20);
+    CHECK(std::abs(r.step_error) < 0.14);
     ++simumax;
   }
   CHECK(simumax == 12);

@@ -90,6 +90,7 @@ StageTail stage_tail(const HardwareProfile& hw, const ParallelConfig& pc, const 
       tl.gather_s +=
           collective_cost(hw, plan.expert_dp_group, Collective::all_gather, expert_local * ts.weight_bytes_per_param)
               .total_s();
+    tl.gather_s *= weight_gather_rounds(ts, expert_local > 0);  // a MoE stage: two chained optimizers
     tl.gather_cost = gather;
     const double fwd_window = ts.overlap_grad_reduce ? layers_r * (lt.fwd_s() + lt.ep_unpaired_fwd_s()) : 0.0;
     const double gather_exposed = std::max(tl.gather_s - fwd_window, 0.0);
@@ -197,12 +198,15 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
               tail.reduce_s, "s");
   if (ex)
     note_step(ex, "optimizer step (Adam, memory bound)",
-              "(3g + 28 + w) bytes per local parameter (/ DP*CP with ZeRO >= 1) / (HBM bandwidth * efficiency), "
-              "of the stage that ends the step, less the part of its lead over stage 0 its DP traffic leaves; "
-              "104 bytes where the trainer loops over the parameters one kernel per operation (HBM only, its "
-              "launches not counted: an approximation)",
-              "Megatron-LM MixedPrecisionOptimizer.step (grad norm, Adam, bf16 copy, zeroing); Composer v0.17.2 "
-              "composer/optim/decoupled_weight_decay.py adamw (the loop) and torch FSDP1 clip_grad_norm_",
+              "[(3g + 28 + w) bytes per local parameter (/ DP*CP with ZeRO >= 1) + gradient buffer (4g - g/N) "
+              "per local parameter (ZeRO 0-2, DP*CP > 1: NaN-check norm, 1/DP scaling, zeroing the whole "
+              "buffer)] / (HBM bandwidth * efficiency), of the stage that ends the step, less the part of its lead "
+              "over stage 0 its DP traffic leaves; 104 bytes and no buffer where the trainer loops over the "
+              "parameters one kernel per operation (HBM only, its launches not counted: an approximation)",
+              "Megatron-LM MixedPrecisionOptimizer.step (grad norm, Adam, bf16 copy, zeroing); Megatron-Core "
+              "param_and_grad_buffer.py start_grad_sync (check_for_nan_in_grad, gradient_scaling_factor), "
+              "zero_grad_buffer; Composer v0.17.2 composer/optim/decoupled_weight_decay.py adamw (the loop) and "
+              "torch FSDP1 clip_grad_norm_",
               {{"stage", double(tail.stage)}, {"adam_s", tail.optimizer_s}, {"lead_s", tail.lead_s}}, t.optimizer_s);
   return t;
 }

@@ -28,10 +28,30 @@ double optimizer_bytes_per_local_param(const TrainingSpec& ts) {
   return 104.0;
 }
 
+double grad_buffer_bytes_per_local_param(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts) {
+  // Megatron-Core DDP's contiguous gradient buffer (ZeRO-0/1/2; ZeRO-3 keeps
+  // sharded gradients), which the fused Adam of optimizer_bytes_per_local_param
+  // steps. Every step, with DP x CP > 1 (megatron/core/distributed/
+  // param_and_grad_buffer.py start_grad_sync): each bucket's norm for
+  // check_for_nan_in_grad (read g; Megatron-LM turns it on by default,
+  // --no-check-for-nan-in-loss-and-grad), its scaling by 1/(DP x CP) before
+  // the summing collective (gradient_scaling_factor, average_in_collective off
+  // by default: read and write 2g); and zero_grad_buffer zeroes the whole
+  // buffer (write g), of which the optimizer's bytes count only its shard.
+  // An approximation: the norm check runs only where the DDP config sets it.
+  // XLA on a TPU torus (the only stack there) fuses its update into the step.
+  if (ts.optimizer_kernel != OptimizerKernel::fused || pc.zero_stage >= 3 || pc.dp * pc.cp <= 1 || detail::is_torus(hw))
+    return 0.0;
+  const double g = ts.grad_bytes_per_param;
+  const double shard = pc.zero_stage >= 1 ? double(zero_shard_size(pc)) : 1.0;
+  return g + 2.0 * g + g * (1.0 - 1.0 / shard);
+}
+
 double optimizer_time_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                         double params_local) {
   const double opt_params = params_local / (pc.zero_stage >= 1 ? double(zero_shard_size(pc)) : 1.0);
-  const double opt_bytes = opt_params * optimizer_bytes_per_local_param(ts);
+  const double opt_bytes =
+      opt_params * optimizer_bytes_per_local_param(ts) + params_local * grad_buffer_bytes_per_local_param(hw, pc, ts);
   return opt_bytes / (hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency);
 }
 

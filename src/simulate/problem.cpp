@@ -192,6 +192,7 @@ PipelineProblem pipeline_problem(const ModelSpec& model, const HardwareProfile& 
           cc.param_gather_s += collective_cost(hw, plan.expert_dp_group, Collective::all_gather,
                                                expert * ts.weight_bytes_per_param)
                                    .total_s();
+        cc.param_gather_s *= weight_gather_rounds(ts, plan.stage_expert_params(s) > 0);  // as dp_tail.cpp
       }
     }
   }

@@ -375,6 +375,8 @@ MeasuredRun map_row(const json& row) {
   r.model_name = text(row, "model_name");
   r.gpu_type = text(row, "gpu_type");
   if (r.gpu_type.empty()) throw RowError{"gpu_type: missing"};
+  for (const char* key : {"source", "source_table", "notes", "config_provenance", "value_provenance"})
+    r.site_text += text(row, key) + "\n";
   const std::string scope_text = lower(text(row, "measurement_scope"));
   if (contains(scope_text, "one transformer layer") || contains(scope_text, "single transformer layer") ||
       contains(scope_text, "per transformer layer"))

@@ -290,14 +290,24 @@ void check_mappings_apply(const std::vector<RunRow>& rows, const ValidateOptions
 }  // namespace
 
 std::string match_hardware(const std::string& gpu_type, const std::vector<HardwareProfile>& stock,
-                           const ValidateOptions& opt) {
+                           const ValidateOptions& opt, const std::string& site_text) {
   const std::string g = squash(gpu_type);
   if (const auto i = mapping_for(gpu_type, opt)) return opt.hardware_map[*i].second;
   // A named cluster with a stock profile of its own (HardwareProfile::clusters:
-  // "A100-SXM4-80GB (Jean Zay gpu_p5)" is not a DGX A100).
+  // "A100-SXM4-80GB (Jean Zay gpu_p5)" is not a DGX A100), named in gpu_type,
+  // or in the row's source or notes ("BLOOM ... trained on Jean Zay",
+  // gpu_type "A100 80GB") for a chip of the profile's family.
+  const std::string site = squash(site_text);
   for (const auto& hw : stock)
-    for (const std::string& cluster : hw.clusters)
-      if (!cluster.empty() && g.find(squash(cluster)) != std::string::npos) return hw.name;
+    for (const std::string& cluster : hw.clusters) {
+      if (cluster.empty()) continue;
+      if (g.find(squash(cluster)) != std::string::npos) return hw.name;
+      const std::string family = squash(chip_family(hw.chip_name));
+      const auto row_gb = memory_gb(gpu_type), hw_gb = memory_gb(hw.chip_name);
+      if (site.find(squash(cluster)) != std::string::npos && !family.empty() && g.find(family) != std::string::npos &&
+          !(row_gb && hw_gb && *row_gb != *hw_gb))
+        return hw.name;
+    }
   // The longest family named wins ("GB200" is not a "B200"); among profiles of
   // one family, one whose other words ("PCIe", "NVL", "SXM5") the row also names,
   // a word matching its letters alone too ("SXM" for "SXM5"); when several do,
@@ -381,7 +391,8 @@ ValidationReport validate_runs(const std::vector<RunRow>& rows, const ValidateOp
       v.id = row.id, v.source = row.source, v.model_name = row.model_name;
       v.skip_reason = row.skip_reason;
     } else {
-      std::string hw_name = row.run->hardware.value_or(match_hardware(row.run->gpu_type, stock, opt));
+      std::string hw_name =
+          row.run->hardware.value_or(match_hardware(row.run->gpu_type, stock, opt, row.run->site_text));
       if (hw_name.empty()) {
         v.id = row.id, v.source = row.source, v.model_name = row.model_name;
         v.skip_reason = fmt::format(

@@ -88,14 +88,34 @@ inline constexpr double kGradBucketParams = 40e6;
   return std::min(params, std::max(grad_bucket_params(dp_cp), embedding));
 }
 
+// How many times the step's weight all-gather (ZeRO-1/2) runs. Megatron-Core
+// gives a MoE model two distributed optimizers (dense and expert, chained),
+// and without --overlap-param-gather each one's step_with_ready_grads
+// gathers every bucket group of every model chunk, dense and expert
+// (megatron/core/optimizer/distrib_optimizer.py step_with_ready_grads ->
+// start_param_sync_for_bucket_group_subset; optimizer.py ChainedOptimizer
+// dedups only MXFP8's deferred path): twice. Overlapped, the gathers are
+// dispatched once, from the forward pre-hooks.
+[[nodiscard]] inline int weight_gather_rounds(const TrainingSpec& ts, bool has_experts) {
+  return !ts.overlap_grad_reduce && has_experts ? 2 : 1;
+}
+
 // HBM bytes the Adam step moves per parameter it updates, as
 // TrainingSpec::optimizer_kernel runs it: (3g + 28 + w) fused (Megatron-LM
 // MixedPrecisionOptimizer.step: grad norm, Adam, master-to-bf16 copy,
 // zeroing), 104 as a per-parameter loop of single-operation kernels.
 [[nodiscard]] double optimizer_bytes_per_local_param(const TrainingSpec& ts);
 
+// HBM bytes per local parameter (before ZeRO sharding) that Megatron-Core's
+// gradient buffer costs each step outside the Adam kernels: the NaN check's
+// norm, the 1/(DP x CP) scaling and zeroing the whole buffer (4g - g/shard),
+// with DP x CP > 1, ZeRO 0-2 and the fused optimizer off a TPU torus; else 0.
+[[nodiscard]] double grad_buffer_bytes_per_local_param(const HardwareProfile& hw, const ParallelConfig& pc,
+                                                       const TrainingSpec& ts);
+
 // Adam step over `params_local` parameters (per GPU before ZeRO sharding),
-// memory bound: optimizer_bytes_per_local_param each.
+// memory bound: optimizer_bytes_per_local_param each on the ZeRO shard, plus
+// grad_buffer_bytes_per_local_param on every local parameter.
 [[nodiscard]] double optimizer_time_s(const HardwareProfile& hw, const ParallelConfig& pc, const TrainingSpec& ts,
                                       double params_local);
 

@@ -22,6 +22,9 @@ enum class MeasurementScope { step, layer };  // layer: one transformer layer, f
 // One row mapped onto the planner's specs.
 struct MeasuredRun {
   std::string id, source, model_name, gpu_type;
+  // Where else the row says it ran: its source, notes and provenance texts,
+  // searched for a cluster with a stock profile of its own (match_hardware).
+  std::string site_text;
   ModelSpec model;  // built from the row's architecture fields, not looked up by name
   TrainingSpec training;
   SearchPins pins;                       // knobs the row states; the rest are the planner's best choice

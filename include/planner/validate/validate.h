@@ -62,10 +62,13 @@ struct ValidateOptions {
 // Picks the hardware profile for a row's free-text gpu_type: an explicit
 // mapping first, else the stock profile whose chip family (the chip name up
 // to and including its first token with a digit, e.g. "H100", "TPU v5e")
-// appears in gpu_type; a memory size in both ("80GB") must agree. Returns the
-// empty string when nothing matches.
+// appears in gpu_type; a memory size in both ("80GB") must agree. A stock
+// profile of a named cluster (HardwareProfile::clusters) wins when gpu_type
+// names the cluster, or when site_text (the row's source and notes) does and
+// gpu_type names that profile's chip family. Returns the empty string when
+// nothing matches.
 [[nodiscard]] std::string match_hardware(const std::string& gpu_type, const std::vector<HardwareProfile>& stock,
-                                         const ValidateOptions& opt);
+                                         const ValidateOptions& opt, const std::string& site_text = "");
 
 // Nearest-rank percentile of |errors| (q in [0, 1]); errors need not be sorted.
 [[nodiscard]] ErrorStats error_stats(const std::vector<std::pair<std::string, double>>& id_errors);
