@@ -13,6 +13,7 @@
 
 #include "planner/io/catalog.h"
 #include "planner/model/evaluate.h"
+#include "planner/model/gemm_cost.h"
 #include "planner/model/layer_cost.h"
 #include "planner/model/moe_cost.h"
 #include "planner/model/pipeline.h"
