@@ -17,7 +17,7 @@
 #include "planner/calibrate/nccl_tests_import.h"
 #include "planner/io/catalog.h"
 #include "planner/io/json_io.h"
-#include "planner/model/layer_cost.h"
+#include "planner/model/gemm_cost.h"
 #include "planner/search/search.h"
 #include "planner/spec/input_error.h"
 #include "planner/views/calibration_report.h"

@@ -12,9 +12,10 @@
 
 #include "planner/io/catalog.h"
 #include "planner/model/collectives.h"
+#include "planner/model/gemm_cost.h"
 #include "planner/model/layer_cost.h"
-#include "planner/model/straggler.h"
 #include "planner/model/model_math.h"
+#include "planner/model/straggler.h"
 
 using namespace planner;
 

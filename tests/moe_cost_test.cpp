@@ -13,6 +13,7 @@
 
 #include "planner/io/catalog.h"
 #include "planner/model/evaluate.h"
+#include "planner/model/gemm_cost.h"
 #include "planner/model/layer_cost.h"
 #include "planner/model/moe_cost.h"
 #include "planner/model/pipeline.h"
@@ -76,6 +77,16 @@ ParallelConfig layout(std::int64_t tp, std::int64_t pp, std::int64_t dp, std::in
   pc.sequence_parallel = tp > 1;
   return pc;
 }
+
+// Mixtral on 64 H100s: DP 64 with the experts over EP 8, one 4096-token
+// sequence per micro-batch, `batch` sequences a step.
+struct MixtralEp8 {
+  HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  ModelSpec m = mixtral();
+  TrainingSpec ts;
+  ParallelConfig pc = layout(1, 1, 64, 8);
+  explicit MixtralEp8(std::int64_t batch) : ts(training_run(64, batch, 4096)) { pc.micro_batch_size = 1; }
+};
 
 bool has(std::uint32_t reasons, Reason r) { return (reasons >> unsigned(r)) & 1u; }
 
@@ -302,26 +313,21 @@ TEST_CASE("overlapping the all-to-alls hides them behind the other micro-batch's
 TEST_CASE("overlapped all-to-alls of the warm-up forwards and cool-down backwards stay exposed", "[moe]") {
   // Megatron-Core pairs forward i+1 with backward i: with one micro-batch
   // nothing runs beside the other, so overlap changes nothing.
-  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
-  const ModelSpec m = mixtral();
-  TrainingSpec ts = training_run(64, 16, 4096);
-  ParallelConfig pc = layout(1, 1, 64, 8);
-  pc.zero_stage = 1;
-  pc.micro_batch_size = 1;
-  ts.global_batch_sequences = 64;  // one micro-batch per DP rank
-  const Evaluation plain = evaluate(m, hw, pc, ts);
-  ts.overlap_a2a = true;
-  const Evaluation one = evaluate(m, hw, pc, ts);
+  MixtralEp8 r(64);  // one micro-batch per DP rank
+  r.pc.zero_stage = 1;
+  const Evaluation plain = evaluate(r.m, r.hw, r.pc, r.ts);
+  r.ts.overlap_a2a = true;
+  const Evaluation one = evaluate(r.m, r.hw, r.pc, r.ts);
   REQUIRE(one.plan.micro_batches == 1);
   // (The other's contention, which no longer runs beside it, is taken off the exposed all-to-all.)
   CHECK(one.time.ep_comm_s + one.time.contention_s ==
         Approx(plain.time.ep_comm_s + plain.time.contention_s).epsilon(5e-3));
   CHECK(one.time.step_s == Approx(plain.time.step_s).epsilon(1e-3));
   // With m micro-batches and no pipeline, one forward and one backward of m are exposed.
-  ts.global_batch_sequences = 64 * 8;
-  const Evaluation eight = evaluate(m, hw, pc, ts);
+  r.ts.global_batch_sequences = 64 * 8;
+  const Evaluation eight = evaluate(r.m, r.hw, r.pc, r.ts);
   const LayerTime& lt = eight.plan.layer;
-  const double layers = double(m.num_layers);
+  const double layers = double(r.m.num_layers);
   CHECK(eight.time.ep_comm_s == Approx(8.0 * layers * (lt.ep_comm_fwd_s + lt.ep_comm_bwd_s) +
                                        layers * (lt.ep_unpaired_fwd_s() + lt.ep_unpaired_bwd_s()))
                                     .epsilon(1e-9));
@@ -569,15 +575,11 @@ TEST_CASE("FP8 expert GEMMs cast their inputs and output gradients with their tr
   // As the dense layer's (Transformer Engine fp8_cast_transpose_fused): read
   // 2 bytes, write 1 + 1, for FC1's and FC2's inputs forward and their output
   // gradients backward; nothing in bf16.
-  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
-  const ModelSpec m = mixtral();
-  TrainingSpec ts = training_run(64, 64, 4096);
-  ParallelConfig pc = layout(1, 1, 64, 8);
-  pc.micro_batch_size = 1;
+  MixtralEp8 r(64);
   const auto cast_bytes = [&](DType dt) {
-    ts.dtype = dt;
+    r.ts.dtype = dt;
     Explain ex;
-    const LayerTime lt = moe_layer_time(m, hw, pc, ts, &ex);
+    const LayerTime lt = moe_layer_time(r.m, r.hw, r.pc, r.ts, &ex);
     for (const ExplainStep& s : ex.steps())
       if (s.name.rfind("MoE router + expert GEMMs", 0) == 0) {
         std::pair<double, double> b{-1, -1};

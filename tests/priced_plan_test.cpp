@@ -43,6 +43,13 @@ ParallelConfig config(std::int64_t tp, std::int64_t pp, std::int64_t dp, std::in
   return pc;
 }
 
+// A MoE layout at TP 1 under ZeRO-1, the experts over EP `ep`.
+ParallelConfig expert_config(std::int64_t pp, std::int64_t dp, std::int64_t ep) {
+  ParallelConfig pc = config(1, pp, dp, 1, 1);
+  pc.ep = ep;
+  return pc;
+}
+
 StageLayout make_layout(std::int64_t stages, std::int64_t first, std::int64_t middle_hi, std::int64_t middle_hi_count,
                         std::int64_t last) {
   StageLayout l;
@@ -425,9 +432,7 @@ TEST_CASE("a MoE stage or chunk holds its own dense and MoE layers, not the mean
   const ModelSpec v3 = find_model("deepseek-v3", kDir);
   const ParamCounts c = count_params(v3);
   const double routed = double(c.routed_experts_per_moe_layer);
-  ParallelConfig pc = config(1, 16, 16);
-  pc.ep = 8;
-  pc.zero_stage = 1;
+  const ParallelConfig pc = expert_config(16, 16, 8);
   const TrainingSpec ts = training(256, 4096, 4096);
   // 61 layers over PP16: 4 on stage 0 (layers 0-3: dense 0-2, MoE 3), 4 on
   // each middle stage, 1 on the last (layer 60, with the MTP module).
@@ -471,9 +476,7 @@ TEST_CASE("a MoE stage or chunk holds its own dense and MoE layers, not the mean
   small.moe.first_dense_layers = 4;
   small.mtp_layers = 0;
   small.expected_params = small.expected_active_params = 0;
-  ParallelConfig pc2 = config(1, 2, 64);
-  pc2.ep = 64;
-  pc2.zero_stage = 1;
+  const ParallelConfig pc2 = expert_config(2, 64, 64);
   const TrainingSpec ts2 = training(128, 4096, 128);
   const PricedPlan q = plan_on(small, hw, pc2, ts2, make_layout(2, 4, 0, 0, 4));
   CHECK(q.stage_expert_params(0) == 0.0);

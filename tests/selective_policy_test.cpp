@@ -14,6 +14,7 @@
 #include "planner/framework/framework.h"
 #include "planner/io/catalog.h"
 #include "planner/model/evaluate.h"
+#include "planner/model/gemm_cost.h"
 #include "planner/model/layer_cost.h"
 #include "planner/model/model_math.h"
 #include "planner/model/selective_policy.h"

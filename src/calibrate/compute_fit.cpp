@@ -14,7 +14,7 @@
 #include <Eigen/Dense>
 
 #include "calibrate/alpha_beta_fit.h"
-#include "planner/model/layer_cost.h"
+#include "planner/model/gemm_cost.h"
 
 namespace planner::calibrate_detail {
 
@@ -66,7 +66,7 @@ void gate_gemm(const HardwareProfile& base, std::size_t d, const std::vector<std
 }
 
 // GEMM: time = (F / q + half) / (peak * gemm_max), q the wave efficiency of
-// the output shape as evaluate prices it (gemm_time_s, layer_cost.cpp) = a*F/q
+// the output shape as evaluate prices it (gemm_time_s, gemm_cost.cpp) = a*F/q
 // + b, a weighted line in F/q, so that evaluate gives back the measured times.
 void fit_gemm(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, const std::string& files,
               FitResult& out) {
@@ -167,7 +167,7 @@ void fit_hbm(const HardwareProfile& base, const std::vector<NamedMeasurements>& 
 }
 
 // Sustained clock: the median of sustained / burst over the sustained GEMM
-// runs. It scales gemm_max and attention_max in evaluate (layer_cost.cpp
+// runs. It scales gemm_max and attention_max in evaluate (layer_parts.h
 // sustained_peak), which stay burst figures; a ratio above 1 (noise) is 1.
 // A rate above the chip's peak fails the gates, as a GEMM's does (gate_gemm).
 void fit_sustained(const HardwareProfile& base, const std::vector<NamedMeasurements>& ms, const std::string& files,

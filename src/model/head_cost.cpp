@@ -5,6 +5,7 @@
 
 #include "model/layer_parts.h"
 #include "planner/model/collectives.h"
+#include "planner/model/gemm_cost.h"
 #include "planner/model/layer_cost.h"
 #include "planner/model/model_math.h"
 #include "planner/model/moe_cost.h"

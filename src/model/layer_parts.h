@@ -1,6 +1,8 @@
 // The parts of one layer's cost that live in more than one file (private to
-// src/model/): its dimensions on one GPU, and the TP and CP communication
-// terms layer_comm.cpp adds to the LayerTime layer_cost.cpp assembles.
+// src/model/): its dimensions on one GPU, the HBM and sustained tensor-core
+// rates (gemm_cost.cpp prices GEMMs with them), and the TP and CP
+// communication terms layer_comm.cpp adds to the LayerTime layer_cost.cpp
+// assembles.
 #pragma once
 
 #include <array>
@@ -25,6 +27,16 @@ constexpr double gemm_input_bytes(DType dt) { return dt == DType::fp8 ? 1.0 : kA
 
 // Achieved HBM bandwidth of memory-bound kernels: nominal x hbm_efficiency (roofline, Williams et al. 2009).
 inline double hbm_bw(const HardwareProfile& hw) { return hw.hbm_bandwidth_bytes_per_s * hw.efficiency.hbm_efficiency; }
+
+// Tensor-core throughput a training run sustains: the datasheet peak at the
+// clock the run holds under the board power limit (sustained_clock_fraction
+// of the clock of the burst measurements behind gemm_max and attention_max).
+// Throughput scales with the SM clock at a fixed number of tensor-core
+// operations per cycle (NVIDIA H100 datasheet: peak = tensor cores x FLOP per
+// clock x clock). HBM-bound work keeps its own rate (hbm_bw).
+inline double sustained_peak(const HardwareProfile& hw, DType dt) {
+  return hw.peak_flops_per_s[std::size_t(dt)] * hw.efficiency.sustained_clock_fraction;
+}
 
 // Dimensions of one layer's work on one GPU for one micro-batch.
 struct Dims {

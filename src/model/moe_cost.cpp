@@ -6,6 +6,7 @@
 #include "model/collective_links.h"
 #include "model/layer_parts.h"
 #include "planner/model/contention.h"
+#include "planner/model/gemm_cost.h"
 #include "planner/model/model_math.h"
 #include "planner/model/recompute_modules.h"
 #include "planner/model/straggler.h"

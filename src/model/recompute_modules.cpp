@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "model/layer_parts.h"
+#include "planner/model/gemm_cost.h"
 #include "planner/model/straggler.h"
 
 #include "planner/spec/input_error.h"

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "planner/model/gemm_cost.h"
 #include "planner/model/layer_cost.h"
 #include "planner/model/model_math.h"
 #include "planner/model/straggler.h"

@@ -75,9 +75,17 @@ class Engine {
   }
 
   // engine_ops.cpp
-  [[nodiscard]] double op_duration(const ChunkCost& c, OpKind k, bool unpaired) const;
-  // The op's exposed all-to-alls (MoE), unpaired or not.
-  [[nodiscard]] static double op_ep_s(const ChunkCost& c, OpKind k, bool unpaired);
+  // What an op of kind k on chunk c costs: its time on the compute stream,
+  // the exposed communication inside it, and its ZeRO-3 gathers on the DP
+  // stream. The one place an op kind picks its chunk's terms.
+  struct OpCost {
+    double duration_s = 0;     // on the compute stream (B without W when split)
+    double ep_s = 0;           // exposed MoE all-to-alls, unpaired or not
+    double tp_cp_s = 0;        // exposed TP/CP
+    double zero3_s = 0;        // exposed ZeRO-3 gathers
+    double zero3_total_s = 0;  // ZeRO-3 gathers before overlap (DP stream)
+  };
+  [[nodiscard]] OpCost op_cost(const ChunkCost& c, OpKind k, bool unpaired) const;
   // Time the input of `op` on `stage` arrived, or kNotYet.
   [[nodiscard]] double input_ready(std::int64_t stage, const StageOp& op) const;
   void try_start(std::int64_t s, double now);

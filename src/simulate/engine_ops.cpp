@@ -13,32 +13,33 @@
 
 namespace planner::engine {
 
-double Engine::op_duration(const ChunkCost& c, OpKind k, bool unpaired) const {
+Engine::OpCost Engine::op_cost(const ChunkCost& c, OpKind k, bool unpaired) const {
+  OpCost o;
   switch (k) {
-    case OpKind::forward:
-      return c.forward_s + (unpaired ? c.forward_ep_unpaired_s : 0.0);
+    case OpKind::forward: {
+      const double unpaired_ep = unpaired ? c.forward_ep_unpaired_s : 0.0;
+      o.duration_s = c.forward_s + unpaired_ep;
+      o.ep_s = c.forward_ep_s + unpaired_ep;
+      o.tp_cp_s = c.forward_tp_cp_s, o.zero3_s = c.forward_zero3_s, o.zero3_total_s = c.zero3_forward_total_s;
+      break;
+    }
     case OpKind::recompute:
-      return c.recompute_s;
-    case OpKind::backward:
-      return (split_ ? c.backward_s - c.weight_grad_s : c.backward_s) + (unpaired ? c.backward_ep_unpaired_s : 0.0);
+      o.duration_s = c.recompute_s;
+      o.ep_s = c.recompute_ep_s;
+      o.tp_cp_s = c.recompute_tp_s;
+      break;
+    case OpKind::backward: {
+      const double unpaired_ep = unpaired ? c.backward_ep_unpaired_s : 0.0;
+      o.duration_s = (split_ ? c.backward_s - c.weight_grad_s : c.backward_s) + unpaired_ep;
+      o.ep_s = c.backward_ep_s + unpaired_ep;
+      o.tp_cp_s = c.backward_tp_cp_s, o.zero3_s = c.backward_zero3_s, o.zero3_total_s = c.zero3_backward_total_s;
+      break;
+    }
     case OpKind::weight_grad:
-      return c.weight_grad_s;
+      o.duration_s = c.weight_grad_s;
+      break;
   }
-  return 0;
-}
-
-double Engine::op_ep_s(const ChunkCost& c, OpKind k, bool unpaired) {
-  switch (k) {
-    case OpKind::forward:
-      return c.forward_ep_s + (unpaired ? c.forward_ep_unpaired_s : 0.0);
-    case OpKind::recompute:
-      return c.recompute_ep_s;
-    case OpKind::backward:
-      return c.backward_ep_s + (unpaired ? c.backward_ep_unpaired_s : 0.0);
-    case OpKind::weight_grad:
-      return 0.0;
-  }
-  return 0.0;
+  return o;
 }
 
 // Time the input of `op` on `stage` arrived, or kNotYet.
@@ -76,7 +77,7 @@ void Engine::try_start(std::int64_t s, double now) {
   const StageOp& op = ops[st.next];
   if (input_ready(s, op) == kNotYet) return;
   const ChunkCost& c = pr_.cost(s, op.chunk);
-  const double d = op_duration(c, op.kind, st.unpaired[st.next]);
+  const double d = op_cost(c, op.kind, st.unpaired[st.next]).duration_s;
   double start = now;
   ss.pipeline_wait_s += now - st.free_at;
   if (op.kind == OpKind::forward && std::int64_t(st.next) == st.first_forward_op[std::size_t(op.chunk)]) {
@@ -154,22 +155,9 @@ void Engine::op_done(std::int64_t s, double now) {
   const std::size_t index = st.next++;
   const ChunkCost& c = pr_.cost(s, op.chunk);
   const double start = st.op_start;
-  const double d = op_duration(c, op.kind, st.unpaired[index]);
-  const double ep = op_ep_s(c, op.kind, st.unpaired[index]);
-  double tp_cp = 0, zero3 = 0, zero3_total = 0;
-  switch (op.kind) {
-    case OpKind::forward:
-      tp_cp = c.forward_tp_cp_s, zero3 = c.forward_zero3_s, zero3_total = c.zero3_forward_total_s;
-      break;
-    case OpKind::recompute:
-      tp_cp = c.recompute_tp_s;
-      break;
-    case OpKind::backward:
-      tp_cp = c.backward_tp_cp_s, zero3 = c.backward_zero3_s, zero3_total = c.zero3_backward_total_s;
-      break;
-    case OpKind::weight_grad:
-      break;
-  }
+  const OpCost cost = op_cost(c, op.kind, st.unpaired[index]);
+  const double d = cost.duration_s, ep = cost.ep_s, tp_cp = cost.tp_cp_s, zero3 = cost.zero3_s;
+  const double zero3_total = cost.zero3_total_s;
   emit({start, now, std::int32_t(s), Stream::compute, EventKind(op.kind), op.micro_batch, op.chunk});
   emit({now - tp_cp, now, std::int32_t(s), Stream::tp_cp, EventKind::tp_cp_comm, op.micro_batch, op.chunk});
   // The op's exposed expert all-to-alls (MoE), drawn on their own lane

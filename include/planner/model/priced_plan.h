@@ -167,6 +167,8 @@ struct PricedPlan {
   // The stage with the largest stage_time_s (the earliest on ties): the one
   // that paces the steady state.
   [[nodiscard]] std::int64_t slowest_stage() const;
+
+  // What each stage and chunk holds (stage_params.cpp).
   // MoE layers among the model's layers [first, first + n) (0 for dense models).
   [[nodiscard]] std::int64_t moe_layers_in(std::int64_t first, std::int64_t n) const;
   // The model's index of the first layer of each of the v chunks of `stage`:

@@ -178,7 +178,7 @@ struct ComputeEfficiency {
   // Tensor-core clock a training run sustains under the board power limit,
   // as a fraction of the clock of the burst measurements behind gemm_max and
   // attention_max; scales GEMM and attention throughput, not HBM-bound work
-  // (model/layer_cost.cpp sustained_peak). 1 = the burst figures hold.
+  // (model/layer_parts.h sustained_peak). 1 = the burst figures hold.
   double sustained_clock_fraction = 1.0;
   bool operator==(const ComputeEfficiency&) const = default;
 };
