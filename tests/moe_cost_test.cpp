@@ -601,3 +601,49 @@ TEST_CASE("FP8 expert GEMMs cast their inputs and output gradients with their tr
   CHECK(fp8.second == Approx(4.0 * rows * (4096 + 2 * 14336)).epsilon(1e-12));
   CHECK(ew_fp8 > ew_bf16);
 }
+
+TEST_CASE("full recomputation prices and explains the recomputed forward's all-to-alls", "[moe]") {
+  // Megatron-LM core_v0.19.0 transformer_block.py _checkpointed_forward
+  // recomputes each whole layer, its token dispatcher included: dispatch and
+  // combine run again in the backward, 6 all-to-alls per MoE layer (moe.md
+  // §3.4), the recomputed two in the recompute term, not the EP line.
+  const HardwareProfile hw = find_hardware("dgx-h100", kDir);
+  const ModelSpec m = mixtral();
+  const TrainingSpec ts = training_run(64, 64, 4096);
+  ParallelConfig none = layout(1, 1, 64, 8);
+  none.micro_batch_size = 1;
+  none.recompute = Recompute::none;
+  ParallelConfig full = none;
+  full.recompute = Recompute::full;
+  const MoeA2a a = moe_a2a(m, hw, full, ts);
+  REQUIRE(a.fwd_s() > 0);
+  const auto explained = [&](const ParallelConfig& pc, Explain& ex) { return moe_layer_time(m, hw, pc, ts, &ex); };
+  Explain ex_none, ex_full;
+  const LayerTime off = explained(none, ex_none), on = explained(full, ex_full);
+  // No TP, CP or overlap: the recompute is the whole forward's compute plus its two all-to-alls.
+  CHECK(on.recompute_s == Approx(off.compute_fwd_s() + a.fwd_s()).epsilon(1e-12));
+  CHECK(on.ep_comm_fwd_s + on.ep_comm_bwd_s == Approx(off.ep_comm_fwd_s + off.ep_comm_bwd_s).epsilon(1e-12));
+  const auto input = [](const ExplainStep& s, const std::string& key) {
+    for (const auto& [k, v] : s.inputs)
+      if (k == key) return v;
+    return -1.0;
+  };
+  const auto a2a_per_layer = [&](const Explain& ex) {
+    for (const ExplainStep& s : ex.steps())
+      if (s.name.rfind("MoE all-to-all", 0) == 0) return input(s, "all_to_alls_per_layer");
+    return -1.0;
+  };
+  CHECK(a2a_per_layer(ex_none) == 4.0);
+  CHECK(a2a_per_layer(ex_full) == 6.0);
+  const auto recompute_step = [](const Explain& ex) {
+    for (const ExplainStep& s : ex.steps())
+      if (s.name.rfind("MoE recompute", 0) == 0) return &s;
+    return static_cast<const ExplainStep*>(nullptr);
+  };
+  CHECK(recompute_step(ex_none) == nullptr);
+  const ExplainStep* s = recompute_step(ex_full);
+  REQUIRE(s != nullptr);
+  CHECK(s->name == "MoE recompute per MoE layer (full recomputation)");
+  CHECK(input(*s, "a2a_fwd_s") == Approx(a.fwd_s()).epsilon(1e-12));
+  CHECK(s->output == Approx(input(*s, "routed_fwd_s") + a.fwd_s()).epsilon(1e-12));
+}

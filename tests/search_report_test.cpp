@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/io/catalog.h"
+#include "planner/model/labels.h"
 #include "planner/simulate/simulate_top.h"
 #include "planner/views/search_report.h"
 #include "test_support.h"
@@ -138,4 +139,48 @@ TEST_CASE("the simulated ranking's JSON has one row per simulated result", "[vie
   CHECK(j[1]["simulated_rank"] == 2);
   CHECK(j[1]["not_simulated"] == "deadlock");
   CHECK(!j[1].contains("simulated_step_s"));
+}
+
+TEST_CASE("the simulated ranking of a MoE search has the search table's EP and recompute columns", "[views]") {
+  // Mixtral 8x7B on 64 H100s: the search's best layouts run EP 8 with the
+  // all-to-alls overlapped, one with the moe_act recompute module.
+  const ModelSpec model = find_model("mixtral-8x7b", kSourceDir);
+  const HardwareProfile hw = find_hardware("dgx-h100", kSourceDir);
+  SearchSpec spec;
+  spec.training = training_run(64, 256, 4096);
+  const RunContext ctx{model, hw, spec.training};
+  SearchReport rep = search_and_simulate(model, hw, spec, 5, 5);
+  REQUIRE(rep.simulated);
+  REQUIRE(rep.simulated->size() == 5);
+  const std::vector<std::string> search = lines_of(render_search(rep.search, ctx, Format::table));
+  const std::vector<std::string> sim = lines_of(render_simulated_ranking(*rep.simulated, Format::table));
+  REQUIRE(sim.size() == 8);  // blank, title, header, 5 rows
+  const std::string ep_head = "  | EP/ETP  a2a";
+  REQUIRE(search[2].size() > ep_head.size());
+  CHECK(search[2].substr(search[2].size() - ep_head.size()) == ep_head);
+  CHECK(sim[2].substr(sim[2].size() - ep_head.size()) == ep_head);
+  const std::size_t column = sim[2].size() - ep_head.size();
+  bool modules = false;
+  for (std::size_t i = 0; i < 5; ++i) {
+    const SimulatedRank& x = (*rep.simulated)[i];
+    const std::string& row = sim[3 + i];
+    const std::string& searched = search[3 + (x.closed_form_rank - 1)];
+    INFO(row);
+    // The search row's EP/ETP and a2a, at the header's column.
+    CHECK(row.substr(column) == searched.substr(searched.find("  | ")));
+    // The recompute label, module names included, as the search table writes it.
+    const std::string label = recompute_label(x.evaluation.config, x.evaluation.recompute_modules);
+    CHECK(row.find(" " + label + " ") != std::string::npos);
+    modules = modules || names_modules(x.evaluation.config, x.evaluation.recompute_modules);
+  }
+  CHECK(modules);  // the case shows a module label, not just "selective"
+  // JSON: each simulated layout's config as the search result's.
+  const nlohmann::json j = nlohmann::json::parse(render_search_report(rep, ctx, Format::json));
+  for (const nlohmann::json& x : j["simulated_ranking"])
+    CHECK(x["config"] == j["results"][x["search_rank"].get<std::size_t>() - 1]["config"]);
+  // A layout not simulated keeps its EP columns aligned, the simulation's blank.
+  (*rep.simulated)[4].not_simulated = "a reason";
+  const std::string last = lines_of(render_simulated_ranking(*rep.simulated, Format::table)).back();
+  CHECK(last.substr(column, ep_head.size() - 1) == sim[7].substr(column, ep_head.size() - 1));
+  CHECK(last.find("not simulated: a reason") != std::string::npos);
 }

@@ -853,3 +853,51 @@ TEST_CASE("SimuMax's B200 BF16 rows: within 14% with B200's training-shape GEMM 
   }
   CHECK(simumax == 12);
 }
+
+TEST_CASE("NeMo AutoModel rows: GA over local batches with PP is that many pipeline passes and one optimizer step",
+          "[validate][moe]") {
+  // AutoModel's table: LBS "size of one step per GPU", GA "number of
+  // local-batches before optimizer step"; its benchmark recipe runs GA
+  // pipeline schedules of LBS/MBS micro-batches, then the optimizer. R208:
+  // 1024 H100s, GBS 8192, MBS 1, LBS 8, GA 4, PP 4, DP 256: 4 passes of 8
+  // micro-batches, not one of 32.
+  const std::string path = std::string(PLANNER_SOURCE_DIR) + "/tests/validation/moe_runs.json";
+  const json file = read_json_file(path);
+  const json& list = file.is_array() ? file : file.at("runs");
+  json r208, r209, r163;
+  for (const json& row : list) {
+    if (row.value("id", "") == "R208") r208 = row;
+    if (row.value("id", "") == "R209") r209 = row;  // LBS 8, GA 1: one pass
+    if (row.value("id", "") == "R163") r163 = row;  // Megatron-Bridge: ga is micro-batches of one pass
+  }
+  const RunRow a = map_published_run(r208, 0);
+  REQUIRE(a.run);
+  CHECK(a.run->pipeline_passes == 4);
+  CHECK(a.run->training.global_batch_sequences == 8192);  // tokens and FLOPs of the whole step
+  REQUIRE(map_published_run(r209, 0).run);
+  CHECK(map_published_run(r209, 0).run->pipeline_passes == 1);
+  REQUIRE(map_published_run(r163, 0).run);
+  CHECK(map_published_run(r163, 0).run->pipeline_passes == 1);
+
+  // Priced: a pass over 2048 sequences (8 micro-batches), four times, less three of its optimizer steps.
+  const ValidationReport rep = validate_runs({a});
+  REQUIRE(rep.rows.size() == 1);
+  REQUIRE(rep.rows[0].evaluated());
+  TrainingSpec pass = a.run->training;
+  pass.global_batch_sequences = 2048;
+  const HardwareProfile hw = find_hardware("dgx-h100", PLANNER_SOURCE_DIR);
+  const Evaluation ev = evaluate(a.run->model, hw, normalized(pinned_config(a.run->pins)), pass);
+  REQUIRE(ev.time.micro_batches == 8);
+  REQUIRE(ev.time.optimizer_s > 0);
+  CHECK(rep.rows[0].predicted_step_s == Approx(4 * ev.time.step_s - 3 * ev.time.optimizer_s).epsilon(1e-12));
+  const Evaluation one = evaluate(a.run->model, hw, normalized(pinned_config(a.run->pins)), a.run->training);
+  CHECK(rep.rows[0].predicted_step_s > one.time.step_s);  // three more fills and drains
+
+  json bad = r208;
+  bad["ga"] = 2;
+  CHECK(map_published_run(bad, 0).skip_reason ==
+        "ga x local_batch x dp = 2 x 8 x 256 does not give the global batch 8192");
+  bad = r208;
+  bad["mbs"] = 3;
+  CHECK(map_published_run(bad, 0).skip_reason == "local_batch: expected a multiple of mbs 3, got 8");
+}

@@ -149,7 +149,13 @@ int run_fit(const CalibrateFlags& f) {
   FitOptions opt;
   opt.name = f.name.empty() ? std::filesystem::path(f.out).stem().string() : f.name;
   // The name is typed on the command line (--hardware NAME) and names the file:
-  // no spaces or path characters.
+  // no spaces or path characters, and not "-" (no stream: -o refuses it too).
+  if (opt.name == "-")
+    throw InputError("--name", f.name.empty() ? "expected the profile's name (letters, digits, '.', '-' or '_', as "
+                                                "--hardware takes it), not '-' from the -o file's name; give --name"
+                                              : "expected the profile's name (letters, digits, '.', '-' or '_', as "
+                                                "--hardware takes it), not '-': the fitted profile is not written to "
+                                                "stdout, which carries the fit report");
   if (opt.name.empty() || std::any_of(opt.name.begin(), opt.name.end(), [](unsigned char ch) {
         return !(std::isalnum(ch) || ch == '.' || ch == '-' || ch == '_');
       }))

@@ -48,6 +48,9 @@ int run_regress(const RegressFlags& f) {
     throw InputError("--golden", f.update ? "expected a file name; --update does not write the golden file to stdout, "
                                             "which carries the report"
                                           : "expected a file name; the golden file is not read from stdin");
+  // The suite is a file of the data directory's kind (its cases name model
+  // and hardware files): "-" stands for no stream here either.
+  if (f.suite == "-") throw InputError("--suite", "expected a file name; the suite is not read from stdin");
   // The project's golden file blesses the project's suite: rewriting it from
   // another suite would silently replace every case with its own.
   if (f.update && !f.suite.empty() && f.golden.empty())

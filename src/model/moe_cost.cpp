@@ -343,10 +343,12 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
     lt.ep_comm_fwd_s = a.fwd_s();
     lt.ep_comm_bwd_s = a.bwd_s();
   }
-  // Full recomputation, or the moe module (Megatron-LM core_v0.19.0
-  // moe_layer.py: the whole MoE forward under tensor_parallel.checkpoint),
-  // re-runs the routed forward and its dispatch and combine: 6 all-to-alls
-  // per layer (moe.md §3.4); Megatron refuses --overlap-a2a with either
+  // Full recomputation (Megatron-LM core_v0.19.0 transformer_block.py
+  // _checkpointed_forward: each whole layer, token dispatcher included, under
+  // tensor_parallel.checkpoint), or the moe module (moe_layer.py: the whole
+  // MoE forward under tensor_parallel.checkpoint), re-runs the routed forward
+  // and its dispatch and combine: 6 all-to-alls per layer, fwd 2, recomputed
+  // fwd 2, bwd 2 (moe.md §3.4); Megatron refuses --overlap-a2a with either
   // (recompute_modules.h overlap_a2a_problem), so they are exposed. moe_act
   // re-runs the experts' activation (experts.py activation_checkpoint,
   // CheckpointWithoutOutput): read the FC1 output, write its output.
@@ -357,10 +359,19 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
     const double act_bytes = kAct * rows * f * (is_gated(model.ffn_kind) ? 3.0 : 2.0);
     lt.recompute_s += stretch * act_bytes / hbm_bw(hw);
   }
-  if (ex && (recomputes(pc, ts, RecomputeModule::moe) || recomputes(pc, ts, RecomputeModule::moe_act)))
+  const double a2a_recomputed = recomputed_a2a_share(pc, ts);  // 1: the forward's two run again
+  if (ex && pc.recompute == Recompute::full)
+    note_step(ex, "MoE recompute per MoE layer (full recomputation)",
+              "the routed part of the recomputed forward: router + expert GEMMs + permutes + dispatch and combine "
+              "again, in the recompute line (6 all-to-alls per layer: fwd 2, recomputed fwd 2, bwd 2); the "
+              "attention and shared experts are recomputed as a dense layer's forward",
+              "Megatron-LM core_v0.19.0 transformer/transformer_block.py _checkpointed_forward (each layer, token "
+              "dispatcher included, under tensor_parallel.checkpoint); moe.md §3.4",
+              {{"routed_fwd_s", routed_fwd}, {"a2a_fwd_s", lt.ep_comm_fwd_s}}, lt.recompute_s - recompute_before, "s");
+  else if (ex && (recomputes(pc, ts, RecomputeModule::moe) || recomputes(pc, ts, RecomputeModule::moe_act)))
     note_step(ex, "MoE recompute per MoE layer (Megatron --recompute-modules moe / moe_act)",
-              "moe: router + expert GEMMs + permutes + dispatch and combine again (6 all-to-alls per layer); moe_act: "
-              "the experts' activation, rows*f*(gated 3 | 2)*2 bytes / HBM",
+              "moe: router + expert GEMMs + permutes + dispatch and combine again (6 all-to-alls per layer: fwd 2, "
+              "recomputed fwd 2, bwd 2); moe_act: the experts' activation, rows*f*(gated 3 | 2)*2 bytes / HBM",
               "Megatron-LM core_v0.19.0 moe/moe_layer.py (checkpointed MoE forward), moe/experts.py "
               "(activation_checkpoint); moe.md §3.4",
               {{"routed_fwd_s", routed_fwd}, {"a2a_fwd_s", lt.ep_comm_fwd_s}}, lt.recompute_s - recompute_before, "s");
@@ -368,9 +379,11 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
     note_step(ex, "MoE all-to-all (fwd: dispatch + combine, per MoE layer)",
               ts.a2a == A2aBackend::deepep
                   ? "DeepEP: latency + max(rows*h*bytes*(m-1)/p / NVLink, deduplicated remote rows*h*bytes / NIC), "
-                    "rows = b*s/(cp*tp)*k*load; fp8 dispatch with --dtype fp8; bwd: the same two in bf16"
+                    "rows = b*s/(cp*tp)*k*load; fp8 dispatch with --dtype fp8; bwd: the same two in bf16; a "
+                    "recomputed forward's two (all_to_alls_per_layer 6) in the recompute line"
                   : "all-to-all of rows*h*bytes, rows = b*s/(cp*tp)*k*load, (m-1)/p over NVLink, (p-m)/p over the "
-                    "NICs (collective_cost); bwd: the same two; [+ ETP all-gather + reduce-scatter of the rows]",
+                    "NICs (collective_cost); bwd: the same two; [+ ETP all-gather + reduce-scatter of the rows]; a "
+                    "recomputed forward's two (all_to_alls_per_layer 6) in the recompute line",
               ts.a2a == A2aBackend::deepep
                   ? "DeepEP docs/legacy.md (H800: 153 GB/s NVLink, 43-58 GB/s RDMA); moe.md §3.4, §4"
                   : "Megatron-Core MoEAlltoAllTokenDispatcher; Thakur et al. 2005 (pairwise exchange); moe.md §3.4",
@@ -379,6 +392,7 @@ LayerTime moe_layer_time(const ModelSpec& model, const HardwareProfile& hw, cons
                {"dispatch_bytes", a.dispatch_bytes},
                {"ep_members_per_node", double(expert_groups(hw, pc).ep.members_per_domain)},
                {"ep_nodes", double(expert_groups(hw, pc).ep.domains)},
+               {"all_to_alls_per_layer", 4.0 + 2.0 * a2a_recomputed},
                {"total_s", lt.ep_comm_total_s}},
               lt.ep_comm_fwd_s, "s");
   return lt;

@@ -208,6 +208,27 @@ MeasuredRun map_row(const json& row) {
     r.assumptions.push_back(fmt::format("etp = tp = {} (not stated; Megatron-Core's default)", *p.tp));
   }
   p.micro_batch_size = required(row, "mbs", "micro-batch");
+  // NeMo AutoModel's tables state a local batch (LBS, "size of one step per
+  // GPU") and GA, the local batches before the optimizer step: its benchmark
+  // recipe (recipes/llm/benchmark.py run_benchmark) runs GA forward-backward
+  // steps, with PP each a pipeline schedule run of LBS/MBS micro-batches (its
+  // own fill, drain and FSDP gradient reduce-scatter), then one optimizer
+  // step. Other rows' ga counts micro-batches of one pipeline pass.
+  if (const auto local = degree(row, "local_batch")) {
+    const std::int64_t ga = required(row, "ga", "gradient accumulation over local batches");
+    if (*local % *p.micro_batch_size != 0)
+      throw Skip{fmt::format("local_batch: expected a multiple of mbs {}, got {}", *p.micro_batch_size, *local)};
+    if (ga * *local * p.dp.value_or(0) != ts.global_batch_sequences)
+      throw Skip{fmt::format("ga x local_batch x dp = {} x {} x {} does not give the global batch {}", ga, *local,
+                             p.dp.value_or(0), ts.global_batch_sequences)};
+    if (*p.pp > 1 && ga > 1) {
+      r.pipeline_passes = ga;
+      r.assumptions.push_back(
+          fmt::format("{} pipeline passes of {} micro-batches per step, one optimizer step (the "
+                      "row's GA over local batches of {})",
+                      ga, *local / *p.micro_batch_size, *local));
+    }
+  }
   if (const auto vp = degree(row, "vp")) {
     p.virtual_stages = *vp;
   } else {

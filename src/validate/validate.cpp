@@ -213,19 +213,24 @@ ValidatedRow evaluate_row(const MeasuredRun& run, const HardwareProfile& hw) {
   }
 
   const ParallelConfig pc = pinned_config(p);  // a row always states tp, cp, pp and dp
+  // Several pipeline flushes per step (MeasuredRun::pipeline_passes): one
+  // pass priced over its share of the global batch.
+  const std::int64_t passes = std::max<std::int64_t>(1, run.pipeline_passes);
+  TrainingSpec pass = ts;
+  pass.global_batch_sequences /= passes;
   Evaluation ev;
   if (run.chosen.empty()) {
-    ev = evaluate(run.model, hw, normalized(pc), ts);
+    ev = evaluate(run.model, hw, normalized(pc), pass);
   } else {
     SearchSpec spec;
-    spec.training = ts;
+    spec.training = pass;
     spec.pins = p;
     spec.top_k = 1;
     const SearchResult sr = search(run.model, hw, spec);
     if (!sr.top.empty()) {
       ev = sr.top.front();
     } else {
-      ev = evaluate(run.model, hw, normalized(pc), ts);
+      ev = evaluate(run.model, hw, normalized(pc), pass);
       out.warnings.push_back("no choice of the unknown knobs fits; evaluated with the defaults");
     }
   }
@@ -238,15 +243,23 @@ ValidatedRow evaluate_row(const MeasuredRun& run, const HardwareProfile& hw) {
   if (ev.has(Reason::out_of_memory) && run.scope == MeasurementScope::step)
     out.warnings.push_back(fmt::format("planner predicts out of memory ({:.1f} of {:.1f} GiB)",
                                        ev.memory.total_bytes / (1u << 30), ev.memory.capacity_bytes / (1u << 30)));
-  out.predicted_palm_mfu = ev.time.mfu;
-  out.predicted_step_s =
-      run.scope == MeasurementScope::layer ? ev.time.layer_fwd_s + ev.time.layer_bwd_s : ev.time.step_s;
+  // The step's FLOPs over its time: a pass's utilisation, less the optimizer
+  // steps the passes do not repeat.
+  const double predicted_mfu = passes > 1 && run.scope == MeasurementScope::step
+                                   ? ev.time.mfu * double(passes) * ev.time.step_s /
+                                         (double(passes) * ev.time.step_s - double(passes - 1) * ev.time.optimizer_s)
+                                   : ev.time.mfu;
+  out.predicted_palm_mfu = predicted_mfu;
+  // Each pass a whole step but the optimizer's, which runs once.
+  out.predicted_step_s = run.scope == MeasurementScope::layer
+                             ? ev.time.layer_fwd_s + ev.time.layer_bwd_s
+                             : double(passes) * ev.time.step_s - double(passes - 1) * ev.time.optimizer_s;
   if (!(out.predicted_step_s > 0) || !std::isfinite(out.predicted_step_s)) {
     out.skip_reason = "the planner's predicted time is not a positive number";
     return out;
   }
 
-  compare_with_measured(run, hw, ev.time.mfu, out);
+  compare_with_measured(run, hw, predicted_mfu, out);
   return out;
 }
 

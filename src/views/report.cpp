@@ -146,13 +146,17 @@ json to_json(const ParallelConfig& c) {
   return j;
 }
 
+json report_detail::config_json(const Evaluation& ev) {
+  json j = to_json(ev.config);
+  if (names_modules(ev.config, ev.recompute_modules))
+    j["recompute_modules"] = recompute_modules_label(ev.recompute_modules);
+  if (ev.overlap_a2a) j["overlap_a2a"] = true;
+  return j;
+}
 
 json to_json(const Evaluation& ev) {
   json j;
-  j["config"] = to_json(ev.config);
-  if (names_modules(ev.config, ev.recompute_modules))
-    j["config"]["recompute_modules"] = recompute_modules_label(ev.recompute_modules);
-  if (ev.overlap_a2a) j["config"]["overlap_a2a"] = true;
+  j["config"] = config_json(ev);
   j["feasible"] = ev.feasible();
   json reasons = json::array();
   for (Reason r : ev.reason_list()) reasons.push_back(describe(r));

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "planner/model/evaluate.h"
 #include "planner/views/report.h"
 
@@ -19,6 +21,10 @@ inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // "model ... | hardware ... | N GPUs | seq ... | ...": the first line of every text report.
 [[nodiscard]] std::string context_line(const RunContext& ctx);
+
+// An evaluation's "config" object: the layout (to_json(ParallelConfig)) with
+// the recompute modules and the all-to-all overlap where they apply.
+[[nodiscard]] nlohmann::json config_json(const Evaluation& ev);
 
 // The search's CSV (search_table.cpp): a header and one row per evaluation,
 // ranked from 1; `extra_header` (",a,b") ends the header and extra[i]

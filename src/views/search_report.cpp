@@ -101,7 +101,7 @@ nlohmann::json to_json(const std::vector<SimulatedRank>& ranks) {
     const auto& x = ranks[i];
     nlohmann::json row = {{"simulated_rank", i + 1},
                           {"search_rank", x.closed_form_rank},
-                          {"config", to_json(x.evaluation.config)},
+                          {"config", report_detail::config_json(x.evaluation)},
                           {"closed_form_step_s", x.evaluation.time.step_s}};
     if (x.not_simulated.empty()) {
       row["simulated_step_s"] = x.simulated_step_s;
@@ -116,40 +116,60 @@ nlohmann::json to_json(const std::vector<SimulatedRank>& ranks) {
 
 std::string render_simulated_ranking(const std::vector<SimulatedRank>& ranks, Format f) {
   if (f == Format::json) return to_json(ranks).dump(2) + "\n";
+  // Expert parallelism (MoE) as the search table has it: EP/ETP and the
+  // all-to-all's overlap, only where a simulated layout uses it.
+  const bool ep_column = std::any_of(ranks.begin(), ranks.end(), [](const SimulatedRank& x) {
+    return x.evaluation.config.ep > 1 || x.evaluation.config.etp > 1;
+  });
   if (f == Format::csv) {
     std::string out =
-        "simulated_rank,search_rank,tp,cp,pp,dp,mbs,vpp,recompute,zero,closed_form_step_s,simulated_step_s\n";
+        "simulated_rank,search_rank,tp,cp,pp,dp,mbs,vpp,recompute,zero,closed_form_step_s,simulated_step_s";
+    out += ep_column ? ",ep,etp,overlap_a2a\n" : "\n";
     for (std::size_t i = 0; i < ranks.size(); ++i) {
       const auto& x = ranks[i];
       const auto& c = x.evaluation.config;
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.6f},{}\n", i + 1, x.closed_form_rank, c.tp, c.cp, c.pp, c.dp,
-                         c.micro_batch_size, c.virtual_stages, to_string(c.recompute), zero_label(c),
-                         x.evaluation.time.step_s,
+      std::string label = recompute_label(c, x.evaluation.recompute_modules);
+      std::replace(label.begin(), label.end(), ',', '+');  // one CSV field, as the search's CSV
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{:.6f},{}", i + 1, x.closed_form_rank, c.tp, c.cp, c.pp, c.dp,
+                         c.micro_batch_size, c.virtual_stages, label, zero_label(c), x.evaluation.time.step_s,
                          x.not_simulated.empty() ? fmt::format("{:.6f}", x.simulated_step_s) : std::string());
+      if (ep_column) out += fmt::format(",{},{},{}", c.ep, c.etp, x.evaluation.overlap_a2a ? 1 : 0);
+      out += "\n";
     }
     return out;
   }
   std::string out = fmt::format(
       "\nre-ranked by simulated step (top {} of the search, each simulated with its schedule):\n", ranks.size());
+  // The recompute column as wide as its widest label (Megatron module lists), as the search table's.
+  std::size_t rw = 9;
+  for (const auto& x : ranks)
+    rw = std::max(rw, recompute_label(x.evaluation.config, x.evaluation.recompute_modules).size());
   std::size_t zw = 4;  // "3nr/16" under hybrid sharding
   for (const auto& x : ranks) zw = std::max(zw, zero_label(x.evaluation.config).size());
-  out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>{}} {:>13} {:>13} {:>8} {:>10}\n",
-                     "sim rank", "search", "TP", "CP", "PP", "DP", "mbs", "vpp", "recompute", "ZeRO", zw,
-                     "closed-form s", "simulated s", "diff", "sim bubble");
+  out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<{}} {:>{}} {:>13} {:>13} {:>8} {:>10}{}\n",
+                     "sim rank", "search", "TP", "CP", "PP", "DP", "mbs", "vpp", "recompute", rw, "ZeRO", zw,
+                     "closed-form s", "simulated s", "diff", "sim bubble", ep_column ? "  | EP/ETP  a2a" : "");
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const auto& x = ranks[i];
     const auto& c = x.evaluation.config;
+    const std::string head = fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<{}} {:>{}} {:>13.3f}",
+                                         i + 1, x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size,
+                                         c.virtual_stages, recompute_label(c, x.evaluation.recompute_modules), rw,
+                                         zero_label(c), zw, x.evaluation.time.step_s);
+    const std::string ep = ep_column ? fmt::format("  | {:<6} {}", fmt::format("{}/{}", c.ep, c.etp),
+                                                   x.evaluation.overlap_a2a ? "overlap" : "exposed")
+                                     : std::string();
+    // A layout not simulated says why at the end of its row (after its EP
+    // columns, the simulation's left blank, where the table has them).
     if (!x.not_simulated.empty()) {
-      out += fmt::format("{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>{}} {:>13.3f}   not simulated: {}\n",
-                         i + 1, x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages,
-                         to_string(c.recompute), zero_label(c), zw, x.evaluation.time.step_s, x.not_simulated);
+      out += ep_column ? fmt::format("{} {:>13} {:>8} {:>10}{}   not simulated: {}\n", head, "-", "-", "-", ep,
+                                     x.not_simulated)
+                       : fmt::format("{}   not simulated: {}\n", head, x.not_simulated);
       continue;
     }
-    out += fmt::format(
-        "{:>8} {:>8} {:>3} {:>3} {:>3} {:>5} {:>4} {:>4} {:<9} {:>{}} {:>13.3f} {:>13.3f} {:>7.2f}% {:>9.2f}%\n", i + 1,
-        x.closed_form_rank, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.virtual_stages, to_string(c.recompute),
-        zero_label(c), zw, x.evaluation.time.step_s, x.simulated_step_s,
-        clean_zero(100.0 * (x.simulated_step_s / x.evaluation.time.step_s - 1.0)), 100.0 * x.simulated_bubble_fraction);
+    out += fmt::format("{} {:>13.3f} {:>7.2f}% {:>9.2f}%{}\n", head, x.simulated_step_s,
+                       clean_zero(100.0 * (x.simulated_step_s / x.evaluation.time.step_s - 1.0)),
+                       100.0 * x.simulated_bubble_fraction, ep);
   }
   return out;
 }

@@ -40,6 +40,10 @@ struct MeasuredRun {
   // Hybrid sharding, one shard group per scale-up domain (row_words
   // shards_per_domain): validate sets pins.zero_shard from the profile.
   bool shard_per_domain = false;
+  // Pipeline flushes per step: a step of `pipeline_passes` pipeline schedule
+  // runs over global_batch_sequences / pipeline_passes each, with one optimizer
+  // step (NeMo AutoModel's gradient accumulation over local batches with PP).
+  std::int64_t pipeline_passes = 1;
 };
 
 // A row either maps onto the specs (`run`) or names why it cannot (`skip_reason`).
