@@ -839,7 +839,7 @@ TEST_CASE("SimuMax's B200 BF16 rows: within 14% with B200's training-shape GEMM 
   // reduced and gathered after the backward (moe_runs.cpp), the gather twice
   // (two chained distributed optimizers, weight_gather_rounds) and the
   // gradient buffer's NaN check, scaling and zeroing
-  // (grad_buffer_bytes_per_local_param): 3-12% fast. The rest is a
+  // (grad_buffer_bytes_per_local_param): 2-11% fast. The rest is a
   // per-micro-batch gap (docs/cost_model.md Known gaps).
   const std::string path = std::string(PLANNER_SOURCE_DIR) + "/tests/validation/moe_runs.json";
   const ValidationReport rep = validate_runs(read_published_runs(read_json_file(path), path));
