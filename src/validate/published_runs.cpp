@@ -46,7 +46,7 @@ using namespace row_fields;
 // The software stack the row's source names; DeepSpeed (Megatron-DeepSpeed
 // included) also by its sharding or notes.
 row_words::SourceStack stack_of(const json& row, const std::string& source) {
-  return source_stack(source, text(row, "zero_or_fsdp") + " " + text(row, "notes"));
+  return source_stack(source, text(row, "zero_or_fsdp") + " " + text(row, "notes") + " " + text(row, "model_name"));
 }
 
 FfnKind parse_ffn(const std::string& s_in) {
@@ -179,6 +179,28 @@ void map_training(const json& row, const std::string& scope_text, const std::str
     ts.overlap_grad_reduce = false;
     r.assumptions.push_back(fmt::format(
         "{} software stack: unfused attention, fp32 main gradients, gradient reduction after the backward pass", year));
+  }
+  // Megatron-LM itself, from 2023: its argument defaults where the row does
+  // not say otherwise (megatron/training/arguments.py): bf16 gradients are
+  // accumulated and reduced in fp32 (accumulate_allreduce_grads_in_fp32, set
+  // for bf16 unless --grad-reduce-in-bf16), and reduced after the backward
+  // pass unless --overlap-grad-reduce is given (store_true, default off).
+  // The flags the row quotes are read: --overlap-grad-reduce,
+  // --grad-reduce-in-bf16. The optional fields grad_bytes and
+  // overlap_grad_reduce still override.
+  if (stack.megatron_lm && !legacy_stack) {
+    const std::string said = lower(notes + " " + text(row, "config_provenance") + " " + text(row, "model_name"));
+    const auto quotes = [&](const char* flag) {
+      std::string under = flag;
+      std::replace(under.begin(), under.end(), '-', '_');
+      return contains(said, flag) || contains(said, under.c_str());
+    };
+    ts.grad_bytes_per_param = quotes("grad-reduce-in-bf16") ? 2 : 4;
+    ts.overlap_grad_reduce = quotes("overlap-grad-reduce");
+    r.assumptions.push_back(fmt::format(
+        "Megatron-LM's defaults unless the row quotes a flag: {} gradients, reduced {}",
+        ts.grad_bytes_per_param == 4 ? "fp32" : "bf16",
+        ts.overlap_grad_reduce ? "during the backward pass (--overlap-grad-reduce)" : "after the backward pass"));
   }
   // Megatron-LM's backward TP collectives beside the column-parallel GEMMs
   // (TrainingSpec::tp_bwd_overlap) arrived in 2021-09 (commit 16c90445e7,

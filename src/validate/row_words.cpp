@@ -98,6 +98,8 @@ SourceStack source_stack(const std::string& source, const std::string& other) {
   st.nemo = names(source, "nemo") || names(source, "dgxcbenchmarking") || names(source, "dgxcloud");
   st.deepspeed = names(source, "deepspeed") || names(other, "deepspeed");
   st.maxtext = names(source, "maxtext");
+  st.megatron_lm = (names(source, "megatronlm") || names(other, "megatronlm")) && !names(source, "megatronbridge") &&
+                   !st.torchtitan && !st.llm_foundry && !st.nemo && !st.deepspeed && !st.maxtext;
   return st;
 }
 

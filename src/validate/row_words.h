@@ -41,10 +41,13 @@ struct SourceStack {
   bool nemo = false;         // "NeMo", "dgxc-benchmarking", "DGX Cloud"
   bool deepspeed = false;    // "DeepSpeed", "Megatron-DeepSpeed" (also named by the sharding or notes)
   bool maxtext = false;      // "MaxText"
+  // "Megatron-LM" itself, in the source or the notes, and none of the stacks
+  // above nor Megatron-Bridge (which run Megatron-Core with their own defaults).
+  bool megatron_lm = false;
 };
 
-// `source` is the row's citation; `other` its sharding and notes text, which
-// may name DeepSpeed (and only DeepSpeed).
+// `source` is the row's citation; `other` its sharding, notes and model name,
+// which may name DeepSpeed or Megatron-LM (and only those).
 [[nodiscard]] SourceStack source_stack(const std::string& source, const std::string& other);
 
 // `text` names `name` (lower-case letters and digits) starting at one of its
