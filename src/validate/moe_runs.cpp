@@ -135,6 +135,23 @@ ModelSpec model_of(const json& row, MeasuredRun& r) {
   return m;
 }
 
+// What the source's own launcher set that its table does not say.
+void apply_source_launcher(MeasuredRun& r) {
+  if (!contains(lower(r.source), "simumax")) return;
+  TrainingSpec& ts = r.training;
+  // SimuMax's measured rows ran its own Megatron-LM launcher
+  // (MooreThreads/SimuMax simu_tools/megatron_scripts/scripts/run_pretrain_deepseekv2.sh:
+  // --bf16 --accumulate-allreduce-grads-in-fp32, distributed optimizer, and
+  // neither --overlap-grad-reduce nor --overlap-param-gather, which
+  // Megatron-LM leaves off by default): fp32 gradients reduced, and the
+  // weights gathered, after the backward pass.
+  ts.grad_bytes_per_param = 4;
+  ts.overlap_grad_reduce = false;
+  r.assumptions.push_back(
+      "SimuMax's Megatron-LM launcher: fp32 gradients, reduced and gathered after the backward pass "
+      "(run_pretrain_deepseekv2.sh: --accumulate-allreduce-grads-in-fp32, no --overlap-grad-reduce)");
+}
+
 MeasuredRun map_row(const json& row) {
   MeasuredRun r;
   r.id = text(row, "id");
@@ -165,19 +182,7 @@ MeasuredRun map_row(const json& row) {
     ts.overlap_a2a = true;
     r.assumptions.push_back("all-to-all overlapped with compute (the row's features)");
   }
-  if (contains(lower(r.source), "simumax")) {
-    // SimuMax's measured rows ran its own Megatron-LM launcher
-    // (MooreThreads/SimuMax simu_tools/megatron_scripts/scripts/run_pretrain_deepseekv2.sh:
-    // --bf16 --accumulate-allreduce-grads-in-fp32, distributed optimizer, and
-    // neither --overlap-grad-reduce nor --overlap-param-gather, which
-    // Megatron-LM leaves off by default): fp32 gradients reduced, and the
-    // weights gathered, after the backward pass.
-    ts.grad_bytes_per_param = 4;
-    ts.overlap_grad_reduce = false;
-    r.assumptions.push_back(
-        "SimuMax's Megatron-LM launcher: fp32 gradients, reduced and gathered after the backward pass "
-        "(run_pretrain_deepseekv2.sh: --accumulate-allreduce-grads-in-fp32, no --overlap-grad-reduce)");
-  }
+  apply_source_launcher(r);
   const std::string label = lower(text(row, "model_label_in_source"));
   if (contains(label, "tokendrop")) {
     ts.capacity_factor = 1.0;  // Megatron-Bridge's token-drop recipes: --moe-expert-capacity-factor 1.0

@@ -180,28 +180,7 @@ void map_training(const json& row, const std::string& scope_text, const std::str
     r.assumptions.push_back(fmt::format(
         "{} software stack: unfused attention, fp32 main gradients, gradient reduction after the backward pass", year));
   }
-  // Megatron-LM itself, from 2023: its argument defaults where the row does
-  // not say otherwise (megatron/training/arguments.py): bf16 gradients are
-  // accumulated and reduced in fp32 (accumulate_allreduce_grads_in_fp32, set
-  // for bf16 unless --grad-reduce-in-bf16), and reduced after the backward
-  // pass unless --overlap-grad-reduce is given (store_true, default off).
-  // The flags the row quotes are read: --overlap-grad-reduce,
-  // --grad-reduce-in-bf16. The optional fields grad_bytes and
-  // overlap_grad_reduce still override.
-  if (stack.megatron_lm && !legacy_stack) {
-    const std::string said = lower(notes + " " + text(row, "config_provenance") + " " + text(row, "model_name"));
-    const auto quotes = [&](const char* flag) {
-      std::string under = flag;
-      std::replace(under.begin(), under.end(), '-', '_');
-      return contains(said, flag) || contains(said, under.c_str());
-    };
-    ts.grad_bytes_per_param = quotes("grad-reduce-in-bf16") ? 2 : 4;
-    ts.overlap_grad_reduce = quotes("overlap-grad-reduce");
-    r.assumptions.push_back(fmt::format(
-        "Megatron-LM's defaults unless the row quotes a flag: {} gradients, reduced {}",
-        ts.grad_bytes_per_param == 4 ? "fp32" : "bf16",
-        ts.overlap_grad_reduce ? "during the backward pass (--overlap-grad-reduce)" : "after the backward pass"));
-  }
+  if (stack.megatron_lm && !legacy_stack) stack_defaults::apply_megatron_lm(row, notes, r);
   // Megatron-LM's backward TP collectives beside the column-parallel GEMMs
   // (TrainingSpec::tp_bwd_overlap) arrived in 2021-09 (commit 16c90445e7,
   // --async-tensor-model-parallel-allreduce), after the 2021 rows ran;

@@ -1,5 +1,7 @@
 #include "validate/stack_defaults.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "validate/row_fields.h"
@@ -117,6 +119,30 @@ void apply_llm_foundry(MeasuredRun& r) {
       "metrics (cross-entropy, perplexity) over the logits after every micro-batch; torch FSDP1's flat "
       "parameter (gradients concatenated, cast and pre-divided before each reduce-scatter); Composer's "
       "DecoupledAdamW as a per-parameter loop of single-operation kernels");
+}
+
+// Megatron-LM itself, from 2023: its argument defaults where the row does
+// not say otherwise (megatron/training/arguments.py): bf16 gradients are
+// accumulated and reduced in fp32 (accumulate_allreduce_grads_in_fp32, set
+// for bf16 unless --grad-reduce-in-bf16), and reduced after the backward
+// pass unless --overlap-grad-reduce is given (store_true, default off).
+// The flags the row quotes are read: --overlap-grad-reduce,
+// --grad-reduce-in-bf16. The optional fields grad_bytes and
+// overlap_grad_reduce still override.
+void apply_megatron_lm(const json& row, const std::string& notes, MeasuredRun& r) {
+  TrainingSpec& ts = r.training;
+  const std::string said = lower(notes + " " + text(row, "config_provenance") + " " + text(row, "model_name"));
+  const auto quotes = [&](const char* flag) {
+    std::string under = flag;
+    std::replace(under.begin(), under.end(), '-', '_');
+    return contains(said, flag) || contains(said, under.c_str());
+  };
+  ts.grad_bytes_per_param = quotes("grad-reduce-in-bf16") ? 2 : 4;
+  ts.overlap_grad_reduce = quotes("overlap-grad-reduce");
+  r.assumptions.push_back(fmt::format(
+      "Megatron-LM's defaults unless the row quotes a flag: {} gradients, reduced {}",
+      ts.grad_bytes_per_param == 4 ? "fp32" : "bf16",
+      ts.overlap_grad_reduce ? "during the backward pass (--overlap-grad-reduce)" : "after the backward pass"));
 }
 
 }  // namespace planner::stack_defaults
