@@ -153,7 +153,8 @@ TailTerms split_tail(const StageTail& tail, const PricedPlan& plan, Explain* ex)
         ex, "DP gradient reduction (exposed)",
         "max over stages r of [max(reduce(grads_r) - backward of last micro-batch, last bucket: max(40M, 1M*DP*CP) "
         "params, stage 0: at least the input embedding) "
-        "(+ ZeRO-1/2 weight all-gather) + Adam_r - lead_r], lead_r = (sum_{j<r} bwd_j)/v; less the optimizer line",
+        "(+ ZeRO-1/2 weight all-gather, twice on a MoE stage without overlap: two chained distributed optimizers) "
+        "+ Adam_r - lead_r], lead_r = (sum_{j<r} bwd_j)/v; less the optimizer line",
         ("Li et al. 2020 (PyTorch DDP buckets); Megatron-LM distributed optimizer; bucket size and order: "
          "Megatron-Core "
          "core_v0.19.0 distributed_data_parallel_config.py bucket_size, distrib_optimizer.py (params in backward "
