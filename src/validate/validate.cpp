@@ -310,22 +310,22 @@ std::string match_hardware(const std::string& gpu_type, const std::vector<Hardwa
   // "A100-SXM4-80GB (Jean Zay gpu_p5)" is not a DGX A100), named in gpu_type,
   // or in the row's source or notes ("BLOOM ... trained on Jean Zay",
   // gpu_type "A100 80GB") for a chip of the profile's family.
-  const std::string site = squash(site_text);
   for (const auto& hw : stock)
-    for (const std::string& cluster : hw.clusters) {
-      if (cluster.empty()) continue;
-      if (g.find(squash(cluster)) != std::string::npos) return hw.name;
-      const std::string family = squash(chip_family(hw.chip_name));
-      const auto row_gb = memory_gb(gpu_type), hw_gb = memory_gb(hw.chip_name);
-      if (site.find(squash(cluster)) != std::string::npos && !family.empty() && g.find(family) != std::string::npos &&
-          !(row_gb && hw_gb && *row_gb != *hw_gb))
-        return hw.name;
-    }
+    for (const std::string& cluster : hw.clusters)
+      if (!cluster.empty() && g.find(squash(cluster)) != std::string::npos) return hw.name;
+  const std::string site = squash(site_text);
+  const auto row_gb = memory_gb(gpu_type);
+  for (const auto& hw : stock) {
+    const std::string family = squash(chip_family(hw.chip_name));
+    const auto hw_gb = memory_gb(hw.chip_name);
+    if (family.empty() || g.find(family) == std::string::npos || (row_gb && hw_gb && *row_gb != *hw_gb)) continue;
+    for (const std::string& cluster : hw.clusters)
+      if (!cluster.empty() && site.find(squash(cluster)) != std::string::npos) return hw.name;
+  }
   // The longest family named wins ("GB200" is not a "B200"); among profiles of
   // one family, one whose other words ("PCIe", "NVL", "SXM5") the row also names,
   // a word matching its letters alone too ("SXM" for "SXM5"); when several do,
   // the one the row names first ("H100 SXM 96GB ... between SXM and NVL" is an SXM part).
-  const auto row_gb = memory_gb(gpu_type);
   std::string best;
   std::size_t best_family = 0;
   bool best_form = false;
