@@ -160,32 +160,27 @@ TEST_CASE("llm-foundry rows run FlashAttention-2, and ALiBi has no parameters", 
 }
 
 TEST_CASE("Megatron-LM rows from 2023 on take its argument defaults unless they quote a flag", "[validate]") {
-  json j = llama8b_row();
-  j["source"] = "NVIDIA/Megatron-LM README.md (2024-07)";
-  j["notes"] = "";
-  const RunRow plain = map_published_run(j, 0);
-  REQUIRE(plain.run);
-  CHECK(plain.run->training.grad_bytes_per_param == 4);  // accumulate_allreduce_grads_in_fp32 under bf16
-  CHECK_FALSE(plain.run->training.overlap_grad_reduce);  // --overlap-grad-reduce is store_true
-  j["notes"] = "--overlap-grad-reduce, --overlap-param-gather, --grad-reduce-in-bf16";
-  const RunRow quoted = map_published_run(j, 0);
-  REQUIRE(quoted.run);
-  CHECK(quoted.run->training.grad_bytes_per_param == 2);
-  CHECK(quoted.run->training.overlap_grad_reduce);
+  // The row's training as validate maps it from these texts.
+  const auto training = [](const char* source, const char* notes, const char* model_name) {
+    json j = llama8b_row();
+    j["source"] = source, j["notes"] = notes, j["model_name"] = model_name;
+    const RunRow row = map_published_run(j, 0);
+    REQUIRE(row.run);
+    return row.run->training;
+  };
+  const TrainingSpec plain = training("NVIDIA/Megatron-LM README.md (2024-07)", "", "GPT 1.7B");
+  CHECK(plain.grad_bytes_per_param == 4);  // accumulate_allreduce_grads_in_fp32 under bf16
+  CHECK_FALSE(plain.overlap_grad_reduce);  // --overlap-grad-reduce is store_true
+  const TrainingSpec quoted = training("NVIDIA/Megatron-LM README.md (2024-07)",
+                                       "--overlap-grad-reduce, --overlap-param-gather, --grad-reduce-in-bf16", "GPT 1.7B");
+  CHECK(quoted.grad_bytes_per_param == 2);
+  CHECK(quoted.overlap_grad_reduce);
   // Named by the model name ("... (Megatron-LM baseline)"), as a paper's baseline is.
-  j["source"] = "Jiang et al. 2024, MegaScale (arXiv 2402.15627)";
-  j["notes"] = "";
-  j["model_name"] = "GPT-3 175B (Megatron-LM baseline)";
-  const RunRow baseline = map_published_run(j, 0);
-  REQUIRE(baseline.run);
-  CHECK_FALSE(baseline.run->training.overlap_grad_reduce);
+  CHECK_FALSE(training("Jiang et al. 2024, MegaScale (arXiv 2402.15627)", "", "GPT-3 175B (Megatron-LM baseline)")
+                  .overlap_grad_reduce);
   // A NeMo recipe runs Megatron-Core with NeMo's defaults, whatever its notes say.
-  j["source"] = "NVIDIA DGX Cloud Benchmarking recipes (NeMo 24.09), 2024";
-  j["model_name"] = "Llama 3 8B";
-  j["notes"] = "Megatron-LM core";
-  const RunRow nemo = map_published_run(j, 0);
-  REQUIRE(nemo.run);
-  CHECK(nemo.run->training.overlap_grad_reduce);
+  CHECK(training("NVIDIA DGX Cloud Benchmarking recipes (NeMo 24.09), 2024", "Megatron-LM core", "Llama 3 8B")
+            .overlap_grad_reduce);
 }
 
 TEST_CASE("A stack is named however the source spells it, and only by its source", "[validate]") {
